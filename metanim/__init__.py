@@ -1,0 +1,39 @@
+"""MetaNIM Arena: exactly solvable impartial games for testing LLM agents' reasoning.
+
+`import metanim` registers the Gymnasium environments (`MetaNIM/Nim-v0`, ...).
+"""
+
+from metanim.games import (
+    GAMES,
+    PRESETS,
+    Chomp,
+    CornerQueen,
+    FibonacciNim,
+    Game,
+    IllegalMoveError,
+    InvalidStateError,
+    Kayles,
+    MoveError,
+    Nim,
+    UnparsableMoveError,
+    make_game,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GAMES",
+    "PRESETS",
+    "Chomp",
+    "CornerQueen",
+    "FibonacciNim",
+    "Game",
+    "IllegalMoveError",
+    "InvalidStateError",
+    "Kayles",
+    "MoveError",
+    "Nim",
+    "UnparsableMoveError",
+    "__version__",
+    "make_game",
+]

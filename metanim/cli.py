@@ -1,0 +1,82 @@
+"""The `metanim` command: a thin layer over the library.
+
+Each subcommand only parses arguments, calls one library function and prints.
+Subcommands are added with `@command(...)`; see `main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Handler = Callable[[argparse.Namespace], int | None]
+_COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
+
+
+def command(name: str, help: str, arguments: Callable[[argparse.ArgumentParser], None]):
+    """Register a subcommand: `arguments` adds its flags, the decorated function runs it."""
+
+    def register(handler: Handler) -> Handler:
+        _COMMANDS.append((name, help, arguments, handler))
+        return handler
+
+    return register
+
+
+def _json_arg(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+# ---------------------------------------------------------------------------- solve
+def _solve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help="nim, fibonacci, kayles, chomp, corner_queen, or a preset name")
+    p.add_argument("state", type=_json_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\'')
+    p.add_argument("--misere", action="store_true", help="misère play (the last mover loses)")
+    p.add_argument(
+        "--param", "-p", action="append", default=[], metavar="KEY=JSON",
+        help="a game parameter, e.g. -p max_take=4 (defaults are fitted to the state)",
+    )
+
+
+@command("solve", "Grundy value, outcome and winning moves of a state", _solve_args)
+def _solve(args: argparse.Namespace) -> int:
+    from metanim.solver import describe_solution
+
+    params = {}
+    for item in args.param:
+        key, _, value = item.partition("=")
+        params[key] = _json_arg(value)
+    print(describe_solution(args.game, args.state, misere=args.misere, **params))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="metanim", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text, arguments, handler in _COMMANDS:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        arguments(p)
+        p.set_defaults(handler=handler)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from metanim.games import MetaNimError
+
+    try:
+        return int(args.handler(args) or 0)
+    except (MetaNimError, ValueError) as exc:
+        print(f"metanim {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Rules of the five impartial games, behind one `Game` interface.
+
+Every other layer (solver, envs, prompts, datasets) reads a game through this
+interface; no rule is written twice.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from metanim.games._base import (
+    PROMPT_VERSION,
+    Game,
+    GameInfo,
+    IllegalMoveError,
+    InvalidStateError,
+    MetaNimError,
+    MoveError,
+    SizeLimitError,
+    UnparsableMoveError,
+)
+from metanim.games.chomp import Chomp
+from metanim.games.corner_queen import CornerQueen
+from metanim.games.fibonacci import FibonacciNim
+from metanim.games.kayles import Kayles
+from metanim.games.nim import Nim
+
+#: Game classes by their short name.
+GAMES: dict[str, type[Game[Any, Any]]] = {
+    cls.name: cls for cls in (Nim, FibonacciNim, Kayles, Chomp, CornerQueen)
+}
+
+_ALIASES = {"fib": "fibonacci", "fibonacci_nim": "fibonacci", "queen": "corner_queen",
+            "cornerqueen": "corner_queen", "wythoff": "corner_queen"}
+
+#: The seed paper's simulator settings (Tables 6–7), by preset name.
+PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "nim-31-k3": ("nim", {"heaps": [31], "max_take": 3}),
+    "nim-31-k4": ("nim", {"heaps": [31], "max_take": 4}),
+    "nim-31-k5": ("nim", {"heaps": [31], "max_take": 5}),
+    "fibonacci-20": ("fibonacci", {"n": 20}),
+    "kayles-20": ("kayles", {"rows": [20]}),
+    "kayles-2rows": ("kayles", {"rows": [5, 6]}),
+    "chomp-2x8": ("chomp", {"rows": 2, "cols": 8}),
+    "chomp-5x5": ("chomp", {"rows": 5, "cols": 5}),
+    "corner-queen": ("corner_queen", {"height": 20, "width": 20, "start": [4, 16]}),
+}
+
+
+def game_class(name: str) -> type[Game[Any, Any]]:
+    """The game class for a name such as "nim", "fibonacci", "corner-queen"."""
+    key = name.strip().lower().replace("-", "_")
+    key = _ALIASES.get(key, key)
+    if key not in GAMES:
+        raise ValueError(f"unknown game {name!r}; choose one of {sorted(GAMES)}")
+    return GAMES[key]
+
+
+def make_game(name: str, **params: Any) -> Game[Any, Any]:
+    """Build a game from its name (or a preset name) and JSON-friendly parameters."""
+    if name in PRESETS:
+        base, preset = PRESETS[name]
+        return GAMES[base](**{**preset, **params})
+    return game_class(name)(**params)
+
+
+def game_from_prompt(text: str) -> tuple[Game[Any, Any], Any]:
+    """Recover the game configuration and the exact state from a rendered prompt."""
+    for cls in GAMES.values():
+        if re.search(re.escape(cls.role_phrase), text):  # type: ignore[attr-defined]
+            game = cls(**cls.config_from_text(text))  # type: ignore[attr-defined]
+            return game, game.parse_state(text)
+    raise InvalidStateError("the text does not contain a MetaNIM game prompt")
+
+
+__all__ = [
+    "GAMES",
+    "PRESETS",
+    "PROMPT_VERSION",
+    "Chomp",
+    "CornerQueen",
+    "FibonacciNim",
+    "Game",
+    "GameInfo",
+    "IllegalMoveError",
+    "InvalidStateError",
+    "Kayles",
+    "MetaNimError",
+    "MoveError",
+    "Nim",
+    "SizeLimitError",
+    "UnparsableMoveError",
+    "game_class",
+    "game_from_prompt",
+    "make_game",
+]

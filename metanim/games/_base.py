@@ -1,0 +1,308 @@
+"""The `Game` interface every layer reads: rules only, over immutable states.
+
+A game instance is one *configuration* (sizes, max take, misère flag). States are
+plain immutable, hashable values (tuples and ints), so they can be dict keys,
+JSON values and pickled without ceremony. Moves are tuples as well.
+
+Every game gives:
+
+* rules: `initial_state`, `legal_moves`, `apply`, `is_terminal`, `validate_state`;
+* encodings: `action_id` / `move_from_action` (one flat discrete action id),
+  `observation` (a fixed-shape integer array) and `state_key` (a canonical form:
+  equal keys mean the same game value, e.g. Kayles rows in any order);
+* text: `move_text` (canonical), `rules_text` and `describe` (prompt sections),
+  `parse_state` (inverse of `describe`) and `parse_move` (an LLM's answer to a move,
+  raising `UnparsableMoveError` or `IllegalMoveError` with the precise reason).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+
+#: Bumped whenever any prompt text of any game changes (see docs/prompts.md).
+PROMPT_VERSION = "metanim-prompts/1"
+
+StateT = TypeVar("StateT", bound=Hashable)
+MoveT = TypeVar("MoveT", bound=Hashable)
+
+
+class MetaNimError(Exception):
+    """Base class of the package's own errors."""
+
+
+class InvalidStateError(MetaNimError, ValueError):
+    """A value that is not a legal position of the configured game."""
+
+
+class MoveError(MetaNimError, ValueError):
+    """An answer that cannot be played; `reason` says why in one sentence."""
+
+    kind: ClassVar[str] = "move"
+
+    def __init__(self, reason: str, text: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.text = text
+
+
+class UnparsableMoveError(MoveError):
+    """The answer does not name a move at all (wrong format, no number, ...)."""
+
+    kind = "unparsable"
+
+
+class IllegalMoveError(MoveError):
+    """The answer names a well-formed move that the rules forbid here."""
+
+    kind = "illegal"
+
+
+class SizeLimitError(MetaNimError, ValueError):
+    """A state or table is larger than a method can hold; the message names the limit."""
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """Metadata of one game configuration (OpenSpiel's GameType/GameInfo, in one record).
+
+    Spaces, prompts, dataset generators and the env registry all read it.
+    """
+
+    name: str
+    title: str
+    num_actions: int
+    max_game_length: int
+    observation_shape: tuple[int, ...]
+    observation_high: int
+    params: dict[str, Any] = field(default_factory=dict)
+    misere: bool = False
+
+    @property
+    def variant(self) -> str:
+        return "misere" if self.misere else "normal"
+
+
+class Game(ABC, Generic[StateT, MoveT]):
+    """Rules of one impartial game in one configuration.
+
+    Normal play: the player who makes the last move wins. Misère play: the player
+    who makes the last move loses. Either way the player to move at a terminal
+    state has no move; `mover_wins_at_terminal` says whether that is a win.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    #: How the Game Role line names the game (one word can change an LLM's play).
+    role_phrase: ClassVar[str]
+
+    def __init__(self, *, misere: bool = False) -> None:
+        self.misere = bool(misere)
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    @abstractmethod
+    def info(self) -> GameInfo: ...
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """JSON-friendly constructor arguments; `type(game)(**game.params)` rebuilds it."""
+        return {**self.info.params, "misere": self.misere}
+
+    @property
+    def mover_wins_at_terminal(self) -> bool:
+        return self.misere
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.params == self.params  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, json.dumps(self.params, sort_keys=True)))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    # -------------------------------------------------------------------- rules
+    @abstractmethod
+    def initial_state(self) -> StateT: ...
+
+    @abstractmethod
+    def validate_state(self, state: Any) -> StateT:
+        """Return `state` in its canonical Python form, or raise `InvalidStateError`."""
+
+    @abstractmethod
+    def legal_moves(self, state: StateT) -> list[MoveT]:
+        """All legal moves, sorted by action id."""
+
+    @abstractmethod
+    def _apply(self, state: StateT, move: MoveT) -> StateT:
+        """Apply a move already known to be legal."""
+
+    def apply(self, state: StateT, move: MoveT) -> StateT:
+        """The state after `move`; raises `IllegalMoveError` if the move is not legal."""
+        if move not in self.legal_moves(state):
+            raise IllegalMoveError(self.why_illegal(state, move), self.move_text(move))
+        return self._apply(state, move)
+
+    def is_terminal(self, state: StateT) -> bool:
+        return not self.legal_moves(state)
+
+    def why_illegal(self, state: StateT, move: MoveT) -> str:
+        """One sentence saying why `move` is not legal in `state` (override for detail)."""
+        return f"{self.move_text(move)} is not a legal move in this position"
+
+    def state_key(self, state: StateT) -> Hashable:
+        """Canonical form for memoization: equal keys have equal game values."""
+        return state
+
+    # ---------------------------------------------------------------- encodings
+    @abstractmethod
+    def action_id(self, move: MoveT) -> int: ...
+
+    @abstractmethod
+    def move_from_action(self, action: int) -> MoveT: ...
+
+    @abstractmethod
+    def observation(self, state: StateT) -> np.ndarray:
+        """Fixed-shape int array (shape and bound in `info`)."""
+
+    def action_mask(self, state: StateT) -> np.ndarray:
+        mask = np.zeros(self.info.num_actions, dtype=np.int8)
+        for move in self.legal_moves(state):
+            mask[self.action_id(move)] = 1
+        return mask
+
+    def to_json(self, state: StateT) -> Any:
+        """JSON value of a state (lists instead of tuples); `validate_state` inverts it."""
+        return _listify(state)
+
+    # --------------------------------------------------------------------- text
+    @abstractmethod
+    def move_text(self, move: MoveT) -> str:
+        """Canonical text of a move: what prompts show and `parse_move` accepts."""
+
+    @abstractmethod
+    def rules_text(self) -> str:
+        """The Objective and Game Rule sections of the game prompt."""
+
+    @abstractmethod
+    def describe(self, state: StateT) -> str:
+        """The Current State section of the game prompt (all a state needs)."""
+
+    @abstractmethod
+    def parse_state(self, text: str) -> StateT:
+        """Inverse of `describe` (also finds the state inside a whole prompt)."""
+
+    @classmethod
+    @abstractmethod
+    def config_from_text(cls, text: str) -> dict[str, Any]:
+        """Constructor arguments recovered from a rendered prompt (see `game_from_prompt`)."""
+
+    def prompt(self, state: StateT, agent_name: str = "Player 1") -> str:
+        """The game prompt: Game Role, Objective, Game Rule, Current State and Task.
+
+        The Output Format section belongs to the prompting method (agents layer).
+        """
+        return (
+            f"#Game Role: You are {agent_name}, a participant in {self.role_phrase}.\n"
+            f"{self.rules_text()}\n"
+            f"#Current State: {self.describe(state)}\n"
+            f"#Task: {self.task_text(state)}"
+        )
+
+    @abstractmethod
+    def task_text(self, state: StateT) -> str:
+        """The Task section: what decision is asked and in which form."""
+
+    @abstractmethod
+    def action_schema(self, state: StateT) -> str:
+        """One line describing the JSON `action` value, for the Output Format section."""
+
+    @abstractmethod
+    def _move_from_value(self, value: Any, state: StateT) -> MoveT:
+        """Interpret a parsed value (int, list, str) as a move, or raise `UnparsableMoveError`."""
+
+    def parse_move(self, answer: str | int | Sequence[int], state: StateT) -> MoveT:
+        """Turn an answer into a legal move, or raise the precise `MoveError`.
+
+        Accepts the canonical text, a bare integer, a coordinate like "(1, 2)" or
+        "[1, 2]", and a JSON value. Unparsable and illegal answers raise different
+        exception types so that callers can count them apart.
+        """
+        if isinstance(answer, str):
+            value: Any = _value_from_text(answer)
+            if value is None:
+                value = answer
+        else:
+            value = answer
+        move = self._move_from_value(value, state)
+        if move not in self.legal_moves(state):
+            raise IllegalMoveError(self.why_illegal(state, move), str(answer))
+        return move
+
+
+def _listify(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_listify(v) for v in value]
+    return value
+
+
+_INT = re.compile(r"-?\d+")
+
+
+def _value_from_text(text: str) -> Any:
+    """Best structured reading of a short answer: JSON, else a list of integers."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except (json.JSONDecodeError, ValueError):
+        pass
+    numbers = [int(x) for x in _INT.findall(stripped)]
+    if not numbers:
+        return None
+    return numbers[0] if len(numbers) == 1 else numbers
+
+
+def int_list(value: Any, what: str) -> tuple[int, ...]:
+    """The integers of a parsed answer (a number, a list, or text), or `UnparsableMoveError`."""
+    if isinstance(value, bool):
+        raise UnparsableMoveError(f"expected {what}, got a boolean")
+    if isinstance(value, int | float):
+        items: list[Any] = [value]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    elif isinstance(value, str):
+        items = [int(x) for x in _INT.findall(value)]
+    else:
+        raise UnparsableMoveError(f"expected {what}, got {type(value).__name__}")
+    out = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int | float) or int(item) != item:
+            raise UnparsableMoveError(f"expected {what} as integers, got {value!r}")
+        out.append(int(item))
+    if not out:
+        raise UnparsableMoveError(f"expected {what}, found no number in {value!r}")
+    return tuple(out)
+
+
+def ints(value: Any, count: int, what: str) -> tuple[int, ...]:
+    """Exactly `count` integers from a parsed answer, or `UnparsableMoveError` naming `what`."""
+    out = int_list(value, what)
+    if len(out) != count:
+        raise UnparsableMoveError(f"expected {what} ({count} integer(s)), got {value!r}")
+    return out
+
+
+def find_int(pattern: str, text: str, what: str) -> int:
+    """The integer captured by `pattern` in `text`, or `InvalidStateError` naming `what`."""
+    match = re.search(pattern, text)
+    if match is None:
+        raise InvalidStateError(f"could not find {what} in the state text")
+    return int(match.group(1))

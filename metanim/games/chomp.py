@@ -1,0 +1,180 @@
+"""Chomp: bite a square and everything below-right of it; the poison is top-left."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from metanim.games._base import Game, GameInfo, IllegalMoveError, InvalidStateError, ints
+
+ChompState = tuple[int, ...]  # row lengths, non-increasing, row 0 >= 1 (the poison stays)
+ChompMove = tuple[int, int]  # (row, col) of the bitten square
+
+
+class Chomp(Game[ChompState, ChompMove]):
+    """Chomp (Gale 1974) on an m×n bar with the poisoned square at (0, 0).
+
+    ## Description
+    Choosing a remaining square (r, c) removes every square (r', c') with r' ≥ r and
+    c' ≥ c. The poison (0, 0) is never a legal choice: the player who faces the bare
+    poison has no move and, in normal play, loses (they would have to eat it). In
+    misère play that player wins. States are Young-diagram shapes, stored as row
+    lengths. By strategy stealing the full rectangle is an N-position; on a square
+    board the winning bite is (1, 1).
+
+    ## Action Space
+    `Discrete(m * n)`: action `r * n + c` bites (r, c).
+
+    ## Observation Space
+    The binary grid, shape `(m, n)`, 1 = square still there.
+
+    ## Starting State
+    The full m×n bar; paper presets 2×8 and 5×5.
+
+    ## Arguments
+    `rows` (m), `cols` (n); `misere`: bool.
+
+    ## Version History
+    v0: initial version.
+    """
+
+    name = "chomp"
+    title = "Chomp"
+    role_phrase = "a game of Chomp"
+
+    def __init__(self, rows: int = 5, cols: int = 5, *, misere: bool = False) -> None:
+        super().__init__(misere=misere)
+        if int(rows) < 1 or int(cols) < 1 or int(rows) * int(cols) < 2:
+            raise ValueError(f"Chomp needs a board of at least 2 squares, got {rows}x{cols}")
+        self.rows = int(rows)
+        self.cols = int(cols)
+
+    @property
+    def info(self) -> GameInfo:
+        return GameInfo(
+            name=self.name,
+            title=self.title,
+            num_actions=self.rows * self.cols,
+            max_game_length=self.rows * self.cols - 1,
+            observation_shape=(self.rows, self.cols),
+            observation_high=1,
+            params={"rows": self.rows, "cols": self.cols},
+            misere=self.misere,
+        )
+
+    def initial_state(self) -> ChompState:
+        return (self.cols,) * self.rows
+
+    def validate_state(self, state: Any) -> ChompState:
+        try:
+            lengths = tuple(int(x) for x in state)
+        except (TypeError, ValueError) as exc:
+            raise InvalidStateError(f"a Chomp state is a list of row lengths, got {state!r}") from exc
+        if len(lengths) != self.rows:
+            raise InvalidStateError(f"expected {self.rows} row lengths, got {len(lengths)}")
+        if any(not 0 <= x <= self.cols for x in lengths):
+            raise InvalidStateError(f"row lengths must lie in [0, {self.cols}], got {list(lengths)}")
+        if lengths[0] < 1:
+            raise InvalidStateError("the poisoned square (0, 0) must still be on the board")
+        if any(a < b for a, b in zip(lengths, lengths[1:], strict=False)):
+            raise InvalidStateError(
+                f"row lengths must not increase downwards (a bite removes everything below-right), "
+                f"got {list(lengths)}"
+            )
+        return lengths
+
+    def legal_moves(self, state: ChompState) -> list[ChompMove]:
+        return [(r, c) for r, n in enumerate(state) for c in range(n) if (r, c) != (0, 0)]
+
+    def _apply(self, state: ChompState, move: ChompMove) -> ChompState:
+        r, c = move
+        return state[:r] + tuple(min(x, c) for x in state[r:])
+
+    def why_illegal(self, state: ChompState, move: ChompMove) -> str:
+        r, c = move
+        if not (0 <= r < self.rows and 0 <= c < self.cols):
+            return f"({r}, {c}) is off the {self.rows}x{self.cols} board"
+        if (r, c) == (0, 0):
+            return "(0, 0) is the poisoned square; choose any other remaining square"
+        return f"square ({r}, {c}) has already been removed"
+
+    def action_id(self, move: ChompMove) -> int:
+        return move[0] * self.cols + move[1]
+
+    def move_from_action(self, action: int) -> ChompMove:
+        r, c = divmod(int(action), self.cols)
+        return (r, c)
+
+    def observation(self, state: ChompState) -> np.ndarray:
+        grid = np.zeros((self.rows, self.cols), dtype=np.int64)
+        for r, n in enumerate(state):
+            grid[r, :n] = 1
+        return grid
+
+    def move_text(self, move: ChompMove) -> str:
+        return f"[{move[0]}, {move[1]}]"
+
+    def rules_text(self) -> str:
+        if self.misere:
+            objective = (
+                "#Objective: This is the misère form: your goal is to be the player who is left "
+                "facing the poisoned top-left square (position (0, 0)) alone."
+            )
+        else:
+            objective = (
+                "#Objective: Your goal is to force your opponent to take the poisoned top-left "
+                "square (position (0, 0))."
+            )
+        return (
+            f"{objective}\n"
+            f"#Game Rule: 1. The game is played on a {self.rows} x {self.cols} grid. "
+            "2. On your turn you select a remaining position (row, col), zero-based, row 0 at "
+            "the top and col 0 at the left. 3. The selected square and every square below it "
+            "and/or to its right are removed. 4. The player forced to select (0, 0) loses."
+            + (" In this misère form that player wins instead." if self.misere else "")
+        )
+
+    def describe(self, state: ChompState) -> str:
+        grid = "\n".join(
+            "[" + ", ".join("1" if c < n else "0" for c in range(self.cols)) + "]" for n in state
+        )
+        return (
+            "The grid is a binary matrix, where '1' means the position is still available "
+            f"and '0' means it has been removed:\n{grid}"
+        )
+
+    def parse_state(self, text: str) -> ChompState:
+        rows = re.findall(r"^\[([01](?:, [01])*)\]$", text, flags=re.MULTILINE)
+        if len(rows) != self.rows:
+            raise InvalidStateError(f"expected a {self.rows}-row binary matrix in the state text")
+        lengths = []
+        for r, line in enumerate(rows):
+            bits = line.split(", ")
+            if len(bits) != self.cols:
+                raise InvalidStateError(f"row {r} of the matrix must have {self.cols} entries")
+            n = bits.count("1")
+            if bits != ["1"] * n + ["0"] * (self.cols - n):
+                raise InvalidStateError(f"row {r} is not a prefix of 1s: removed squares are below-right")
+            lengths.append(n)
+        return self.validate_state(lengths)
+
+    @classmethod
+    def config_from_text(cls, text: str) -> dict[str, Any]:
+        match = re.search(r"played on a (\d+) x (\d+) grid", text)
+        if match is None:
+            raise InvalidStateError("could not find the board size in the prompt")
+        return {"rows": int(match.group(1)), "cols": int(match.group(2)), "misere": "misère form" in text}
+
+    def task_text(self, state: ChompState) -> str:
+        return "Based on the current state of the grid, decide which position (row, col) you will select."
+
+    def action_schema(self, state: ChompState) -> str:
+        return "[row, col] // the zero-based position you select"
+
+    def _move_from_value(self, value: Any, state: ChompState) -> ChompMove:
+        r, c = ints(value, 2, "a position [row, col]")
+        if (r, c) == (0, 0):
+            raise IllegalMoveError("(0, 0) is the poisoned square; choose any other remaining square")
+        return (r, c)

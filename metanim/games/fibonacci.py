@@ -1,0 +1,158 @@
+"""Fibonacci Nim: take at most twice the previous take; the first move may not take all."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from metanim.games._base import Game, GameInfo, InvalidStateError, find_int, ints
+
+FibState = tuple[int, int]  # (stones remaining, max take now), max take capped at remaining
+FibMove = int  # stones taken
+
+
+class FibonacciNim(Game[FibState, FibMove]):
+    """Fibonacci Nim (Whinihan 1963).
+
+    ## Description
+    One pile of `n` stones. The first player takes x with 1 ≤ x < n; afterwards a
+    player takes between 1 and twice the previous take. Normal play: whoever takes
+    the last stone wins. From the start, the first player loses exactly when n is a
+    Fibonacci number; a winning move takes the smallest Zeckendorf part of n.
+
+    ## Action Space
+    `Discrete(n - 1)`: action `x - 1` takes x stones.
+
+    ## Observation Space
+    `[remaining, max_take]`, shape `(2,)`, each in `[0, n]`. The max take is part
+    of the state, so the observation is Markov.
+
+    ## Starting State
+    `(n, n - 1)`; paper default n = 20.
+
+    ## Arguments
+    `n`: initial pile (≥ 2); `misere`: bool.
+
+    ## Version History
+    v0: initial version.
+    """
+
+    name = "fibonacci"
+    title = "Fibonacci Nim"
+    role_phrase = "a simple Fibonacci game"
+
+    def __init__(self, n: int = 20, *, misere: bool = False) -> None:
+        super().__init__(misere=misere)
+        if int(n) < 2:
+            raise ValueError(f"Fibonacci Nim needs at least 2 stones, got {n!r}")
+        self.n = int(n)
+
+    @property
+    def info(self) -> GameInfo:
+        return GameInfo(
+            name=self.name,
+            title=self.title,
+            num_actions=self.n - 1,
+            max_game_length=self.n,
+            observation_shape=(2,),
+            observation_high=self.n,
+            params={"n": self.n},
+            misere=self.misere,
+        )
+
+    def initial_state(self) -> FibState:
+        return (self.n, self.n - 1)
+
+    def validate_state(self, state: Any) -> FibState:
+        try:
+            remaining, max_take = (int(x) for x in state)
+        except (TypeError, ValueError) as exc:
+            raise InvalidStateError(
+                f"a Fibonacci Nim state is [remaining, max_take], got {state!r}"
+            ) from exc
+        if not 0 <= remaining <= self.n:
+            raise InvalidStateError(f"remaining stones {remaining} outside [0, {self.n}]")
+        if remaining == 0 and max_take != 0:
+            raise InvalidStateError("with no stones left the max take must be 0")
+        if remaining > 0 and not 1 <= max_take <= remaining:
+            raise InvalidStateError(
+                f"max take {max_take} outside [1, {remaining}] (it is capped at the stones left)"
+            )
+        if remaining == self.n and max_take == self.n:
+            raise InvalidStateError("the first move may not take the whole pile")
+        return (remaining, max_take)
+
+    def legal_moves(self, state: FibState) -> list[FibMove]:
+        return list(range(1, state[1] + 1))
+
+    def _apply(self, state: FibState, move: FibMove) -> FibState:
+        left = state[0] - move
+        return (left, min(2 * move, left))
+
+    def why_illegal(self, state: FibState, move: FibMove) -> str:
+        remaining, max_take = state
+        if move < 1:
+            return f"you must take at least 1 stone, not {move}"
+        if move > remaining:
+            return f"only {remaining} stone(s) remain, so you cannot take {move}"
+        return f"you may take at most {max_take} stone(s) this turn, not {move}"
+
+    def action_id(self, move: FibMove) -> int:
+        return int(move) - 1
+
+    def move_from_action(self, action: int) -> FibMove:
+        return int(action) + 1
+
+    def observation(self, state: FibState) -> np.ndarray:
+        return np.asarray(state, dtype=np.int64)
+
+    def move_text(self, move: FibMove) -> str:
+        return str(move)
+
+    def rules_text(self) -> str:
+        last = "loses" if self.misere else "wins"
+        goal = (
+            "make your opponent take the last stone"
+            if self.misere
+            else "take the last stone, leaving nothing for your opponent"
+        )
+        return (
+            f"#Objective: Your goal is to {goal}. The player who takes the last stone {last}.\n"
+            "#Game Rule: 1. There is a single pile of stones. 2. Players take turns. "
+            "3. The first player may take any number of stones except the whole pile. "
+            "4. Every later turn must take at least 1 stone and at most twice the number "
+            "the previous player took. "
+            f"5. The player who takes the last stone {last}."
+        )
+
+    def describe(self, state: FibState) -> str:
+        return (
+            f"There are {state[0]} stones remaining in the pile. "
+            f"This turn you may take between 1 and {state[1]} stones."
+        )
+
+    def parse_state(self, text: str) -> FibState:
+        remaining = find_int(r"There are (\d+) stones? remaining", text, "the pile size")
+        max_take = find_int(r"you may take between 1 and (\d+) stones", text, "the max take")
+        return self.validate_state((remaining, max_take))
+
+    @classmethod
+    def config_from_text(cls, text: str) -> dict[str, Any]:
+        remaining = find_int(r"There are (\d+) stones? remaining", text, "the pile size")
+        # One more stone than is left: every (remaining, max take) is then a valid state.
+        return {"n": remaining + 1, "misere": bool(re.search(r"last stone loses", text))}
+
+    def task_text(self, state: FibState) -> str:
+        return (
+            "Based on the current state, decide how many stones you will take "
+            f"(between 1 and {state[1]}) on this turn."
+        )
+
+    def action_schema(self, state: FibState) -> str:
+        return f"integer // how many stones you take, between 1 and {state[1]}"
+
+    def _move_from_value(self, value: Any, state: FibState) -> FibMove:
+        (count,) = ints(value, 1, "the number of stones to take")
+        return count

@@ -1,0 +1,223 @@
+"""Kayles: knock down one pin or two adjacent standing pins."""
+
+from __future__ import annotations
+
+import re
+from itertools import groupby
+from typing import Any
+
+import numpy as np
+
+from metanim.games._base import (
+    Game,
+    GameInfo,
+    IllegalMoveError,
+    InvalidStateError,
+    UnparsableMoveError,
+    int_list,
+)
+
+KaylesState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing pin
+KaylesMove = tuple[int, int, int]  # (row, first pin, width 1 or 2)
+
+
+def runs(row: str) -> list[int]:
+    """Lengths of the maximal runs of standing pins in a row."""
+    return [len(list(g)) for k, g in groupby(row) if k == "1"]
+
+
+class Kayles(Game[KaylesState, KaylesMove]):
+    """Kayles (Dudeney 1908; octal game 0.77) on one or more rows of pins.
+
+    ## Description
+    A move knocks down one standing pin, or two adjacent standing pins, in one row.
+    Normal play: the last mover wins. A row splits into independent runs of
+    standing pins; by Sprague–Grundy the value is the XOR of the run values, which
+    are periodic with period 12 from n = 71 on (Guy & Smith 1956).
+
+    ## Action Space
+    `Discrete(R * L * 2)` for R rows of at most L pins: action
+    `(row * L + pin) * 2 + (width - 1)`.
+
+    ## Observation Space
+    Pin bits, shape `(R, L)`, 1 = standing (rows shorter than L padded with 0).
+
+    ## Starting State
+    All pins standing; paper defaults: one row of 20, and two rows (5 and 6).
+
+    ## Arguments
+    `rows`: pins per row; `misere`: bool.
+
+    ## Version History
+    v0: initial version.
+    """
+
+    name = "kayles"
+    title = "Kayles"
+    role_phrase = "a game of Kayles"
+
+    def __init__(self, rows: tuple[int, ...] | list[int] | int = (20,), *, misere: bool = False) -> None:
+        super().__init__(misere=misere)
+        rows_t = (rows,) if isinstance(rows, int) else tuple(int(r) for r in rows)
+        if not rows_t or any(r < 1 for r in rows_t):
+            raise ValueError(f"rows must be one or more positive pin counts, got {rows!r}")
+        self.rows = rows_t
+        self.width = max(rows_t)
+
+    @property
+    def info(self) -> GameInfo:
+        return GameInfo(
+            name=self.name,
+            title=self.title,
+            num_actions=len(self.rows) * self.width * 2,
+            max_game_length=sum(self.rows),
+            observation_shape=(len(self.rows), self.width),
+            observation_high=1,
+            params={"rows": list(self.rows)},
+            misere=self.misere,
+        )
+
+    @property
+    def single_row(self) -> bool:
+        return len(self.rows) == 1
+
+    def initial_state(self) -> KaylesState:
+        return tuple("1" * r for r in self.rows)
+
+    def validate_state(self, state: Any) -> KaylesState:
+        if isinstance(state, str):
+            state = (state,)
+        try:
+            rows = tuple(str(r) for r in state)
+        except TypeError as exc:
+            raise InvalidStateError(f"a Kayles state is a list of pin strings, got {state!r}") from exc
+        if len(rows) != len(self.rows):
+            raise InvalidStateError(f"expected {len(self.rows)} row(s), got {len(rows)}")
+        for i, (row, size) in enumerate(zip(rows, self.rows, strict=True)):
+            if len(row) != size or set(row) - {"0", "1"}:
+                raise InvalidStateError(f"row {i} must be {size} characters of '0'/'1', got {row!r}")
+        return rows
+
+    def legal_moves(self, state: KaylesState) -> list[KaylesMove]:
+        moves = []
+        for r, row in enumerate(state):
+            for i, pin in enumerate(row):
+                if pin == "1":
+                    moves.append((r, i, 1))
+                    if i + 1 < len(row) and row[i + 1] == "1":
+                        moves.append((r, i, 2))
+        return moves
+
+    def _apply(self, state: KaylesState, move: KaylesMove) -> KaylesState:
+        r, i, w = move
+        row = state[r][:i] + "0" * w + state[r][i + w :]
+        return state[:r] + (row,) + state[r + 1 :]
+
+    def why_illegal(self, state: KaylesState, move: KaylesMove) -> str:
+        r, i, w = move
+        if not 0 <= r < len(state):
+            return f"there is no row {r}"
+        row = state[r]
+        pins = list(range(i, i + w))
+        if any(not 0 <= p < len(row) for p in pins):
+            return f"pins are numbered 0 to {len(row) - 1}; {self.move_text(move)} is off the row"
+        down = [p for p in pins if row[p] == "0"]
+        if down:
+            return f"pin {down[0]} has already been knocked down"
+        return f"{self.move_text(move)} is not a legal move"
+
+    def state_key(self, state: KaylesState) -> tuple[int, ...]:
+        return tuple(sorted(n for row in state for n in runs(row)))
+
+    def action_id(self, move: KaylesMove) -> int:
+        r, i, w = move
+        return (r * self.width + i) * 2 + (w - 1)
+
+    def move_from_action(self, action: int) -> KaylesMove:
+        cell, w = divmod(int(action), 2)
+        r, i = divmod(cell, self.width)
+        return (r, i, w + 1)
+
+    def observation(self, state: KaylesState) -> np.ndarray:
+        obs = np.zeros((len(self.rows), self.width), dtype=np.int64)
+        for r, row in enumerate(state):
+            obs[r, : len(row)] = [int(c) for c in row]
+        return obs
+
+    def move_text(self, move: KaylesMove) -> str:
+        r, i, w = move
+        pins = [i] if w == 1 else [i, i + 1]
+        if self.single_row:
+            return str(i) if w == 1 else f"[{i}, {i + 1}]"
+        return "[" + ", ".join(str(x) for x in [r, *pins]) + "]"
+
+    def rules_text(self) -> str:
+        last = "loses" if self.misere else "wins"
+        goal = (
+            "make your opponent knock down the last pin(s)"
+            if self.misere
+            else "leave your opponent with no valid move"
+        )
+        where = (
+            "There is a single row of pins"
+            if self.single_row
+            else f"There are {len(self.rows)} rows of pins, numbered from 0"
+        )
+        return (
+            f"#Objective: Your goal is to {goal}. The player who knocks down the last pin(s) {last}.\n"
+            f"#Game Rule: 1. {where}; pins are numbered from 0, left to right. "
+            "2. On your turn you knock down either one standing pin or two adjacent standing pins"
+            + ("" if self.single_row else " in the same row")
+            + ". 3. You cannot knock down pins that are not adjacent or that are already down."
+        )
+
+    def describe(self, state: KaylesState) -> str:
+        head = "The pins are shown as a binary string: '1' is a standing pin, '0' a knocked-down pin."
+        if self.single_row:
+            return f"{head} Current state: {state[0]}"
+        body = "\n".join(f"Row {r}: {row}" for r, row in enumerate(state))
+        return f"{head} Current state:\n{body}"
+
+    def parse_state(self, text: str) -> KaylesState:
+        if self.single_row:
+            match = re.search(r"Current state: ([01]+)", text)
+            if match is None:
+                raise InvalidStateError("could not find the pin string in the state text")
+            return self.validate_state((match.group(1),))
+        found = dict((int(r), row) for r, row in re.findall(r"Row (\d+): ([01]+)", text))
+        if sorted(found) != list(range(len(self.rows))):
+            raise InvalidStateError(f"expected pin strings for rows 0..{len(self.rows) - 1}")
+        return self.validate_state(tuple(found[r] for r in range(len(self.rows))))
+
+    @classmethod
+    def config_from_text(cls, text: str) -> dict[str, Any]:
+        misere = "last pin(s) loses" in text
+        match = re.search(r"Current state: ([01]+)", text)
+        if match:
+            rows = [len(match.group(1))]
+        else:
+            rows = [len(row) for _, row in re.findall(r"Row (\d+): ([01]+)", text)]
+        return {"rows": rows, "misere": misere}
+
+    def task_text(self, state: KaylesState) -> str:
+        return "Based on the current state, decide which pin or pair of adjacent pins you will knock down."
+
+    def action_schema(self, state: KaylesState) -> str:
+        if self.single_row:
+            return "integer or [i, i+1] // one pin index, or two adjacent pin indices"
+        return "[row, pin] or [row, pin, pin+1] // the row, then one pin or two adjacent pins"
+
+    def _move_from_value(self, value: Any, state: KaylesState) -> KaylesMove:
+        items = int_list(value, "pin indices")
+        if self.single_row:
+            items = (0, *items)
+        if len(items) == 2:
+            return (items[0], items[1], 1)
+        if len(items) == 3:
+            row, a, b = items
+            if abs(a - b) != 1:
+                # Well formed but against the rules: an illegal move, not a parse failure.
+                raise IllegalMoveError(f"two pins must be adjacent (i and i+1), got {a} and {b}")
+            return (row, min(a, b), 2)
+        want = "a pin or two adjacent pins" if self.single_row else "[row, pin] or [row, pin, pin+1]"
+        raise UnparsableMoveError(f"expected {want}, got {value!r}")

@@ -1,0 +1,209 @@
+"""NIM: heaps of items; take between 1 and `max_take` items from one heap."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from metanim.games._base import (
+    Game,
+    GameInfo,
+    InvalidStateError,
+    find_int,
+    ints,
+)
+
+NimState = tuple[int, ...]
+NimMove = tuple[int, int]  # (heap index, count taken)
+
+
+class Nim(Game[NimState, NimMove]):
+    """NIM with one or more heaps and an optional maximum take per move.
+
+    ## Description
+    Players alternately remove between 1 and `max_take` items (any number when
+    `max_take` is None) from exactly one heap. Normal play: whoever takes the last
+    item wins. Misère: whoever takes the last item loses. With one heap of n and
+    max take k, the P-positions are n ≡ 0 (mod k+1) (misère: n ≡ 1); with unbounded
+    takes, Bouton's theorem: the Nim-sum (XOR of heaps) is 0.
+
+    ## Action Space
+    `Discrete(H * T)` with H heaps and T = `max_take` (or the largest heap when
+    unbounded): action `h * T + (count - 1)` takes `count` from heap `h`.
+
+    ## Observation Space
+    The heap sizes, shape `(H,)`, each in `[0, max(heaps)]`.
+
+    ## Starting State
+    `heaps` (paper default: one heap of 31 with `max_take` 3, 4 or 5).
+
+    ## Arguments
+    `heaps`: initial heap sizes (also the per-heap capacity); `max_take`: int or None;
+    `misere`: bool.
+
+    ## Version History
+    v0: initial version.
+    """
+
+    name = "nim"
+    title = "NIM"
+    role_phrase = "a game of Nim variants"
+
+    def __init__(
+        self, heaps: tuple[int, ...] | list[int] | int = (31,), max_take: int | None = 3,
+        *, misere: bool = False,
+    ) -> None:
+        super().__init__(misere=misere)
+        heaps_t = (heaps,) if isinstance(heaps, int) else tuple(int(h) for h in heaps)
+        if not heaps_t or any(h < 1 for h in heaps_t):
+            raise ValueError(f"heaps must be one or more positive sizes, got {heaps!r}")
+        if max_take is not None and max_take < 1:
+            raise ValueError(f"max_take must be >= 1 or None, got {max_take!r}")
+        self.heaps = heaps_t
+        self.max_take = None if max_take is None else int(max_take)
+        self.capacity = max(heaps_t)
+        self._take_slots = self.max_take if self.max_take is not None else self.capacity
+
+    @property
+    def info(self) -> GameInfo:
+        return GameInfo(
+            name=self.name,
+            title=self.title,
+            num_actions=len(self.heaps) * self._take_slots,
+            max_game_length=sum(self.heaps),
+            observation_shape=(len(self.heaps),),
+            observation_high=self.capacity,
+            params={"heaps": list(self.heaps), "max_take": self.max_take},
+            misere=self.misere,
+        )
+
+    @property
+    def single_heap(self) -> bool:
+        return len(self.heaps) == 1
+
+    # rules
+    def initial_state(self) -> NimState:
+        return self.heaps
+
+    def validate_state(self, state: Any) -> NimState:
+        if isinstance(state, int):
+            state = (state,)
+        try:
+            heaps = tuple(int(h) for h in state)
+        except (TypeError, ValueError) as exc:
+            raise InvalidStateError(f"a NIM state is a list of heap sizes, got {state!r}") from exc
+        if len(heaps) != len(self.heaps):
+            raise InvalidStateError(f"expected {len(self.heaps)} heap(s), got {len(heaps)}")
+        for h in heaps:
+            if not 0 <= h <= self.capacity:
+                raise InvalidStateError(f"heap size {h} outside [0, {self.capacity}]")
+        return heaps
+
+    def take_limit(self, heap: int) -> int:
+        return heap if self.max_take is None else min(heap, self.max_take)
+
+    def legal_moves(self, state: NimState) -> list[NimMove]:
+        return [(i, c) for i, h in enumerate(state) for c in range(1, self.take_limit(h) + 1)]
+
+    def _apply(self, state: NimState, move: NimMove) -> NimState:
+        i, c = move
+        return state[:i] + (state[i] - c,) + state[i + 1 :]
+
+    def why_illegal(self, state: NimState, move: NimMove) -> str:
+        i, c = move
+        if not 0 <= i < len(state):
+            return f"there is no heap {i} (heaps are numbered 0 to {len(state) - 1})"
+        if c < 1:
+            return f"you must take at least 1 item, not {c}"
+        if self.max_take is not None and c > self.max_take:
+            return f"you may take at most {self.max_take} items per turn, not {c}"
+        return f"heap {i} has only {state[i]} item(s), so you cannot take {c}"
+
+    def state_key(self, state: NimState) -> tuple[int, ...]:
+        return tuple(sorted(h for h in state if h))
+
+    # encodings
+    def action_id(self, move: NimMove) -> int:
+        i, c = move
+        return i * self._take_slots + (c - 1)
+
+    def move_from_action(self, action: int) -> NimMove:
+        i, c = divmod(int(action), self._take_slots)
+        return (i, c + 1)
+
+    def observation(self, state: NimState) -> np.ndarray:
+        return np.asarray(state, dtype=np.int64)
+
+    # text
+    def move_text(self, move: NimMove) -> str:
+        return str(move[1]) if self.single_heap else f"[{move[0]}, {move[1]}]"
+
+    def _take_phrase(self) -> str:
+        if self.max_take is None:
+            return "any number of items (at least 1)"
+        return f"between 1 and {self.max_take} items"
+
+    def rules_text(self) -> str:
+        last = "loses" if self.misere else "wins"
+        goal = (
+            "make your opponent take the last item"
+            if self.misere
+            else "take the last item, leaving nothing for your opponent"
+        )
+        pile = (
+            "There is a single pile of items."
+            if self.single_heap
+            else f"There are {len(self.heaps)} heaps of items, numbered 0 to {len(self.heaps) - 1}."
+        )
+        where = "" if self.single_heap else " from exactly one heap"
+        return (
+            f"#Objective: Your goal is to {goal}. The player who takes the last item {last}.\n"
+            f"#Game Rule: {pile} On your turn you take {self._take_phrase()}{where}."
+        )
+
+    def describe(self, state: NimState) -> str:
+        if self.single_heap:
+            return f"There are {state[0]} items remaining in the pile."
+        listing = ", ".join(f"heap {i}: {h}" for i, h in enumerate(state))
+        return f"The heaps hold these numbers of items: {listing}."
+
+    def parse_state(self, text: str) -> NimState:
+        if self.single_heap:
+            return self.validate_state((find_int(r"There are (\d+) items? remaining", text, "the pile size"),))
+        found = dict((int(i), int(h)) for i, h in re.findall(r"heap (\d+): (\d+)", text))
+        if sorted(found) != list(range(len(self.heaps))):
+            raise InvalidStateError(f"expected heap sizes for heaps 0..{len(self.heaps) - 1}")
+        return self.validate_state(tuple(found[i] for i in range(len(self.heaps))))
+
+    @classmethod
+    def config_from_text(cls, text: str) -> dict[str, Any]:
+        misere = "takes the last item loses" in text
+        max_take = None
+        match = re.search(r"you take between 1 and (\d+) items", text)
+        if match:
+            max_take = int(match.group(1))
+        if "single pile" in text:
+            heaps = [find_int(r"There are (\d+) items? remaining", text, "the pile size")]
+        else:
+            heaps = [int(h) for _, h in re.findall(r"heap (\d+): (\d+)", text)]
+        return {"heaps": [max(h, 1) for h in heaps], "max_take": max_take, "misere": misere}
+
+    def task_text(self, state: NimState) -> str:
+        if self.single_heap:
+            hi = self.take_limit(state[0])
+            return f"Based on the current state, decide how many items you will take (between 1 and {hi}) on this turn."
+        return "Based on the current state, decide which heap you take from and how many items you take."
+
+    def action_schema(self, state: NimState) -> str:
+        if self.single_heap:
+            return f"integer // how many items you take, between 1 and {self.take_limit(state[0])}"
+        return "[heap, count] // the heap index and how many items you take from it"
+
+    def _move_from_value(self, value: Any, state: NimState) -> NimMove:
+        if self.single_heap:
+            (count,) = ints(value, 1, "the number of items to take")
+            return (0, count)
+        heap, count = ints(value, 2, "[heap, count]")
+        return (heap, count)

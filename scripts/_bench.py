@@ -1,0 +1,81 @@
+"""Shared helpers of the benchmark scripts: timing, peak memory, machine facts, and
+writing one section of docs/benchmarks.md without touching the others."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+HEADER = (
+    "# Benchmarks\n\n"
+    "Written by the scripts under `scripts/` (`python scripts/bench_*.py`). Every figure is "
+    "measured on the machine named in its section, in the same run as its plain-Python "
+    "reference; tests never assert wall-clock times.\n"
+)
+
+
+def machine() -> str:
+    """One line naming the machine a benchmark ran on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import numba
+    import numpy
+
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"numpy {numpy.__version__}, numba {numba.__version__}"
+    )
+
+
+def median_time(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> float:
+    """Median wall time of `fn()` in seconds, after `warmup` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_python_memory(fn: Callable[[], Any]) -> int:
+    """Peak bytes allocated through Python's allocator (numpy arrays included) by `fn()`."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def write_section(name: str, markdown: str) -> None:
+    """Replace (or append) the section `name` of docs/benchmarks.md."""
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    text = DOC.read_text() if DOC.exists() else HEADER
+    start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
+    block = f"{start}\n{markdown.strip()}\n{end}"
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(text)
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A Markdown table."""
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
