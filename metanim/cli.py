@@ -36,10 +36,16 @@ def _json_arg(text: str) -> Any:
 # ---------------------------------------------------------------------------- solve
 def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help="nim, fibonacci, kayles, chomp, corner_queen, or a preset name")
-    p.add_argument("state", type=_json_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\'')
+    p.add_argument(
+        "state", type=_json_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\''
+    )
     p.add_argument("--misere", action="store_true", help="misère play (the last mover loses)")
     p.add_argument(
-        "--param", "-p", action="append", default=[], metavar="KEY=JSON",
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
         help="a game parameter, e.g. -p max_take=4 (defaults are fitted to the state)",
     )
 

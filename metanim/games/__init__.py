@@ -31,8 +31,13 @@ GAMES: dict[str, type[Game[Any, Any]]] = {
     cls.name: cls for cls in (Nim, FibonacciNim, Kayles, Chomp, CornerQueen)
 }
 
-_ALIASES = {"fib": "fibonacci", "fibonacci_nim": "fibonacci", "queen": "corner_queen",
-            "cornerqueen": "corner_queen", "wythoff": "corner_queen"}
+_ALIASES = {
+    "fib": "fibonacci",
+    "fibonacci_nim": "fibonacci",
+    "queen": "corner_queen",
+    "cornerqueen": "corner_queen",
+    "wythoff": "corner_queen",
+}
 
 #: The seed paper's simulator settings (Tables 6–7), by preset name.
 PRESETS: dict[str, tuple[str, dict[str, Any]]] = {

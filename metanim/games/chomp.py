@@ -71,11 +71,15 @@ class Chomp(Game[ChompState, ChompMove]):
         try:
             lengths = tuple(int(x) for x in state)
         except (TypeError, ValueError) as exc:
-            raise InvalidStateError(f"a Chomp state is a list of row lengths, got {state!r}") from exc
+            raise InvalidStateError(
+                f"a Chomp state is a list of row lengths, got {state!r}"
+            ) from exc
         if len(lengths) != self.rows:
             raise InvalidStateError(f"expected {self.rows} row lengths, got {len(lengths)}")
         if any(not 0 <= x <= self.cols for x in lengths):
-            raise InvalidStateError(f"row lengths must lie in [0, {self.cols}], got {list(lengths)}")
+            raise InvalidStateError(
+                f"row lengths must lie in [0, {self.cols}], got {list(lengths)}"
+            )
         if lengths[0] < 1:
             raise InvalidStateError("the poisoned square (0, 0) must still be on the board")
         if any(a < b for a, b in zip(lengths, lengths[1:], strict=False)):
@@ -156,7 +160,9 @@ class Chomp(Game[ChompState, ChompMove]):
                 raise InvalidStateError(f"row {r} of the matrix must have {self.cols} entries")
             n = bits.count("1")
             if bits != ["1"] * n + ["0"] * (self.cols - n):
-                raise InvalidStateError(f"row {r} is not a prefix of 1s: removed squares are below-right")
+                raise InvalidStateError(
+                    f"row {r} is not a prefix of 1s: removed squares are below-right"
+                )
             lengths.append(n)
         return self.validate_state(lengths)
 
@@ -165,7 +171,11 @@ class Chomp(Game[ChompState, ChompMove]):
         match = re.search(r"played on a (\d+) x (\d+) grid", text)
         if match is None:
             raise InvalidStateError("could not find the board size in the prompt")
-        return {"rows": int(match.group(1)), "cols": int(match.group(2)), "misere": "misère form" in text}
+        return {
+            "rows": int(match.group(1)),
+            "cols": int(match.group(2)),
+            "misere": "misère form" in text,
+        }
 
     def task_text(self, state: ChompState) -> str:
         return "Based on the current state of the grid, decide which position (row, col) you will select."
@@ -176,5 +186,7 @@ class Chomp(Game[ChompState, ChompMove]):
     def _move_from_value(self, value: Any, state: ChompState) -> ChompMove:
         r, c = ints(value, 2, "a position [row, col]")
         if (r, c) == (0, 0):
-            raise IllegalMoveError("(0, 0) is the poisoned square; choose any other remaining square")
+            raise IllegalMoveError(
+                "(0, 0) is the poisoned square; choose any other remaining square"
+            )
         return (r, c)

@@ -44,8 +44,12 @@ class CornerQueen(Game[QueenState, QueenMove]):
     role_phrase = "a Corner-Queen game"
 
     def __init__(
-        self, height: int = 20, width: int = 20, start: tuple[int, int] | list[int] | None = (4, 16),
-        *, misere: bool = False,
+        self,
+        height: int = 20,
+        width: int = 20,
+        start: tuple[int, int] | list[int] | None = (4, 16),
+        *,
+        misere: bool = False,
     ) -> None:
         super().__init__(misere=misere)
         if int(height) < 1 or int(width) < 1 or int(height) * int(width) < 2:
@@ -105,9 +109,7 @@ class CornerQueen(Game[QueenState, QueenMove]):
             return "the queen must move at least one square"
         if r2 < r or c2 > c:
             return "the queen may only move left, down, or diagonally left-down (never up or right)"
-        return (
-            f"[{r2}, {c2}] is not on the same row, column or left-down diagonal as [{r}, {c}]"
-        )
+        return f"[{r2}, {c2}] is not on the same row, column or left-down diagonal as [{r}, {c}]"
 
     def wythoff(self, state: QueenState) -> tuple[int, int]:
         """Wythoff coordinates (x, y) = (col, H-1-row): distances to the target."""

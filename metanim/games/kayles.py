@@ -56,7 +56,9 @@ class Kayles(Game[KaylesState, KaylesMove]):
     title = "Kayles"
     role_phrase = "a game of Kayles"
 
-    def __init__(self, rows: tuple[int, ...] | list[int] | int = (20,), *, misere: bool = False) -> None:
+    def __init__(
+        self, rows: tuple[int, ...] | list[int] | int = (20,), *, misere: bool = False
+    ) -> None:
         super().__init__(misere=misere)
         rows_t = (rows,) if isinstance(rows, int) else tuple(int(r) for r in rows)
         if not rows_t or any(r < 1 for r in rows_t):
@@ -90,12 +92,16 @@ class Kayles(Game[KaylesState, KaylesMove]):
         try:
             rows = tuple(str(r) for r in state)
         except TypeError as exc:
-            raise InvalidStateError(f"a Kayles state is a list of pin strings, got {state!r}") from exc
+            raise InvalidStateError(
+                f"a Kayles state is a list of pin strings, got {state!r}"
+            ) from exc
         if len(rows) != len(self.rows):
             raise InvalidStateError(f"expected {len(self.rows)} row(s), got {len(rows)}")
         for i, (row, size) in enumerate(zip(rows, self.rows, strict=True)):
             if len(row) != size or set(row) - {"0", "1"}:
-                raise InvalidStateError(f"row {i} must be {size} characters of '0'/'1', got {row!r}")
+                raise InvalidStateError(
+                    f"row {i} must be {size} characters of '0'/'1', got {row!r}"
+                )
         return rows
 
     def legal_moves(self, state: KaylesState) -> list[KaylesMove]:
@@ -172,7 +178,9 @@ class Kayles(Game[KaylesState, KaylesMove]):
         )
 
     def describe(self, state: KaylesState) -> str:
-        head = "The pins are shown as a binary string: '1' is a standing pin, '0' a knocked-down pin."
+        head = (
+            "The pins are shown as a binary string: '1' is a standing pin, '0' a knocked-down pin."
+        )
         if self.single_row:
             return f"{head} Current state: {state[0]}"
         body = "\n".join(f"Row {r}: {row}" for r, row in enumerate(state))
@@ -219,5 +227,7 @@ class Kayles(Game[KaylesState, KaylesMove]):
                 # Well formed but against the rules: an illegal move, not a parse failure.
                 raise IllegalMoveError(f"two pins must be adjacent (i and i+1), got {a} and {b}")
             return (row, min(a, b), 2)
-        want = "a pin or two adjacent pins" if self.single_row else "[row, pin] or [row, pin, pin+1]"
+        want = (
+            "a pin or two adjacent pins" if self.single_row else "[row, pin] or [row, pin, pin+1]"
+        )
         raise UnparsableMoveError(f"expected {want}, got {value!r}")

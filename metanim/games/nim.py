@@ -52,8 +52,11 @@ class Nim(Game[NimState, NimMove]):
     role_phrase = "a game of Nim variants"
 
     def __init__(
-        self, heaps: tuple[int, ...] | list[int] | int = (31,), max_take: int | None = 3,
-        *, misere: bool = False,
+        self,
+        heaps: tuple[int, ...] | list[int] | int = (31,),
+        max_take: int | None = 3,
+        *,
+        misere: bool = False,
     ) -> None:
         super().__init__(misere=misere)
         heaps_t = (heaps,) if isinstance(heaps, int) else tuple(int(h) for h in heaps)
@@ -171,7 +174,9 @@ class Nim(Game[NimState, NimMove]):
 
     def parse_state(self, text: str) -> NimState:
         if self.single_heap:
-            return self.validate_state((find_int(r"There are (\d+) items? remaining", text, "the pile size"),))
+            return self.validate_state(
+                (find_int(r"There are (\d+) items? remaining", text, "the pile size"),)
+            )
         found = dict((int(i), int(h)) for i, h in re.findall(r"heap (\d+): (\d+)", text))
         if sorted(found) != list(range(len(self.heaps))):
             raise InvalidStateError(f"expected heap sizes for heaps 0..{len(self.heaps) - 1}")

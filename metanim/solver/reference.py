@@ -34,7 +34,9 @@ class ReferenceSolver:
         """Normal-play Grundy value of `state`."""
         key = self.game.state_key(state)
         if key not in self._grundy:
-            children = {self.grundy(self.game._apply(state, m)) for m in self.game.legal_moves(state)}
+            children = {
+                self.grundy(self.game._apply(state, m)) for m in self.game.legal_moves(state)
+            }
             self._grundy[key] = mex(children)
         return self._grundy[key]
 
@@ -58,7 +60,9 @@ class ReferenceSolver:
 
     def winning_moves(self, state: Any) -> list[Any]:
         return [
-            m for m in self.game.legal_moves(state) if not self.mover_wins(self.game._apply(state, m))
+            m
+            for m in self.game.legal_moves(state)
+            if not self.mover_wins(self.game._apply(state, m))
         ]
 
 

@@ -1,0 +1,324 @@
+"""Per-game solvers over numba tables, behind one `Solver` interface."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from functools import cache, reduce
+from math import comb
+from operator import xor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metanim.games import (
+    Chomp,
+    CornerQueen,
+    FibonacciNim,
+    Game,
+    Kayles,
+    Nim,
+    SizeLimitError,
+)
+from metanim.games.kayles import runs
+from metanim.solver import kernels
+from metanim.solver._engine import solve_dag
+
+#: Largest table (number of encoded states) the table methods will allocate.
+MAX_TABLE_STATES = 60_000_000
+
+
+def _check_size(n_states: int, what: str) -> None:
+    if n_states > MAX_TABLE_STATES:
+        raise SizeLimitError(
+            f"{what} needs a table of {n_states:,} states; the limit is "
+            f"{MAX_TABLE_STATES:,} (metanim.solver.MAX_TABLE_STATES)"
+        )
+
+
+def _cache_dir() -> Path | None:
+    path = os.environ.get("METANIM_CACHE_DIR")
+    return Path(path) if path else None
+
+
+def _persisted(name: str, compute: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """Compute arrays once; with METANIM_CACHE_DIR set, keep them on disk across processes."""
+    directory = _cache_dir()
+    if directory is None:
+        return compute()
+    path = directory / f"{name}.npz"
+    if path.exists():
+        with np.load(path) as data:
+            return tuple(data[f"a{i}"] for i in range(len(data.files)))
+    arrays = compute()
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, **{f"a{i}": a for i, a in enumerate(arrays)})
+    tmp.replace(path)  # atomic: a crash never leaves a half-written table
+    return arrays
+
+
+# ------------------------------------------------------------------------------ tables
+@cache
+def subtraction_table(max_take: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Grundy values and misère mover-wins of one NIM heap 0..size (max_take 0 = unbounded)."""
+    _check_size(size + 1, f"a NIM heap of {size}")
+    params = np.array([max_take], dtype=np.int64)
+    limit = size if max_take == 0 else min(size, max_take)
+    return _persisted(
+        f"nim-k{max_take}-{size}",
+        lambda: solve_dag()(size + 1, kernels.subtraction_successors(), params, limit),
+    )  # type: ignore[return-value]
+
+
+@cache
+def fibonacci_table(n: int) -> tuple[np.ndarray, np.ndarray]:
+    states = kernels.fibonacci_states(n)
+    _check_size(states, f"Fibonacci Nim with {n} stones")
+    params = np.zeros(1, dtype=np.int64)
+    return _persisted(
+        f"fibonacci-{n}", lambda: solve_dag()(states, kernels.fibonacci_successors(), params, n)
+    )  # type: ignore[return-value]
+
+
+@cache
+def wythoff_table(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tables indexed by y * width + x for 0 <= x < width, 0 <= y < height."""
+    _check_size(width * height, f"a {height}x{width} Corner Queen board")
+    params = np.array([width], dtype=np.int64)
+    max_succ = width + height + min(width, height)
+    return _persisted(
+        f"wythoff-{width}x{height}",
+        lambda: solve_dag()(width * height, kernels.wythoff_successors(), params, max_succ),
+    )  # type: ignore[return-value]
+
+
+@cache
+def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Grundy values and misère outcomes of every shape inside a rows x cols box."""
+    states = kernels.chomp_states(rows, cols)
+    _check_size(states, f"Chomp on a {rows}x{cols} extent")
+    params = kernels.chomp_params(rows, cols)
+    grundy, misere = _persisted(
+        f"chomp-{rows}x{cols}",
+        lambda: solve_dag()(states, kernels.chomp_successors(), params, rows * cols),
+    )
+    return grundy, misere, params
+
+
+@cache
+def octal_table(code: str, size: int) -> np.ndarray:
+    return kernels.octal_grundy_direct(kernels.parse_octal(code), size)
+
+
+# ------------------------------------------------------------------------------ solvers
+class Solver(ABC):
+    """Exact answers for one game configuration. States must be valid (see `validate`)."""
+
+    def __init__(self, game: Game[Any, Any]) -> None:
+        self.game = game
+
+    @abstractmethod
+    def grundy(self, state: Any) -> int:
+        """Normal-play Grundy value (the Sprague–Grundy number), whatever the play rule."""
+
+    def mover_wins(self, state: Any) -> bool:
+        """Whether the player to move wins with best play under the game's play rule."""
+        if self.game.misere:
+            return self._misere_mover_wins(state)
+        return self.grundy(state) != 0
+
+    @abstractmethod
+    def _misere_mover_wins(self, state: Any) -> bool: ...
+
+    def outcome(self, state: Any) -> str:
+        return "N" if self.mover_wins(state) else "P"
+
+    def winning_moves(self, state: Any) -> list[Any]:
+        """Every move to a position that is lost for the opponent (empty in a P-position)."""
+        game = self.game
+        return [m for m in game.legal_moves(state) if not self.mover_wins(game._apply(state, m))]
+
+    def optimal_move(self, state: Any, rng: np.random.Generator) -> Any:
+        """A uniformly random winning move; in a P-position a uniformly random legal move."""
+        moves = self.winning_moves(state) or self.game.legal_moves(state)
+        if not moves:
+            raise ValueError("the game is over: there is no move to make")
+        return moves[int(rng.integers(len(moves)))]
+
+
+class _MisereSearch:
+    """Memoized misère outcome over canonical multisets of components.
+
+    Misère play does not decompose into a XOR, so the whole position is searched;
+    `component_moves(c)` lists the tuples of components a move on `c` leaves.
+    """
+
+    def __init__(self, component_moves: Callable[[int], list[tuple[int, ...]]]) -> None:
+        self._moves = cache(component_moves)
+        self._memo: dict[tuple[int, ...], bool] = {}
+
+    def mover_wins(self, key: tuple[int, ...]) -> bool:
+        key = tuple(sorted(c for c in key if c))
+        if key in self._memo:
+            return self._memo[key]
+        # Iterative DFS so deep positions cannot overflow the Python stack.
+        stack: list[tuple[tuple[int, ...], list[tuple[int, ...]] | None]] = [(key, None)]
+        while stack:
+            node, children = stack[-1]
+            if node in self._memo:
+                stack.pop()
+                continue
+            if children is None:
+                children = self._children(node)
+                stack[-1] = (node, children)
+                if not children:
+                    self._memo[node] = True  # no move: the mover has won (misère)
+                    stack.pop()
+                    continue
+            pending = [c for c in children if c not in self._memo]
+            if any(not self._memo[c] for c in children if c in self._memo):
+                self._memo[node] = True
+                stack.pop()
+            elif pending:
+                stack.append((pending[0], None))
+            else:
+                self._memo[node] = False
+                stack.pop()
+        return self._memo[key]
+
+    def _children(self, key: tuple[int, ...]) -> list[tuple[int, ...]]:
+        out = set()
+        for i, comp in enumerate(key):
+            if i and key[i - 1] == comp:
+                continue  # equal components give equal children
+            rest = key[:i] + key[i + 1 :]
+            for parts in self._moves(comp):
+                out.add(tuple(sorted(c for c in (*rest, *parts) if c)))
+        return sorted(out)
+
+
+class NimSolver(Solver):
+    game: Nim
+
+    def __init__(self, game: Nim) -> None:
+        super().__init__(game)
+        self._k = game.max_take or 0
+        self._grundy_table, self._misere_table = subtraction_table(self._k, game.capacity)
+        self._search = _MisereSearch(self._heap_moves)
+
+    def _heap_moves(self, h: int) -> list[tuple[int, ...]]:
+        return [(h - x,) for x in range(1, self.game.take_limit(h) + 1)]
+
+    def grundy(self, state: tuple[int, ...]) -> int:
+        return reduce(xor, (int(self._grundy_table[h]) for h in state), 0)
+
+    def _misere_mover_wins(self, state: tuple[int, ...]) -> bool:
+        heaps = [h for h in state if h]
+        if len(heaps) <= 1:
+            return bool(self._misere_table[heaps[0] if heaps else 0])
+        if self._k == 0:
+            # Bouton's misère rule: play as in normal Nim unless every heap is 0 or 1.
+            if max(heaps) == 1:
+                return len(heaps) % 2 == 0
+            return self.grundy(state) != 0
+        return self._search.mover_wins(tuple(heaps))
+
+
+class FibonacciSolver(Solver):
+    game: FibonacciNim
+
+    def __init__(self, game: FibonacciNim) -> None:
+        super().__init__(game)
+        self._grundy_table, self._misere_table = fibonacci_table(game.n)
+
+    def grundy(self, state: tuple[int, int]) -> int:
+        return int(self._grundy_table[kernels.fibonacci_code(*state)])
+
+    def _misere_mover_wins(self, state: tuple[int, int]) -> bool:
+        return bool(self._misere_table[kernels.fibonacci_code(*state)])
+
+
+class KaylesSolver(Solver):
+    """Rows split into runs; normal play is the XOR of octal-game values of the runs."""
+
+    game: Kayles
+    OCTAL = "0.77"
+
+    def __init__(self, game: Kayles) -> None:
+        super().__init__(game)
+        self._values = octal_table(self.OCTAL, max(game.width, 1))
+        self._search = _MisereSearch(self._run_moves)
+
+    @staticmethod
+    def _run_moves(n: int) -> list[tuple[int, ...]]:
+        return [(a, n - k - a) for k in (1, 2) if k <= n for a in range(0, (n - k) // 2 + 1)]
+
+    def grundy(self, state: tuple[str, ...]) -> int:
+        return reduce(xor, (int(self._values[n]) for row in state for n in runs(row)), 0)
+
+    def _misere_mover_wins(self, state: tuple[str, ...]) -> bool:
+        return self._search.mover_wins(tuple(n for row in state for n in runs(row)))
+
+
+class ChompSolver(Solver):
+    """Solves each shape on its own extent (rows in use x length of row 0), not the board's."""
+
+    game: Chomp
+
+    def _lookup(self, state: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
+        used = sum(1 for x in state if x)
+        grundy, misere, params = chomp_table(used, state[0])
+        rank = kernels.chomp_rank(params, np.asarray(state[:used], dtype=np.int64))
+        return grundy, misere, int(rank)
+
+    def grundy(self, state: tuple[int, ...]) -> int:
+        grundy, _, rank = self._lookup(state)
+        return int(grundy[rank])
+
+    def _misere_mover_wins(self, state: tuple[int, ...]) -> bool:
+        _, misere, rank = self._lookup(state)
+        return bool(misere[rank])
+
+    @staticmethod
+    def table_states(state: tuple[int, ...]) -> int:
+        used = sum(1 for x in state if x)
+        return comb(used + state[0], used)
+
+
+class CornerQueenSolver(Solver):
+    game: CornerQueen
+
+    def __init__(self, game: CornerQueen) -> None:
+        super().__init__(game)
+        self._grundy_table, self._misere_table = wythoff_table(game.width, game.height)
+
+    def _code(self, state: tuple[int, int]) -> int:
+        x, y = self.game.wythoff(state)
+        return y * self.game.width + x
+
+    def grundy(self, state: tuple[int, int]) -> int:
+        return int(self._grundy_table[self._code(state)])
+
+    def _misere_mover_wins(self, state: tuple[int, int]) -> bool:
+        return bool(self._misere_table[self._code(state)])
+
+
+SOLVERS: dict[type[Game[Any, Any]], type[Solver]] = {
+    Nim: NimSolver,
+    FibonacciNim: FibonacciSolver,
+    Kayles: KaylesSolver,
+    Chomp: ChompSolver,
+    CornerQueen: CornerQueenSolver,
+}
+
+
+@cache
+def solver_for(game: Game[Any, Any]) -> Solver:
+    """The (cached) solver of a game configuration."""
+    for cls, solver_cls in SOLVERS.items():
+        if isinstance(game, cls):
+            return solver_cls(game)
+    raise TypeError(f"no solver for {type(game).__name__}")
