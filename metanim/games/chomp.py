@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -82,7 +83,7 @@ class Chomp(Game[ChompState, ChompMove]):
             )
         if lengths[0] < 1:
             raise InvalidStateError("the poisoned square (0, 0) must still be on the board")
-        if any(a < b for a, b in zip(lengths, lengths[1:], strict=False)):
+        if any(a < b for a, b in itertools.pairwise(lengths)):
             raise InvalidStateError(
                 f"row lengths must not increase downwards (a bite removes everything below-right), "
                 f"got {list(lengths)}"

@@ -117,7 +117,7 @@ class Kayles(Game[KaylesState, KaylesMove]):
     def _apply(self, state: KaylesState, move: KaylesMove) -> KaylesState:
         r, i, w = move
         row = state[r][:i] + "0" * w + state[r][i + w :]
-        return state[:r] + (row,) + state[r + 1 :]
+        return (*state[:r], row, *state[r + 1 :])
 
     def why_illegal(self, state: KaylesState, move: KaylesMove) -> str:
         r, i, w = move

@@ -112,7 +112,7 @@ class Nim(Game[NimState, NimMove]):
 
     def _apply(self, state: NimState, move: NimMove) -> NimState:
         i, c = move
-        return state[:i] + (state[i] - c,) + state[i + 1 :]
+        return (*state[:i], state[i] - c, *state[i + 1 :])
 
     def why_illegal(self, state: NimState, move: NimMove) -> str:
         i, c = move

@@ -70,8 +70,8 @@ def wythoff_successors(code, params, out):  # pragma: no cover - numba
 
 # ----------------------------------------------------------------------------- Chomp
 def chomp_params(rows: int, cols: int) -> np.ndarray:
-    """[rows, cols, T...] with T[l*(cols+1)+v] = C(l+v, l) for ranking shapes."""
-    table = [comb(l + v, l) for l in range(rows + 1) for v in range(cols + 1)]
+    """[rows, cols, T...] with T[level*(cols+1)+v] = C(level+v, level) for ranking shapes."""
+    table = [comb(level + v, level) for level in range(rows + 1) for v in range(cols + 1)]
     return np.array([rows, cols, *table], dtype=np.int64)
 
 
