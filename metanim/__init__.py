@@ -3,6 +3,7 @@
 `import metanim` registers the Gymnasium environments (`MetaNIM/Nim-v0`, ...).
 """
 
+import metanim.envs.registration  # noqa: F401  (registers the Gymnasium ids on import)
 from metanim.games import (
     GAMES,
     PRESETS,

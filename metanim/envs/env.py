@@ -1,0 +1,371 @@
+"""`ImpartialGameEnv`: one Gymnasium env over any `Game`, with a built-in opponent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from metanim.envs import _render
+from metanim.envs._solve import solver
+from metanim.envs.opponents import OpponentSpec, make_opponent, resolve_move
+from metanim.games import PRESETS, Game, IllegalMoveError, MoveError, game_class, make_game
+
+ILLEGAL_POLICIES = ("lose", "penalize", "raise")
+SEATS = ("first", "second")
+START_MODES = ("random_n", "initial")
+# Rejection sampling of start states gives up after this many playouts (it needs ~2).
+_MAX_START_TRIES = 1000
+
+
+class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
+    """Play one of the MetaNIM games against a built-in opponent.
+
+    ## Description
+    The agent is always the player to move. `step(action)` plays the agent's move
+    and then, unless the game is over, the opponent's reply, so every observation
+    is a decision point of the agent. Rules, encodings and texts come from the
+    `Game` (`env.unwrapped.game`); this class only adapts them to Gymnasium.
+
+    ## Action Space
+    `Discrete(game.info.num_actions)`: the game's flat action id (see the game's
+    docstring, e.g. NIM `heap * max_take + count - 1`). Only some actions are legal
+    in a state: `info["action_mask"]` (int8) and `action_masks()` (bool, the
+    sb3-contrib MaskablePPO convention) mark them. `step` also accepts an answer
+    text (e.g. an LLM's reply), parsed with `parse_action`.
+
+    ## Observation Space
+    `Box(0, game.info.observation_high, game.info.observation_shape, int64)`: NIM
+    heap sizes; Fibonacci `[remaining, max_take]`; Kayles and Chomp 0/1 grids;
+    Corner Queen `[row, col]`.
+
+    ## Starting State
+    `start="random_n"` (default without a preset): a random N-position reached by a
+    random playout from the game's initial state, so the agent can always force a
+    win. `start="initial"` (default with a preset): the game's initial state (the
+    paper's start for the presets). A state value (e.g. `[12]`, `[20, 19]`) starts
+    there; `reset(options={"state": ...})` overrides it for one episode. With
+    `seat="second"` the opponent moves first inside `reset`; `"random_n"` then
+    samples a P-position for the opponent, so the agent again starts at an N-position.
+
+    ## Rewards
+    +1 when the agent wins, -1 when it loses, 0 otherwise. Normal play: whoever
+    makes the last move wins; misère: whoever makes it loses.
+
+    ## Episode End
+    `terminated` when the game ends, when the agent plays an illegal action under
+    `illegal="lose"` (a loss), or when the opponent forfeits with an illegal
+    answer (a win). Never truncated by the env itself; with `illegal="penalize"`
+    use `max_episode_steps` in `gym.make`.
+
+    ## Information
+    `action_mask`, `state` (JSON form), `agent_move` and `opponent_move` (canonical
+    move texts of the last step, `None` if none), `winner` (`"agent"`,
+    `"opponent"` or `None`), `illegal_action` (bool) and, when illegal, `error`
+    (the precise reason); with `solver_info=True` also `outcome` ("N"/"P" for the
+    agent), `winning_actions` and, in normal play, `grundy`.
+
+    ## Arguments
+    `game` (name or `Game`), `preset` (a name of `metanim.PRESETS`), game sizes as
+    keyword arguments (e.g. `heaps=[3, 4, 5]`, `max_take=None`, `n=30`,
+    `rows=[20]`, `cols=8`, `height`, `width`) or as `game_params`, `misere`,
+    `opponent` ("optimal", "random", "epsilon:0.2" or a callable, see
+    `metanim.envs.opponents`), `start`, `seat` ("first"/"second"), `illegal`
+    ("lose"/"penalize"/"raise"), `illegal_reward` (reward of a penalized illegal
+    action), `render_mode` ("ansi"/"rgb_array"), `solver_info`.
+
+    ## Registered Configurations
+    `MetaNIM/Nim-v0` (one heap of 31, max take 3), `MetaNIM/Fibonacci-v0` (20),
+    `MetaNIM/Kayles-v0` (one row of 20), `MetaNIM/Chomp-v0` (5×5),
+    `MetaNIM/CornerQueen-v0` (20×20, queen at [4, 16]). Presets (the seed paper's
+    simulator, Tables 6–7): nim-31-k3/k4/k5, fibonacci-20, kayles-20, kayles-2rows,
+    chomp-2x8, chomp-5x5, corner-queen.
+
+    ## Version History
+    v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        game: str | Game[Any, Any] = "nim",
+        *,
+        preset: str | None = None,
+        game_params: Mapping[str, Any] | None = None,
+        misere: bool | None = None,
+        opponent: OpponentSpec = "optimal",
+        start: str | Any = None,
+        seat: str = "first",
+        illegal: str = "lose",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        solver_info: bool = False,
+        **params: Any,
+    ) -> None:
+        self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
+        self.opponent = make_opponent(opponent)
+        if seat not in SEATS:
+            raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
+        if illegal not in ILLEGAL_POLICIES:
+            raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        if start is None:
+            start = "initial" if preset is not None else "random_n"
+        if isinstance(start, str) and start in START_MODES:
+            self._start: Any = start
+        else:
+            self._start = self.game.validate_state(_as_state(start))
+        self.seat = seat
+        self.illegal = illegal
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self.solver_info = bool(solver_info)
+
+        info = self.game.info
+        self.action_space = spaces.Discrete(info.num_actions)
+        self.observation_space = spaces.Box(
+            low=0, high=info.observation_high, shape=info.observation_shape, dtype=np.int64
+        )
+        self._state: Any = self.game.initial_state()
+        self._done = True
+        self._status = "call reset() to start"
+
+    # ------------------------------------------------------------------ gym API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        start = self._start
+        if "state" in options:
+            start = self.game.validate_state(_as_state(options["state"]))
+        opponent_move = None
+        if self.seat == "first":
+            state = self._sample_start(mover_wins=True) if start == "random_n" else start
+            state = self.game.initial_state() if start == "initial" else state
+            if self.game.is_terminal(state):
+                raise ValueError(
+                    f"the start state {state!r} is already over: the agent has no move"
+                )
+        else:
+            state = self._sample_start(mover_wins=False) if start == "random_n" else start
+            state = self.game.initial_state() if start == "initial" else state
+            if self.game.is_terminal(state):
+                raise ValueError(
+                    f"the start state {state!r} is already over: the opponent has no move"
+                )
+            move = resolve_move(self.game, state, self.opponent(self.game, state, self.np_random))
+            state = self.game._apply(state, move)
+            opponent_move = self.game.move_text(move)
+            if self.game.is_terminal(state):
+                raise ValueError(
+                    f"the opponent's first move {opponent_move} ended the game; "
+                    "start from another state"
+                )
+        self._state = state
+        self._done = False
+        self._status = "agent to move"
+        info = self._info(agent_move=None, opponent_move=opponent_move, winner=None)
+        return self._obs(), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        game = self.game
+        try:
+            move = self._agent_move(action)
+        except MoveError as err:
+            return self._illegal(err)
+        state = game._apply(self._state, move)
+        agent_move = game.move_text(move)
+        if game.is_terminal(state):
+            return self._finish(state, agent_move, None, agent_moved_last=True)
+
+        try:
+            choice = self.opponent(game, state, self.np_random)
+            reply = resolve_move(game, state, choice)
+        except MoveError as err:
+            # The opponent forfeits; an LLM opponent can answer illegally too.
+            self._state, self._done = state, True
+            self._status = f"opponent forfeited: {err.reason}"
+            info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
+            info["opponent_error"] = err.reason
+            return self._obs(), 1.0, True, False, info
+        state = game._apply(state, reply)
+        opponent_move = game.move_text(reply)
+        if game.is_terminal(state):
+            return self._finish(state, agent_move, opponent_move, agent_moved_last=False)
+        self._state = state
+        self._status = "agent to move"
+        info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=None)
+        return self._obs(), 0.0, False, False, info
+
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+        if self.render_mode == "ansi":
+            return _render.ansi(self.game, self._state, self._status)
+        if self.render_mode == "rgb_array":
+            return _render.rgb(self.game, self._state)
+        return None
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions as a bool array (sb3-contrib MaskablePPO's `action_masks()`)."""
+        return self.game.action_mask(self._state).astype(bool)
+
+    # ---------------------------------------------------------------- text view
+    @property
+    def state(self) -> Any:
+        """The current game state (the agent is to move unless the episode is over)."""
+        return self._state
+
+    def prompt(self, agent_name: str = "Player 1") -> str:
+        """The paper-style game prompt of the current state, for an LLM agent."""
+        return self.game.prompt(self._state, agent_name)
+
+    def parse_action(self, text: str) -> int:
+        """The action id of an answer text; raises `UnparsableMoveError`/`IllegalMoveError`."""
+        return self.game.action_id(self.game.parse_move(text, self._state))
+
+    # ----------------------------------------------------------------- internals
+    def _agent_move(self, action: Any) -> Any:
+        if isinstance(action, str):
+            return self.game.parse_move(action, self._state)
+        try:
+            index = int(action)
+        except (TypeError, ValueError):
+            raise IllegalMoveError(f"action {action!r} is not an integer action id") from None
+        if not 0 <= index < self.game.info.num_actions:
+            raise IllegalMoveError(
+                f"action {index} is outside the action space [0, {self.game.info.num_actions - 1}]"
+            )
+        move = self.game.move_from_action(index)
+        if move not in self.game.legal_moves(self._state):
+            raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
+        return move
+
+    def _illegal(self, err: MoveError) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self.illegal == "raise":
+            raise err
+        lose = self.illegal == "lose"
+        info = self._info(agent_move=None, opponent_move=None, winner="opponent" if lose else None)
+        info["illegal_action"] = True
+        info["error"] = err.reason
+        if lose:
+            self._done = True
+            self._status = f"agent lost by an illegal action: {err.reason}"
+            return self._obs(), -1.0, True, False, info
+        return self._obs(), self.illegal_reward, False, False, info
+
+    def _finish(
+        self, state: Any, agent_move: str, opponent_move: str | None, *, agent_moved_last: bool
+    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        # The player to move at a terminal state wins exactly in misère play.
+        agent_wins = self.game.mover_wins_at_terminal != agent_moved_last
+        self._state, self._done = state, True
+        self._status = "agent won" if agent_wins else "agent lost"
+        winner = "agent" if agent_wins else "opponent"
+        info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=winner)
+        return self._obs(), 1.0 if agent_wins else -1.0, True, False, info
+
+    def _obs(self) -> np.ndarray:
+        return self.game.observation(self._state)
+
+    def _info(
+        self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
+    ) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "action_mask": self.game.action_mask(self._state),
+            "state": self.game.to_json(self._state),
+            "agent_move": agent_move,
+            "opponent_move": opponent_move,
+            "winner": winner,
+            "illegal_action": False,
+        }
+        if self.solver_info and not self.game.is_terminal(self._state):
+            facts = solver(self.game)
+            info["outcome"] = facts.outcome(self._state)
+            info["winning_actions"] = [
+                self.game.action_id(m) for m in facts.winning_moves(self._state)
+            ]
+            if not self.game.misere:
+                info["grundy"] = int(facts.grundy(self._state))
+        return info
+
+    def _sample_start(self, *, mover_wins: bool) -> Any:
+        """A random non-terminal state of the wanted outcome, from random playouts.
+
+        One playout runs from the initial state to the end; a state is drawn uniformly
+        among its non-terminal states of the wanted outcome, so early, middle and late
+        positions are all as likely. For the opponent's state (`mover_wins=False`) no
+        move may end the game, so the agent surely gets a non-terminal N-position.
+        """
+        game, rng = self.game, self.np_random
+        facts = solver(game)
+        initial = game.initial_state()
+        for _ in range(_MAX_START_TRIES):
+            state, trail = initial, []
+            while True:
+                moves = game.legal_moves(state)
+                if not moves:
+                    break
+                trail.append(state)
+                state = game._apply(state, moves[int(rng.integers(len(moves)))])
+            candidates = [
+                s
+                for s in trail
+                if (facts.outcome(s) == "N") == mover_wins
+                and (
+                    mover_wins
+                    or not any(game.is_terminal(game._apply(s, m)) for m in game.legal_moves(s))
+                )
+            ]
+            if candidates:
+                return candidates[int(rng.integers(len(candidates)))]
+        wanted = "N" if mover_wins else "P"
+        raise ValueError(
+            f"found no {wanted}-position reachable from {initial!r} in {_MAX_START_TRIES} random "
+            "playouts; pass start='initial' or an explicit state"
+        )
+
+
+def _as_state(value: Any) -> Any:
+    """JSON lists to the tuples that game states are made of."""
+    if isinstance(value, list):
+        return tuple(_as_state(v) for v in value)
+    return value
+
+
+def _build_game(
+    game: str | Game[Any, Any],
+    preset: str | None,
+    game_params: Mapping[str, Any] | None,
+    misere: bool | None,
+    params: dict[str, Any],
+) -> Game[Any, Any]:
+    if isinstance(game, Game):
+        if preset is not None or game_params or params or misere is not None:
+            raise ValueError("pass either a Game instance or a game name with parameters, not both")
+        return game
+    merged: dict[str, Any] = {}
+    name = game
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        base, preset_params = PRESETS[preset]
+        if game_class(game).name != base:
+            raise ValueError(f"preset {preset!r} is a {base} preset, not a {game} one")
+        name, merged = base, dict(preset_params)
+    merged.update(game_params or {})
+    merged.update(params)
+    if misere is not None:
+        merged["misere"] = bool(misere)
+    try:
+        return make_game(name, **merged)
+    except TypeError as exc:
+        raise TypeError(f"bad arguments for {name}: {exc}") from exc

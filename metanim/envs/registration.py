@@ -1,0 +1,52 @@
+"""Registration of the Gymnasium ids, generated from one small table.
+
+Imported by `import metanim`, so `gym.make("MetaNIM/Nim-v0")` works after that
+import and `gym.make("metanim:MetaNIM/Nim-v0")` works in a fresh interpreter
+(Gymnasium imports the module named before the colon). Idempotent.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from metanim.games import PRESETS
+
+NAMESPACE = "MetaNIM"
+VERSION = 0
+ENTRY_POINT = "metanim.envs.env:ImpartialGameEnv"
+
+#: Env name -> game name. Each id's defaults are the game's own (the paper's) defaults.
+ENV_GAMES: dict[str, str] = {
+    "Nim": "nim",
+    "Fibonacci": "fibonacci",
+    "Kayles": "kayles",
+    "Chomp": "chomp",
+    "CornerQueen": "corner_queen",
+}
+
+
+def env_id(name: str) -> str:
+    """The registered id of an env name, e.g. `env_id("Nim") == "MetaNIM/Nim-v0"`."""
+    return f"{NAMESPACE}/{name}-v{VERSION}"
+
+
+#: Every registered id.
+ENV_IDS: list[str] = [env_id(name) for name in ENV_GAMES]
+
+#: (id, preset name) for every paper preset, e.g. ("MetaNIM/Nim-v0", "nim-31-k4").
+PRESET_IDS: list[tuple[str, str]] = [
+    (env_id(name), preset)
+    for name, game in ENV_GAMES.items()
+    for preset, (base, _) in PRESETS.items()
+    if base == game
+]
+
+
+def register_envs() -> None:
+    """Register every id once; calling it again changes nothing."""
+    for name, game in ENV_GAMES.items():
+        if env_id(name) not in gym.registry:
+            gym.register(id=env_id(name), entry_point=ENTRY_POINT, kwargs={"game": game})
+
+
+register_envs()
