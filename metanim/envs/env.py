@@ -147,20 +147,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if "state" in options:
             start = self.game.validate_state(_as_state(options["state"]))
         opponent_move = None
-        if self.seat == "first":
-            state = self._sample_start(mover_wins=True) if start == "random_n" else start
-            state = self.game.initial_state() if start == "initial" else state
-            if self.game.is_terminal(state):
-                raise ValueError(
-                    f"the start state {state!r} is already over: the agent has no move"
-                )
-        else:
-            state = self._sample_start(mover_wins=False) if start == "random_n" else start
-            state = self.game.initial_state() if start == "initial" else state
-            if self.game.is_terminal(state):
-                raise ValueError(
-                    f"the start state {state!r} is already over: the opponent has no move"
-                )
+        # The agent's first decision is at an N-position: with the opponent first,
+        # the opponent starts from a P-position.
+        state = resolve_start(self.game, start, self.np_random, mover_wins=self.seat == "first")
+        if self.seat == "second":
             move = resolve_move(self.game, state, self.opponent(self.game, state, self.np_random))
             state = self.game._apply(state, move)
             opponent_move = self.game.move_text(move)
@@ -297,41 +287,54 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 info["grundy"] = int(facts.grundy(self._state))
         return info
 
-    def _sample_start(self, *, mover_wins: bool) -> Any:
-        """A random non-terminal state of the wanted outcome, from random playouts.
 
-        One playout runs from the initial state to the end; a state is drawn uniformly
-        among its non-terminal states of the wanted outcome, so early, middle and late
-        positions are all as likely. For the opponent's state (`mover_wins=False`) no
-        move may end the game, so the agent surely gets a non-terminal N-position.
-        """
-        game, rng = self.game, self.np_random
-        facts = solver(game)
-        initial = game.initial_state()
-        for _ in range(_MAX_START_TRIES):
-            state, trail = initial, []
-            while True:
-                moves = game.legal_moves(state)
-                if not moves:
-                    break
-                trail.append(state)
-                state = game._apply(state, moves[int(rng.integers(len(moves)))])
-            candidates = [
-                s
-                for s in trail
-                if (facts.outcome(s) == "N") == mover_wins
-                and (
-                    mover_wins
-                    or not any(game.is_terminal(game._apply(s, m)) for m in game.legal_moves(s))
-                )
-            ]
-            if candidates:
-                return candidates[int(rng.integers(len(candidates)))]
-        wanted = "N" if mover_wins else "P"
-        raise ValueError(
-            f"found no {wanted}-position reachable from {initial!r} in {_MAX_START_TRIES} random "
-            "playouts; pass start='initial' or an explicit state"
-        )
+def resolve_start(
+    game: Game[Any, Any], start: Any, rng: np.random.Generator, *, mover_wins: bool
+) -> Any:
+    """The start state for a `start` setting: "random_n", "initial" or a valid state."""
+    if isinstance(start, str) and start == "random_n":
+        return sample_start(game, rng, mover_wins=mover_wins)
+    state = game.initial_state() if isinstance(start, str) and start == "initial" else start
+    if game.is_terminal(state):
+        raise ValueError(f"the start state {state!r} is already over: there is no move to make")
+    return state
+
+
+def sample_start(game: Game[Any, Any], rng: np.random.Generator, *, mover_wins: bool) -> Any:
+    """A random non-terminal state of the wanted outcome, from random playouts.
+
+    One playout runs from the initial state to the end; a state is drawn uniformly
+    among its non-terminal states of the wanted outcome (`mover_wins`: an N-position),
+    so early, middle and late positions are all as likely. For a P-position it also
+    requires that no move ends the game, so the other player surely gets a
+    non-terminal N-position (in misère play a move can end the game and lose).
+    """
+    facts = solver(game)
+    initial = game.initial_state()
+    for _ in range(_MAX_START_TRIES):
+        state, trail = initial, []
+        while True:
+            moves = game.legal_moves(state)
+            if not moves:
+                break
+            trail.append(state)
+            state = game._apply(state, moves[int(rng.integers(len(moves)))])
+        candidates = [
+            s
+            for s in trail
+            if (facts.outcome(s) == "N") == mover_wins
+            and (
+                mover_wins
+                or not any(game.is_terminal(game._apply(s, m)) for m in game.legal_moves(s))
+            )
+        ]
+        if candidates:
+            return candidates[int(rng.integers(len(candidates)))]
+    wanted = "N" if mover_wins else "P"
+    raise ValueError(
+        f"found no {wanted}-position reachable from {initial!r} in {_MAX_START_TRIES} random "
+        "playouts; pass start='initial' or an explicit state"
+    )
 
 
 def _as_state(value: Any) -> Any:
