@@ -142,7 +142,7 @@ class FibonacciNim(Game[FibState, FibMove]):
     def config_from_text(cls, text: str) -> dict[str, Any]:
         remaining = find_int(r"There are (\d+) stones? remaining", text, "the pile size")
         # One more stone than is left: every (remaining, max take) is then a valid state.
-        return {"n": remaining + 1, "misere": bool(re.search(r"last stone loses", text))}
+        return {"n": max(remaining + 1, 2), "misere": bool(re.search(r"last stone loses", text))}
 
     def task_text(self, state: FibState) -> str:
         return (

@@ -19,6 +19,7 @@ import numpy as np
 
 from metanim.games import Game, make_game
 from metanim.solver._solvers import MAX_TABLE_STATES, Solver, solver_for
+from metanim.solver.check import CheckReport, GameCheckError, check_game
 from metanim.solver.reference import ReferenceSolver
 
 
@@ -84,7 +85,7 @@ def _fit_params(name: str, state: Any, params: dict[str, Any]) -> dict[str, Any]
         rows = [state] if isinstance(state, str) else list(state)
         fitted = {"rows": [len(r) for r in rows]}
     elif cls.name == "chomp":
-        fitted = {"rows": len(state), "cols": max(int(state[0]), 1)}
+        fitted = {"rows": len(state), "cols": max(max(int(x) for x in state), 2)}
     elif cls.name == "corner_queen":
         fitted = {"height": int(state[0]) + 1, "width": int(state[1]) + 1, "start": list(state)}
     return {**fitted, **params}
@@ -92,8 +93,11 @@ def _fit_params(name: str, state: Any, params: dict[str, Any]) -> dict[str, Any]
 
 __all__ = [
     "MAX_TABLE_STATES",
+    "CheckReport",
+    "GameCheckError",
     "ReferenceSolver",
     "Solver",
+    "check_game",
     "describe_solution",
     "grundy",
     "is_critical",

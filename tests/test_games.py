@@ -1,0 +1,154 @@
+"""Rules, encodings and text round trips of the five games (via the library's check_game)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metanim.games import (
+    PRESETS,
+    Chomp,
+    CornerQueen,
+    FibonacciNim,
+    IllegalMoveError,
+    Kayles,
+    Nim,
+    UnparsableMoveError,
+    game_from_prompt,
+    make_game,
+)
+from metanim.solver import GameCheckError, check_game
+
+SMALL_GAMES = [
+    Nim([5], max_take=3),
+    Nim([3, 4, 2], max_take=None),
+    Nim([3, 3], max_take=2),
+    FibonacciNim(13),
+    Kayles([7]),
+    Kayles([3, 4]),
+    Chomp(3, 4),
+    Chomp(4, 4),
+    CornerQueen(6, 7, start=(0, 6)),
+]
+
+
+@pytest.mark.parametrize("misere", [False, True])
+@pytest.mark.parametrize("game", SMALL_GAMES, ids=repr)
+def test_check_game_on_every_reachable_state(game, misere: bool) -> None:
+    game = type(game)(**{**game.params, "misere": misere})
+    report = check_game(game, max_states=3_000)
+    assert report.complete and report.states > 5
+    assert report.terminal_states >= 1
+    assert 0 < report.p_positions < report.states
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_presets_pass_check_game_near_the_start(name: str) -> None:
+    report = check_game(make_game(name), max_states=300)
+    assert report.states == 300 or report.complete
+
+
+def test_check_game_catches_a_broken_rule() -> None:
+    class BrokenNim(Nim):
+        def describe(self, state):  # drops one item from the text
+            return super().describe((max(state[0] - 1, 0),))
+
+    with pytest.raises(GameCheckError, match="parse_state"):
+        check_game(BrokenNim([4], max_take=2), solver=False)
+
+
+@pytest.mark.parametrize(
+    ("game", "state", "answer", "error", "reason"),
+    [
+        (Nim([31], max_take=3), (31,), "five", UnparsableMoveError, "no number"),
+        (Nim([31], max_take=3), (31,), "7", IllegalMoveError, "at most 3"),
+        (Nim([31], max_take=3), (2,), "3", IllegalMoveError, "only 2"),
+        (FibonacciNim(20), (10, 4), "5", IllegalMoveError, "at most 4"),
+        (FibonacciNim(20), (10, 4), "[1, 2]", UnparsableMoveError, "1 integer"),
+        (Kayles([6]), ("110111",), "2", IllegalMoveError, "already been knocked down"),
+        (Kayles([6]), ("111111",), "[1, 3]", IllegalMoveError, "adjacent"),
+        (Chomp(3, 3), (3, 3, 3), "[0, 0]", IllegalMoveError, "poison"),
+        (Chomp(3, 3), (3, 1, 1), "[1, 2]", IllegalMoveError, "already been removed"),
+        (Chomp(3, 3), (3, 3, 3), "row two", UnparsableMoveError, "position"),
+        (CornerQueen(5, 5, start=(0, 4)), (0, 4), "[0, 4]", IllegalMoveError, "at least one"),
+        (CornerQueen(5, 5, start=(0, 4)), (2, 2), "[1, 1]", IllegalMoveError, "never up"),
+        (CornerQueen(5, 5, start=(0, 4)), (0, 4), "[2, 3]", IllegalMoveError, "diagonal"),
+    ],
+)
+def test_parse_move_says_exactly_what_is_wrong(game, state, answer, error, reason) -> None:
+    with pytest.raises(error, match=reason):
+        game.parse_move(answer, state)
+
+
+def test_parse_move_accepts_json_and_loose_forms() -> None:
+    chomp = Chomp(3, 3)
+    full = chomp.initial_state()
+    assert chomp.parse_move("[1, 1]", full) == (1, 1)
+    assert chomp.parse_move("(1,1)", full) == (1, 1)
+    assert chomp.parse_move([2, 0], full) == (2, 0)
+    kayles = Kayles([5])
+    assert kayles.parse_move("[3, 2]", ("11111",)) == (0, 2, 2)
+    assert kayles.parse_move(4, ("11111",)) == (0, 4, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(sorted(PRESETS)), seed=st.integers(0, 10_000), misere=st.booleans())
+def test_random_playouts_round_trip_through_prompts(name: str, seed: int, misere: bool) -> None:
+    game = make_game(name, misere=misere)
+    rng = np.random.default_rng(seed)
+    state = game.initial_state()
+    length = 0
+    while not game.is_terminal(state):
+        rebuilt, parsed = game_from_prompt(game.prompt(state))
+        assert parsed == state and rebuilt.misere == misere
+        moves = game.legal_moves(state)
+        state = game.apply(state, moves[int(rng.integers(len(moves)))])
+        length += 1
+    assert length <= game.info.max_game_length
+
+
+def test_prompt_has_the_paper_sections_in_order() -> None:
+    text = make_game("fibonacci-20").prompt((20, 19), agent_name="Alice")
+    heads = ["#Game Role: You are Alice", "#Objective:", "#Game Rule:", "#Current State:", "#Task:"]
+    positions = [text.index(h) for h in heads]
+    assert positions == sorted(positions)
+    assert "a simple Fibonacci game" in text
+
+
+def test_misere_changes_the_objective_text() -> None:
+    for name in ("nim", "fibonacci", "kayles", "chomp", "corner_queen"):
+        normal, misere = make_game(name), make_game(name, misere=True)
+        assert normal.rules_text() != misere.rules_text()
+
+
+def test_game_params_rebuild_the_game_and_are_json() -> None:
+    for name in PRESETS:
+        game = make_game(name, misere=True)
+        assert type(game)(**json.loads(json.dumps(game.params))) == game
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "metanim.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_solve_prints_grundy_outcome_and_moves() -> None:
+    result = run_cli("solve", "nim", "[3, 4, 5]")
+    assert result.returncode == 0, result.stderr
+    assert "grundy (normal play): 2" in result.stdout  # 3 ^ 4 ^ 5
+    assert "outcome (normal play): N" in result.stdout
+    assert "winning moves: [0, 2]" in result.stdout
+
+
+def test_cli_solve_misere_and_bad_input() -> None:
+    result = run_cli("solve", "nim", "[1, 1]", "--misere")
+    assert "outcome (misère play): N" in result.stdout
+    bad = run_cli("solve", "chomp", "[1, 3]")
+    assert bad.returncode == 2 and "must not increase" in bad.stderr
