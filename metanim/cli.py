@@ -62,6 +62,37 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------ serve-sim
+def _serve_sim_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback)")
+    p.add_argument("--port", type=int, default=8000, help="port (0 picks a free one)")
+    p.add_argument("--seed", type=int, default=0, help="seed of fault draws and unseeded samples")
+    p.add_argument(
+        "--log", default=None, metavar="FILE", help="append the request log to this JSONL file"
+    )
+    p.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="VAR",
+        help="require the key held in this environment variable (default: accept any key)",
+    )
+
+
+@command(
+    "serve-sim", "Run the simulated OpenAI-compatible server (models are policies)", _serve_sim_args
+)
+def _serve_sim(args: argparse.Namespace) -> int:
+    import os
+
+    from metanim.llm.sim import serve
+
+    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    if args.api_key_env and not api_key:
+        raise ValueError(f"environment variable {args.api_key_env} is not set")
+    serve(args.host, args.port, api_key=api_key, seed=args.seed, log_path=args.log)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="metanim", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -21,9 +21,20 @@ class InfrastructureError(MetaNimError, RuntimeError):
     Never a move, a loss or a win: the decision or episode is marked and can be rerun.
     """
 
-    def __init__(self, message: str, *, kind: str = "infrastructure") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "infrastructure",
+        status: int | None = None,
+        attempts: int = 1,
+    ) -> None:
         super().__init__(message)
+        #: auth, permission, quota, not_found, bad_request, rate_limit, server_error,
+        #: timeout, connection or bad_response (see docs/llm.md).
         self.kind = kind
+        self.status = status  # HTTP status, when there was one
+        self.attempts = attempts  # attempts made, retries included
 
 
 class Usage(BaseModel):
@@ -54,7 +65,9 @@ class Completion(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     cached: bool = False
-    request: dict[str, Any] = Field(default_factory=dict)  # model, temperature, n, seed, sample_index
+    # model, temperature, n, seed, sample_index (and, from the client, base_url, max_tokens)
+    request: dict[str, Any] = Field(default_factory=dict)
+    retries: int = 0  # failed attempts before this answer (0 for a cached answer)
 
     @property
     def text(self) -> str:

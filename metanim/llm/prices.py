@@ -1,0 +1,80 @@
+"""A user-editable price table: US dollars per 1M input and output tokens, per model.
+
+The defaults ship as `metanim/llm/prices.json`; a JSON file of the same shape named by
+an argument or by the `METANIM_PRICES` environment variable overrides entries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from metanim.llm._types import Usage
+
+log = logging.getLogger("metanim.llm")
+
+#: Environment variable naming a JSON price file that overrides the shipped entries.
+PRICES_ENV = "METANIM_PRICES"
+
+
+class Price(BaseModel):
+    """Dollars per one million tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input: float
+    output: float
+
+
+class PriceTable:
+    """Model name -> `Price`; a name matches exactly or as the longest prefix.
+
+    Args:
+        prices: entries by model name (or name prefix, e.g. "sim-").
+    """
+
+    def __init__(self, prices: dict[str, Price]) -> None:
+        self.prices = dict(prices)
+        self._warned: set[str] = set()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None) -> PriceTable:
+        """The shipped table, updated by `path` (or the file `METANIM_PRICES` names)."""
+        shipped = resources.files("metanim.llm").joinpath("prices.json").read_text()
+        table = cls._parse(shipped)
+        override = path if path is not None else os.environ.get(PRICES_ENV)
+        if override:
+            table.update(cls._parse(Path(override).read_text()))
+        return cls(table)
+
+    @staticmethod
+    def _parse(text: str) -> dict[str, Price]:
+        data = json.loads(text)
+        models = data.get("models", data)
+        return {
+            name: Price.model_validate(entry)
+            for name, entry in models.items()
+            if not name.startswith("_")
+        }
+
+    def lookup(self, model: str) -> Price | None:
+        """The price of `model`: an exact entry, else the longest matching prefix, else None."""
+        if model in self.prices:
+            return self.prices[model]
+        matches = [name for name in self.prices if model.startswith(name)]
+        return self.prices[max(matches, key=len)] if matches else None
+
+    def cost(self, model: str, usage: Usage) -> float:
+        """Dollars for `usage` on `model`; 0.0 (with one warning) if the model is not listed."""
+        price = self.lookup(model)
+        if price is None:
+            if model not in self._warned:
+                self._warned.add(model)
+                log.warning("no price for model %r: its cost is counted as 0", model)
+            return 0.0
+        return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6

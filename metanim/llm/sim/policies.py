@@ -1,0 +1,346 @@
+"""What a simulated model answers: find the task in the prompt, pick an answer by policy,
+and write it in the JSON shape the prompt asks for.
+
+A task is either a MetaNIM game (recovered from the real game prompt with
+`metanim.games.game_from_prompt`) or a generic question that carries its answer key in
+a hidden marker, `<!--sim answer=B choices=A,B,C,D-->` or `<!--sim answer=42-->`.
+Everything here is a pure function of its arguments and the `random.Random` it is given.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from metanim.games import Game, InvalidStateError, MoveError, game_from_prompt
+from metanim.llm._types import Message
+from metanim.llm.sim.spec import ModelSpec
+from metanim.solver import winning_moves
+
+
+# ---------------------------------------------------------------------------- tasks
+def _value(game: Game[Any, Any], move: Any) -> Any:
+    """The JSON value of a move as prompts show it (`move_text` parsed)."""
+    text = game.move_text(move)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _size(game: Game[Any, Any], state: Any) -> int:
+    """How much game is left, for the take-size heuristics (smaller = more was taken)."""
+    if game.name == "fibonacci":
+        return int(state[0])
+    if game.name == "corner_queen":
+        height = game.info.params["height"]
+        return (height - 1 - state[0]) + state[1]
+    return int(game.observation(state).sum())
+
+
+@dataclass
+class Task:
+    """A decision with known legal answers (`candidates`) and optimal answers (`correct`)."""
+
+    kind: str  # "game" or "question"
+    candidates: list[Any]
+    correct: list[Any]
+    game: Game[Any, Any] | None = None
+    state: Any = None
+    heuristics: dict[str, Any] = field(default_factory=dict)
+    illegal_value: Any = None
+
+    def normalize(self, text: str) -> Any:
+        """The legal candidate an answer names, or None."""
+        if self.game is not None:
+            try:
+                return _value(self.game, self.game.parse_move(text, self.state))
+            except MoveError:
+                return None
+        cleaned = text.strip().strip("\"'").strip()
+        for candidate in self.candidates:
+            if cleaned.lower() == str(candidate).lower():
+                return candidate
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """JSON summary for the request log."""
+        if self.game is not None:
+            return {
+                "kind": "game",
+                "game": self.game.name,
+                "params": self.game.params,
+                "state": self.game.to_json(self.state),
+                "winning": self.correct,
+            }
+        return {"kind": "question", "answer": self.correct, "choices": self.candidates}
+
+
+def game_task(game: Game[Any, Any], state: Any) -> Task:
+    moves = game.legal_moves(state)
+    values = [_value(game, m) for m in moves]
+    by_size = sorted(
+        zip(moves, values, strict=True), key=lambda mv: _size(game, game._apply(state, mv[0]))
+    )
+    illegal = None
+    legal_ids = {game.action_id(m) for m in moves}
+    for action in range(game.info.num_actions):
+        if action not in legal_ids:
+            illegal = _value(game, game.move_from_action(action))
+            break
+    if illegal is None:  # every action is legal here: name one outside the action space
+        illegal = -1 if isinstance(values[0], int) else [-1, -1]
+    return Task(
+        kind="game",
+        candidates=values,
+        correct=[_value(game, m) for m in winning_moves(game, state)],
+        game=game,
+        state=state,
+        heuristics={
+            "max_take": by_size[0][1],
+            "min_take": by_size[-1][1],
+            "first": values[0],
+            "last": values[-1],
+        },
+        illegal_value=illegal,
+    )
+
+
+_MARKER = re.compile(
+    r"<!--\s*sim\s+answer=(?P<answer>[^\s>]+)(?:\s+choices=(?P<choices>[^\s>]+))?\s*-->"
+)
+
+
+def question_task(answer: str, choices: str | None) -> Task:
+    if choices:
+        candidates: list[Any] = [c.strip() for c in choices.split(",") if c.strip()]
+        illegal: Any = "Z" if "Z" not in candidates else "none"
+        correct: Any = answer
+    else:
+        try:
+            correct = int(answer)
+            candidates = list(range(correct - 5, correct + 6))
+        except ValueError:
+            correct = float(answer)
+            candidates = [correct + d for d in range(-5, 6)]
+        illegal = "not a number"
+    wrong = [c for c in candidates if c != correct]
+    return Task(
+        kind="question",
+        candidates=candidates,
+        correct=[correct],
+        heuristics={
+            "first": candidates[0],
+            "last": candidates[-1],
+            "max_take": wrong[0] if wrong else correct,
+            "min_take": wrong[-1] if wrong else correct,
+        },
+        illegal_value=illegal,
+    )
+
+
+def find_task(messages: list[Message]) -> Task | None:
+    """The game or question in the latest message that holds one (system included)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            continue
+        text = str(message.get("content") or "")
+        marker = _MARKER.search(text)
+        if marker:
+            return question_task(marker["answer"], marker["choices"])
+        try:
+            game, state = game_from_prompt(text)
+        except (InvalidStateError, MoveError, ValueError, KeyError):
+            continue
+        if game.legal_moves(state):
+            return game_task(game, state)
+    return None
+
+
+# -------------------------------------------------------------------- peer answers
+_ANSWER = re.compile(
+    r"""(?i:"?(?:final[ _]?)?(?:action|answer)"?)\s*[:=]\s*"""
+    r"""(\[[^\[\]]*\]|"[^"]*"|-?\d+(?:\.\d+)?|\b[A-Z]\b)"""
+)
+
+
+def answers_in(text: str, task: Task) -> list[Any]:
+    """Every legal answer named in `text` as `"action": X` or `answer: X`, in order."""
+    found = []
+    for match in _ANSWER.finditer(text):
+        value = task.normalize(match.group(1))
+        if value is not None:
+            found.append(value)
+    return found
+
+
+# -------------------------------------------------------------------------- policy
+def choose(
+    spec: ModelSpec, task: Task, messages: list[Message], rng: random.Random, temperature: float
+) -> Any:
+    """The answer value the policy gives (before answer faults)."""
+
+    def base(name: str) -> Any:
+        if name == "optimal" and task.correct:
+            return rng.choice(task.correct)
+        return rng.choice(task.candidates)  # random, or a P-position: any legal move
+
+    policy = spec.policy
+    if policy in ("optimal", "faulty"):
+        answer = base("optimal")
+    elif policy == "random":
+        answer = base("random")
+    elif policy == "biased":
+        if rng.random() < spec["p"]:
+            answer = task.heuristics[spec["heuristic"]]
+        else:
+            answer = base(spec["otherwise"])
+    else:  # conform: own previous answer vs peers' answers, by the given weights
+        own = None
+        for message in reversed(messages):
+            if message.get("role") == "assistant":
+                previous = answers_in(str(message.get("content") or ""), task)
+                own = previous[-1] if previous else None
+                break
+        if own is None:
+            own = base(spec["base"])
+        last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+        peers = answers_in(str(last_user.get("content") or ""), task) if last_user else []
+        options = [own, *peers]
+        weights = [spec["self"]] + [spec["peer"]] * len(peers)
+        # With self=0 and no peer answers to follow, the agent keeps its own answer.
+        answer = rng.choices(options, weights=weights)[0] if sum(weights) > 0 else own
+    if spec["noise"] > 0 and rng.random() < min(1.0, spec["noise"] * temperature):
+        answer = rng.choice(task.candidates)
+    return answer
+
+
+# ------------------------------------------------------------------------ replying
+_COLON = re.compile(r"\s*:")
+
+
+def template_keys(text: str) -> list[str]:
+    """Top-level keys of the last `{...}` block in `text` that has any (the asked format)."""
+    blocks: list[list[str]] = []
+    keys: list[str] = []
+    depth, i = 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = i + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if depth == 1 and _COLON.match(text, end + 1):
+                key = text[i + 1 : end]
+                if key not in keys:
+                    keys.append(key)
+            i = end + 1
+            continue
+        if ch == "{":
+            depth += 1
+            if depth == 1:
+                keys = []
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0 and keys:
+                blocks.append(keys)
+        i += 1
+    return blocks[-1] if blocks else []
+
+
+def _norm(key: str) -> str:
+    return re.sub(r"[_\-]+", " ", key.strip().lower())
+
+
+def _is_answer_key(key: str) -> bool:
+    k = _norm(key)
+    return k in ("action", "move", "choice", "decision") or k.endswith(" action") or "answer" in k
+
+
+def _text(task: Task | None, answer_text: str) -> str:
+    if task is None or task.game is None:
+        return f"My answer is {answer_text}."
+    return f"In {task.game.title}, from this position I choose {answer_text}."
+
+
+def _distribution(
+    task: Task, answer: Any, rng: random.Random, peers: list[Any]
+) -> dict[str, float]:
+    """A belief over answers: 0.7 on `answer`, the rest over peers' answers or random ones."""
+    others = [p for p in peers if p != answer] or [
+        c for c in rng.sample(task.candidates, min(3, len(task.candidates))) if c != answer
+    ]
+    belief = {json.dumps(answer): 0.7 if others else 1.0}
+    for other in others:
+        belief[json.dumps(other)] = belief.get(json.dumps(other), 0.0) + 0.3 / len(others)
+    return {k: round(v, 4) for k, v in belief.items()}
+
+
+def field_value(
+    key: str, task: Task | None, answer: Any, rng: random.Random, peers: list[Any], spec: ModelSpec
+) -> Any:
+    """What a reply puts under `key` of the asked JSON object."""
+    k = _norm(key)
+    answer_text = json.dumps(answer)
+    game = task.game if task is not None else None
+    if "prompt" in k:
+        # DReaMAD's optimized prompt is played from next, so it must still hold the game.
+        if game is not None:
+            return f"{game.prompt(task.state)}\nThink about which positions are losing for the opponent."
+        return "Answer the question carefully."
+    if task is not None and ("belief" in k or "distribution" in k or "probabilit" in k):
+        return _distribution(task, answer, rng, [])
+    if task is not None and ("peer" in k or "predict" in k):
+        return _distribution(task, peers[0] if peers else answer, rng, peers)
+    if _is_answer_key(key):
+        return answer
+    if "confidence" in k:
+        return 0.8
+    if "preference" in k:
+        return "Yes" if answer in peers else "No"
+    if "side" in k:
+        return "Affirmative"
+    if game is not None:
+        rules = game.rules_text()
+        if "definition" in k:
+            return f"{game.title}. {rules}"
+        if ("winning" in k and "condition" in k) or "objective" in k or "goal" in k:
+            return rules.split("\n")[0].removeprefix("#Objective:").strip()
+        if "constraint" in k or "rule" in k:
+            return rules.split("\n")[-1].removeprefix("#Game Rule:").strip()
+    if "strategy" in k or "tactic" in k or "evaluation" in k:
+        return f"Leave the opponent a losing position; here that means {answer_text}."
+    return _text(task, answer_text) + f" (policy {spec.policy})"
+
+
+_MALFORMED = (
+    'I think the best move is to take some. ```json\n{"reasoning": "take',
+    "Let me think about this carefully. The answer depends on the position.",
+    '```json\n{"reasoning": "unsure", "action": }\n```',
+)
+
+
+def reply(
+    spec: ModelSpec, messages: list[Message], rng: random.Random, temperature: float
+) -> tuple[str, Any, str | None]:
+    """One choice's text, the answer it names (None if malformed) and its fault, if any."""
+    task = find_task(messages)
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {"content": ""})
+    last_text = str(last_user.get("content") or "")
+    keys = template_keys(last_text) or ["reasoning", "action"]
+    if task is None:
+        obj = {key: "I cannot find a game or question in the prompt." for key in keys}
+        return f"```json\n{json.dumps(obj)}\n```", None, "no_task"
+    answer = choose(spec, task, messages, rng, temperature)
+    fault = None
+    if rng.random() < spec["malformed"]:
+        return rng.choice(_MALFORMED), None, "malformed"
+    if rng.random() < spec["illegal"]:
+        answer, fault = task.illegal_value, "illegal"
+    peers = answers_in(last_text, task)
+    obj = {key: field_value(key, task, answer, rng, peers, spec) for key in keys}
+    text = f"{_text(task, json.dumps(answer))}\n```json\n{json.dumps(obj, ensure_ascii=False)}\n```"
+    return text, answer, fault

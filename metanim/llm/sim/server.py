@@ -1,0 +1,358 @@
+"""The simulated OpenAI-compatible server: a real aiohttp server on loopback.
+
+`SimServer` runs it in a background thread (a context manager with `base_url` and a
+request `log`); `serve` runs it in the foreground for `metanim serve-sim`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import math
+import random
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from metanim.llm.sim.policies import find_task, reply
+from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
+
+
+def count_tokens(text: str) -> int:
+    """A rough, deterministic token count: words x 1.3, rounded up."""
+    return math.ceil(len(text.split()) * 1.3)
+
+
+def _error(
+    status: int, message: str, kind: str, code: str | None = None, **headers: str
+) -> web.Response:
+    body = {"error": {"message": message, "type": kind, "code": code, "param": None}}
+    return web.json_response(body, status=status, headers=headers)
+
+
+def _rng(*parts: Any) -> random.Random:
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+class SimApp:
+    """The request handlers and the request log (shared by `SimServer` and `serve`).
+
+    Args:
+        api_key: if set, requests must carry `Authorization: Bearer <api_key>` (else 401).
+            It is never logged or echoed.
+        seed: seeds the HTTP fault draws and the answers of unseeded sampled calls.
+        log_path: also append every log record to this JSONL file.
+    """
+
+    def __init__(
+        self, *, api_key: str | None = None, seed: int = 0, log_path: str | Path | None = None
+    ) -> None:
+        self._api_key = api_key
+        self.seed = seed
+        self.log_path = Path(log_path) if log_path else None
+        self._log: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._attempts: dict[str, int] = {}
+        self._unseeded = random.Random(seed)
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_post("/v1/chat/completions", self.chat)
+        return app
+
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._log)
+
+    def reset_log(self) -> None:
+        with self._lock:
+            self._log.clear()
+            self._attempts.clear()
+
+    def _record(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._log.append(record)
+            if self.log_path is not None:
+                with self.log_path.open("a") as f:
+                    f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+    def _authorized(self, request: web.Request) -> bool:
+        if self._api_key is None:
+            return True
+        given = request.headers.get("Authorization", "")
+        return hmac.compare_digest(given.encode(), f"Bearer {self._api_key}".encode())
+
+    async def models(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return _error(
+                401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
+            )
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "metanim-sim"}
+            for name in LISTED_MODELS
+        ]
+        return web.json_response({"object": "list", "data": data})
+
+    async def chat(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return _error(
+                401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
+            )
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+            model = str(body["model"])
+            messages = [
+                {"role": str(m["role"]), "content": str(m.get("content") or "")}
+                for m in body["messages"]
+            ]
+        except (ValueError, KeyError, TypeError):
+            return _error(
+                400, "the body must be JSON with 'model' and 'messages'", "invalid_request_error"
+            )
+        try:
+            spec = parse_model_spec(model)
+        except ModelSpecError as exc:
+            return _error(404, str(exc), "invalid_request_error", "model_not_found")
+        temperature = float(
+            body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0
+        )
+        n = int(body.get("n") or 1)
+        seed = body.get("seed")
+        record: dict[str, Any] = {
+            "time": time.time(),
+            "model": model,
+            "policy": spec.policy,
+            "messages": messages,
+            "temperature": temperature,
+            "n": n,
+            "seed": seed,
+            "max_tokens": body.get("max_tokens"),
+        }
+        # Retries resend the same body; counting attempts per body lets faults differ
+        # between attempts (so retries can succeed) while staying reproducible.
+        body_hash = hashlib.sha256(raw).hexdigest()
+        with self._lock:
+            attempt = self._attempts.get(body_hash, 0)
+            self._attempts[body_hash] = attempt + 1
+        record["attempt"] = attempt
+        if spec["latency"] > 0:
+            await asyncio.sleep(spec["latency"])
+        fault = self._http_fault(spec, body_hash, attempt)
+        if fault is not None:
+            status, response = fault
+            self._record(
+                {
+                    **record,
+                    "status": status,
+                    "task": None,
+                    "answers": [],
+                    "actions": [],
+                    "faults": [],
+                }
+            )
+            return response
+        if n < 1 or n > 128:
+            return _error(400, "n must be between 1 and 128", "invalid_request_error")
+        try:
+            texts, actions, faults = self._answer(spec, messages, temperature, n, seed)
+            task = find_task(messages)
+        except Exception as exc:
+            self._record({**record, "status": 500, "error": repr(exc), "task": None, "answers": []})
+            return _error(500, f"simulator error: {exc}", "server_error")
+        self._record(
+            {
+                **record,
+                "status": 200,
+                "task": task.describe() if task is not None else None,
+                "answers": texts,
+                "actions": actions,
+                "faults": faults,
+            }
+        )
+        prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
+        completion_tokens = sum(count_tokens(t) for t in texts)
+        return web.json_response(
+            {
+                "id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "system_fingerprint": "metanim-sim",
+                "choices": [
+                    {
+                        "index": i,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                    for i, text in enumerate(texts)
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
+
+    def _http_fault(
+        self, spec: ModelSpec, body_hash: str, attempt: int
+    ) -> tuple[int, web.Response] | None:
+        if attempt < spec["burst429"]:
+            return 429, _error(
+                429, "Rate limit reached (simulated burst).", "requests", "rate_limit_exceeded"
+            )
+        if attempt < spec["burst500"]:
+            return 500, _error(500, "The server had an error (simulated burst).", "server_error")
+        rng = _rng("http", self.seed, body_hash, attempt)
+        if rng.random() < spec["quota"]:
+            return 429, _error(
+                429,
+                "You exceeded your current quota (simulated).",
+                "insufficient_quota",
+                "insufficient_quota",
+            )
+        if rng.random() < spec["http429"]:
+            return 429, _error(
+                429, "Rate limit reached (simulated).", "requests", "rate_limit_exceeded"
+            )
+        if rng.random() < spec["http500"]:
+            return 500, _error(500, "The server had an error (simulated).", "server_error")
+        return None
+
+    def _answer(
+        self, spec: ModelSpec, messages: list[dict[str, str]], temperature: float, n: int, seed: Any
+    ) -> tuple[list[str], list[Any], list[str | None]]:
+        if seed is None and temperature > 0:
+            # An unseeded sample is a fresh draw, as from a real model.
+            base: Any = self._unseeded.getrandbits(64)
+        else:
+            base = seed if seed is not None else 0  # temperature 0 without seed: greedy, fixed
+        texts, actions, faults = [], [], []
+        for index in range(n):
+            rng = _rng("answer", base, spec.name, messages, index)
+            text, action, fault = reply(spec, messages, rng, temperature)
+            texts.append(text)
+            actions.append(action)
+            faults.append(fault)
+        return texts, actions, faults
+
+
+class SimServer:
+    """The simulated server on loopback, in a background thread.
+
+    Args:
+        host: interface to bind (loopback by default).
+        port: 0 picks a free port.
+        api_key: if set, the server refuses other keys with 401.
+        seed: seeds fault draws and unseeded samples.
+        log_path: also append the request log to this JSONL file.
+
+    Example:
+        >>> with SimServer() as server:  # doctest: +SKIP
+        ...     client = OpenAIChatClient("sim-optimal", base_url=server.base_url)
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        api_key: str | None = None,
+        seed: int = 0,
+        log_path: str | Path | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.handlers = SimApp(api_key=api_key, seed=seed, log_path=log_path)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    def __repr__(self) -> str:
+        return f"SimServer(host={self.host!r}, port={self.port})"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL, e.g. http://127.0.0.1:54321/v1."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        """A copy of the request records so far (model, messages, parameters, task, answers)."""
+        return self.handlers.log
+
+    def reset_log(self) -> None:
+        """Forget the records and the per-request attempt counts."""
+        self.handlers.reset_log()
+
+    def start(self) -> SimServer:
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                self._runner = web.AppRunner(self.handlers.app(), access_log=None)
+                loop.run_until_complete(self._runner.setup())
+                site = web.TCPSite(self._runner, self.host, self.port)
+                loop.run_until_complete(site.start())
+                self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            except BaseException as exc:
+                failure.append(exc)
+                started.set()
+                return
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="metanim-sim-server", daemon=True)
+        self._thread.start()
+        started.wait()
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+            self._loop = self._thread = None
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    api_key: str | None = None,
+    seed: int = 0,
+    log_path: str | Path | None = None,
+) -> None:
+    """Run the simulated server in the foreground until interrupted."""
+    server = SimServer(host, port, api_key=api_key, seed=seed, log_path=log_path).start()
+    print(f"MetaNIM simulated server at {server.base_url} (Ctrl-C to stop)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()

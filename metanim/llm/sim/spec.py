@@ -1,0 +1,101 @@
+"""Simulated model names: `sim-<policy>[:key=value,key=value,...]`.
+
+Examples: `sim-optimal`, `sim-random`, `sim-biased:heuristic=max_take,p=0.8`,
+`sim-conform:self=1,peer=2`, `sim-faulty:malformed=0.3,illegal=0.2,http429=0.3`.
+Every policy accepts the fault parameters; `sim-faulty` is the optimal policy with
+faults. The full grammar is in docs/simulated_server.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+POLICIES = ("optimal", "random", "biased", "conform", "faulty")
+HEURISTICS = ("max_take", "min_take", "first", "last")
+
+# Parameter -> (type, default). Rates are probabilities per request (HTTP faults) or
+# per choice (answer faults); `burst429=k` fails the first k attempts of each distinct
+# request body, so retries are exercised deterministically.
+_PARAMS: dict[str, tuple[type, Any]] = {
+    "heuristic": (str, "max_take"),
+    "p": (float, 1.0),
+    "otherwise": (str, "optimal"),
+    "self": (float, 1.0),
+    "peer": (float, 1.0),
+    "base": (str, "optimal"),
+    "noise": (float, 0.0),
+    "malformed": (float, 0.0),
+    "illegal": (float, 0.0),
+    "http429": (float, 0.0),
+    "http500": (float, 0.0),
+    "quota": (float, 0.0),
+    "burst429": (int, 0),
+    "burst500": (int, 0),
+    "latency": (float, 0.0),
+}
+_RATES = ("p", "noise", "malformed", "illegal", "http429", "http500", "quota")
+
+
+class ModelSpecError(ValueError):
+    """A model name that is not a valid simulated-model spec."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed simulated model: its policy and parameters (defaults filled in)."""
+
+    name: str
+    policy: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.params[key]
+
+
+def parse_model_spec(name: str) -> ModelSpec:
+    """Parse `sim-<policy>[:k=v,...]`; raises `ModelSpecError` naming what is wrong."""
+    if not name.startswith("sim-"):
+        raise ModelSpecError(f"model {name!r} is not a simulated model (names start with 'sim-')")
+    head, _, tail = name[4:].partition(":")
+    policy = head.strip().lower()
+    if policy not in POLICIES:
+        raise ModelSpecError(f"unknown simulated policy {policy!r}; choose one of {POLICIES}")
+    params = {key: default for key, (_, default) in _PARAMS.items()}
+    for item in filter(None, (part.strip() for part in tail.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip().lower()
+        if not sep or key not in _PARAMS:
+            raise ModelSpecError(f"bad parameter {item!r} in {name!r}; known: {sorted(_PARAMS)}")
+        kind = _PARAMS[key][0]
+        try:
+            params[key] = kind(value.strip())
+        except ValueError:
+            raise ModelSpecError(
+                f"parameter {key} must be {kind.__name__}, got {value!r}"
+            ) from None
+    for key in _RATES:
+        if not 0.0 <= params[key] <= 1.0:
+            raise ModelSpecError(f"{key} must be a probability in [0, 1], got {params[key]}")
+    if params["heuristic"] not in HEURISTICS:
+        raise ModelSpecError(
+            f"unknown heuristic {params['heuristic']!r}; choose one of {HEURISTICS}"
+        )
+    for key in ("otherwise", "base"):
+        if params[key] not in ("optimal", "random"):
+            raise ModelSpecError(f"{key} must be 'optimal' or 'random', got {params[key]!r}")
+    if min(params["self"], params["peer"]) < 0 or params["self"] + params["peer"] <= 0:
+        raise ModelSpecError("self and peer weights must be non-negative and not both zero")
+    if params["latency"] < 0 or params["burst429"] < 0 or params["burst500"] < 0:
+        raise ModelSpecError("latency and bursts must be non-negative")
+    return ModelSpec(name=name, policy=policy, params=params)
+
+
+#: Names listed by `/v1/models` (any valid spec is accepted, listed or not).
+LISTED_MODELS = (
+    "sim-optimal",
+    "sim-random",
+    "sim-biased:heuristic=max_take,p=0.8",
+    "sim-conform:self=1,peer=2",
+    "sim-faulty:malformed=0.3,illegal=0.2,http429=0.3,http500=0.1,latency=0.05",
+)
