@@ -1,0 +1,63 @@
+"""Prompting and debate methods behind one interface (DESIGN §5).
+
+`Method.decide(task_or_game, state, seed=...)` returns a `Decision`: the answer and the
+full record. Methods work on game positions (`GameTask`) and on questions (`QuestionTask`).
+"""
+
+from metanim.agents.acemad import AceMAD, aggregate, brier_score, update_weights
+from metanim.agents.base import (
+    CallRecord,
+    Context,
+    Decision,
+    DecisionInfrastructureError,
+    Method,
+    Sample,
+    TieBreak,
+)
+from metanim.agents.debate import MAD, MPD, AnonymousMAD, CrossModel, DReaMAD
+from metanim.agents.parsing import ActionReply, Parsed, extract_action, parse_reply
+from metanim.agents.policy import LLMPolicy
+from metanim.agents.prompts import METHOD_PROMPT_VERSION
+from metanim.agents.registry import METHODS, build_method, make_client, parse_spec
+from metanim.agents.single import CoT, ReAct, SelfConsistency, SelfRefine, Standard
+from metanim.agents.tasks import GameTask, Question, QuestionTask, Task, as_task, load_questions
+
+__all__ = [
+    "MAD",
+    "METHODS",
+    "METHOD_PROMPT_VERSION",
+    "MPD",
+    "AceMAD",
+    "ActionReply",
+    "AnonymousMAD",
+    "CallRecord",
+    "CoT",
+    "Context",
+    "CrossModel",
+    "DReaMAD",
+    "Decision",
+    "DecisionInfrastructureError",
+    "GameTask",
+    "LLMPolicy",
+    "Method",
+    "Parsed",
+    "Question",
+    "QuestionTask",
+    "ReAct",
+    "Sample",
+    "SelfConsistency",
+    "SelfRefine",
+    "Standard",
+    "Task",
+    "TieBreak",
+    "aggregate",
+    "as_task",
+    "brier_score",
+    "build_method",
+    "extract_action",
+    "load_questions",
+    "make_client",
+    "parse_reply",
+    "parse_spec",
+    "update_weights",
+]

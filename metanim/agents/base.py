@@ -1,0 +1,441 @@
+"""The `Method` interface, the `Decision` record and the per-decision context.
+
+A method maps a task (a game position or a question) to one answer and a complete,
+serializable record of how it got there: every call with its messages and temperature,
+every sampled answer with its parsed action, each agent's answer per round, tie-breaks,
+usage, cost and latency, and the counts of unparsable and illegal answers (DESIGN §5, §9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import zlib
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from metanim.agents import prompts
+from metanim.agents.parsing import Parsed, parse_reply
+from metanim.agents.tasks import Task, as_task, sorted_answers
+from metanim.games import PROMPT_VERSION, Game
+from metanim.llm._types import ChatModel, Completion, InfrastructureError, Message, Usage
+
+Status = Literal["ok", "forfeit", "fallback", "infrastructure_error"]
+OnFailure = Literal["forfeit", "random"]
+
+
+class CallRecord(BaseModel):
+    """One chat call: who made it, in which phase and round, with what, and what came back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    agent: str
+    phase: str
+    round: int
+    attempt: int
+    model: str
+    temperature: float
+    seed: int | None
+    sample_index: int
+    messages: list[Message]
+    texts: list[str]
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+class Sample(BaseModel):
+    """One sampled answer and how it parsed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call: int  # index into Decision.calls
+    agent: str
+    phase: str
+    round: int
+    attempt: int
+    text: str
+    stage: str | None
+    answer: Any = None  # JSON value of the parsed answer
+    answer_text: str | None = None
+    action_id: Any = None  # the vote key (a game's action id, an option letter, a number)
+    error: str | None = None  # None, "unparsable" or "illegal"
+    reason: str | None = None
+    payload: dict[str, Any] | None = None  # judge verdicts, AceMAD belief/prediction reports
+
+
+class TieBreak(BaseModel):
+    """A recorded vote: the counts, the tied candidates and the seeded choice."""
+
+    model_config = ConfigDict(frozen=True)
+
+    context: str
+    counts: dict[str, float]
+    candidates: list[str]
+    chosen: str
+    rule: str = "uniform among the tied answers, sorted by action id, from the decision seed"
+
+
+class Decision(BaseModel):
+    """A method's decision on one task, with everything needed to analyse it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: str
+    params: dict[str, Any]
+    prompt_version: str = prompts.METHOD_PROMPT_VERSION
+    game_prompt_version: str = PROMPT_VERSION
+    task: dict[str, Any]
+    seed: int
+    status: Status
+    move: Any = None  # the chosen answer as a Python value (a game move), or None
+    answer: Any = None  # its JSON value
+    answer_text: str | None = None
+    action_id: Any = None
+    unparsable: int = 0  # replies that named no answer (every attempt counted)
+    illegal: int = 0  # replies that named a forbidden answer
+    failed_agents: int = 0  # agent turns that stayed invalid after all re-asks
+    calls: list[CallRecord] = Field(default_factory=list)
+    samples: list[Sample] = Field(default_factory=list)
+    rounds: list[dict[str, str | None]] = Field(default_factory=list)  # agent -> answer text
+    tie_breaks: list[TieBreak] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0  # wall time of the whole decision
+    error: str | None = None
+
+    @property
+    def messages(self) -> dict[str, list[Message]]:
+        """All messages per agent, in call order (each call's prompt, then its reply)."""
+        out: dict[str, list[Message]] = {}
+        for call in self.calls:
+            out.setdefault(call.agent, []).extend(call.messages)
+            out[call.agent].append({"role": "assistant", "content": call.texts[0]})
+        return out
+
+    @property
+    def n_calls(self) -> int:
+        return len(self.calls)
+
+
+class DecisionInfrastructureError(InfrastructureError):
+    """An `InfrastructureError` during a decision; `.decision` holds the partial record."""
+
+    def __init__(self, cause: InfrastructureError, decision: Decision) -> None:
+        super().__init__(str(cause), kind=cause.kind)
+        self.decision = decision
+
+
+def derive_seed(seed: int, *parts: Any) -> int:
+    """A stable 31-bit seed for one call, from the decision seed and the call's identity."""
+    return zlib.crc32(repr((seed, *parts)).encode()) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The outcome of `Context.ask`: the answer (None if invalid), the last text and its parse."""
+
+    answer: Any
+    text: str
+    parsed: Parsed
+
+    @property
+    def ok(self) -> bool:
+        return self.parsed.ok
+
+
+class Context:
+    """Everything one decision accumulates; methods make all model calls through it."""
+
+    def __init__(self, task: Task, seed: int, max_reasks: int) -> None:
+        self.task = task
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.max_reasks = max_reasks
+        self.calls: list[CallRecord] = []
+        self.samples: list[Sample] = []
+        self.rounds: list[dict[str, str | None]] = []
+        self.tie_breaks: list[TieBreak] = []
+        self.extra: dict[str, Any] = {}
+        self.failed_agents = 0
+
+    async def chat(
+        self,
+        client: ChatModel,
+        messages: list[Message],
+        *,
+        agent: str,
+        phase: str,
+        round: int = 0,
+        attempt: int = 0,
+        temperature: float = 0.0,
+        sample_index: int = 0,
+    ) -> tuple[Completion, int]:
+        """One recorded chat call (seed derived from the decision seed); returns its index."""
+        index = len(self.calls)
+        # Reserve the slot now so that concurrent calls keep a deterministic order.
+        self.calls.append(None)  # type: ignore[arg-type]
+        seed = derive_seed(self.seed, agent, phase, round, attempt, sample_index)
+        completion = await client.chat(
+            list(messages), temperature=temperature, seed=seed, sample_index=sample_index
+        )
+        self.calls[index] = CallRecord(
+            index=index,
+            agent=agent,
+            phase=phase,
+            round=round,
+            attempt=attempt,
+            model=completion.model or client.model,
+            temperature=temperature,
+            seed=seed,
+            sample_index=sample_index,
+            messages=list(messages),
+            texts=list(completion.texts),
+            usage=completion.usage,
+            cost_usd=completion.cost_usd,
+            latency_s=completion.latency_s,
+            cached=completion.cached,
+        )
+        return completion, index
+
+    def record_sample(
+        self, call: int, agent: str, phase: str, round: int, attempt: int, text: str, parsed: Parsed
+    ) -> Sample:
+        task = self.task
+        ok = parsed.answer is not None
+        sample = Sample(
+            call=call,
+            agent=agent,
+            phase=phase,
+            round=round,
+            attempt=attempt,
+            text=text,
+            stage=parsed.stage,
+            answer=task.to_json(parsed.answer) if ok else None,
+            answer_text=task.text(parsed.answer) if ok else None,
+            action_id=task.key(parsed.answer) if ok else None,
+            error=parsed.error,
+            reason=parsed.reason,
+            payload=parsed.payload,
+        )
+        self.samples.append(sample)
+        return sample
+
+    async def ask(
+        self,
+        client: ChatModel,
+        messages: list[Message],
+        *,
+        agent: str,
+        phase: str,
+        round: int = 0,
+        temperature: float = 0.0,
+        sample_index: int = 0,
+        parse: Any = None,
+    ) -> Reply:
+        """Ask for an answer; re-ask with feedback up to `max_reasks` times.
+
+        Returns the last reply: its parsed answer (None if it stayed invalid) and text.
+        An illegal answer and an unparsable one get different feedback (prompts.FEEDBACK).
+        `parse` replaces `parse_reply` for non-action replies (AceMAD commitments).
+        """
+        parse = parse or (lambda text: parse_reply(self.task, text))
+        conversation = list(messages)
+        for attempt in range(self.max_reasks + 1):
+            completion, call_index = await self.chat(
+                client,
+                conversation,
+                agent=agent,
+                phase=phase,
+                round=round,
+                attempt=attempt,
+                temperature=temperature,
+                sample_index=sample_index,
+            )
+            text = completion.text
+            parsed = parse(text)
+            self.record_sample(call_index, agent, phase, round, attempt, text, parsed)
+            if parsed.ok:
+                return Reply(parsed.answer, text, parsed)
+            conversation = [
+                *conversation,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": self.feedback(parsed)},
+            ]
+        self.failed_agents += 1
+        return Reply(None, text, parsed)
+
+    def feedback(self, parsed: Parsed) -> str:
+        task = self.task
+        if parsed.error == "illegal":
+            return prompts.FEEDBACK["illegal"].format(
+                noun=task.noun, answer=parsed.value, reason=parsed.reason
+            )
+        return prompts.FEEDBACK["unparsable"].format(
+            reason=parsed.reason, schema=task.action_schema()
+        )
+
+    def vote(
+        self,
+        answers: Sequence[Any],
+        context: str,
+        weights: Sequence[float] | None = None,
+        *,
+        record: str = "split",
+    ) -> Any:
+        """Plurality (optionally weighted) over valid answers; ties broken by the seeded rule.
+
+        Returns None if no answer is valid. A vote is recorded when the answers split
+        (`record="split"`) or only when the top is tied (`record="tie"`).
+        """
+        task = self.task
+        weights = [1.0] * len(answers) if weights is None else list(weights)
+        valid = [(a, w) for a, w in zip(answers, weights, strict=True) if a is not None]
+        if not valid:
+            return None
+        totals: Counter[Hashable] = Counter()
+        by_key: dict[Hashable, Any] = {}
+        for answer, weight in valid:
+            key = task.key(answer)
+            totals[key] += weight
+            by_key.setdefault(key, answer)
+        top = max(totals.values())
+        # Exact ties only (up to float noise), so weighted votes are not rounded into ties.
+        tied_keys = [k for k, v in totals.items() if abs(v - top) <= 1e-12]
+        tied = sorted_answers(task, [by_key[k] for k in tied_keys])
+        chosen = tied[0] if len(tied) == 1 else self.rng.choice(tied)
+        if len(tied) > 1 or (record == "split" and len(totals) > 1):
+            self.tie_breaks.append(
+                TieBreak(
+                    context=context,
+                    counts={task.text(by_key[k]): float(v) for k, v in totals.items()},
+                    candidates=[task.text(a) for a in tied],
+                    chosen=task.text(chosen),
+                )
+            )
+        return chosen
+
+    def record_round(self, answers: dict[str, Any]) -> None:
+        self.rounds.append(
+            {agent: (None if a is None else self.task.text(a)) for agent, a in answers.items()}
+        )
+
+
+class Method:
+    """A prompting or debate method: one class each, one interface.
+
+    Subclasses set `name`, keep their parameters as attributes listed in `param_names`
+    and implement `run(ctx)`, returning the chosen answer or None.
+    """
+
+    name: ClassVar[str] = "method"
+    param_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, max_reasks: int = 2, on_failure: OnFailure = "forfeit") -> None:
+        if max_reasks < 0:
+            raise ValueError("max_reasks must be >= 0")
+        if on_failure not in ("forfeit", "random"):
+            raise ValueError("on_failure must be 'forfeit' or 'random'")
+        self.max_reasks = max_reasks
+        self.on_failure = on_failure
+
+    @property
+    def params(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.param_names}
+        out.update(max_reasks=self.max_reasks, on_failure=self.on_failure, models=self.models)
+        return out
+
+    @property
+    def models(self) -> list[str]:
+        """Model names this method calls."""
+        return []
+
+    async def run(self, ctx: Context) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def decide(
+        self,
+        problem: Task | Game[Any, Any] | Any,
+        state: Any = None,
+        *,
+        seed: int | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> Decision:
+        """Decide one task (a `Task`, a `Question`, or a game and a state).
+
+        Args:
+            problem: The task, question or game.
+            state: The game state (games only).
+            seed: Decision seed (call seeds, shuffles, tie-breaks, fallback); else drawn from `rng`.
+            rng: Used only to draw a seed when `seed` is None.
+
+        Raises:
+            DecisionInfrastructureError: the model could not be reached; never a move.
+        """
+        task = as_task(problem, state)
+        if seed is None:
+            seed = int((rng or np.random.default_rng()).integers(2**31))
+        ctx = Context(task, seed, self.max_reasks)
+        start = time.perf_counter()
+        try:
+            answer = await self.run(ctx)
+        except InfrastructureError as exc:
+            ctx.calls = [c for c in ctx.calls if c is not None]
+            record = self._record(ctx, None, "infrastructure_error", start, error=str(exc))
+            raise DecisionInfrastructureError(exc, record) from exc
+        status: Status = "ok"
+        if answer is None:
+            legal = task.legal_answers()
+            if self.on_failure == "random" and legal:
+                # Fallback is seeded and recorded, never silent (DESIGN §9).
+                answer = sorted_answers(task, legal)[ctx.rng.randrange(len(legal))]
+                status = "fallback"
+            else:
+                status = "forfeit"
+        return self._record(ctx, answer, status, start)
+
+    def _record(
+        self, ctx: Context, answer: Any, status: Status, start: float, error: str | None = None
+    ) -> Decision:
+        task = ctx.task
+        calls = [c for c in ctx.calls if c is not None]
+        usage = Usage()
+        for call in calls:
+            usage = usage + call.usage
+        return Decision(
+            method=self.name,
+            params=self.params,
+            task=task.describe(),
+            seed=ctx.seed,
+            status=status,
+            move=answer,
+            answer=None if answer is None else task.to_json(answer),
+            answer_text=None if answer is None else task.text(answer),
+            action_id=None if answer is None else task.key(answer),
+            unparsable=sum(s.error == "unparsable" for s in ctx.samples),
+            illegal=sum(s.error == "illegal" for s in ctx.samples),
+            failed_agents=ctx.failed_agents,
+            calls=calls,
+            samples=ctx.samples,
+            rounds=ctx.rounds,
+            tie_breaks=ctx.tie_breaks,
+            extra=ctx.extra,
+            usage=usage,
+            cost_usd=sum(c.cost_usd for c in calls),
+            latency_s=time.perf_counter() - start,
+            error=error,
+        )
+
+
+async def gather(*aws: Any) -> list[Any]:
+    """`asyncio.gather` for the independent calls of one round."""
+    return list(await asyncio.gather(*aws))

@@ -1,0 +1,200 @@
+"""Method prompts as versioned data.
+
+The game prompt (Game Role, Objective, Game Rule, Current State, Task) belongs to the
+games layer; everything a method adds (the Output Format section, debate, feedback,
+elicitation, judge and report requests) is here, written in the project's own words
+after the seeds: DReaMAD/MetaNIM Table 8 (Standard, ReAct, CoT, DReaMAD), Du et al.'s
+debate round, the anonymized debate prompt (Choi et al., App. B), Liang et al.'s MPD
+meta prompt, "tit for tat" levels (Table 10) and judge, AceMAD's argument and commit
+prompts (App. I), and the cross-model solve-critique-revise protocol.
+
+Change any text here and bump `METHOD_PROMPT_VERSION`; every decision records it next
+to the games' `PROMPT_VERSION`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Bumped whenever any text below changes.
+METHOD_PROMPT_VERSION: Final = "metanim-methods/1"
+
+#: The Output Format sections (MetaNIM Table 8), by style. `{schema}` is the one-line
+#: description of the `action` value from the task.
+OUTPUT_FORMAT: Final[dict[str, str]] = {
+    "standard": (
+        "#Output Format: Reply with a Markdown code block that starts with ```json and ends "
+        "with ```, holding one JSON object:\n"
+        '```json\n{{"action": {schema}}}\n```'
+    ),
+    "react": (
+        "#Output Format: Reply with a Markdown code block that starts with ```json and ends "
+        "with ```, holding one JSON object:\n"
+        '```json\n{{"reasoning": string // why you choose this action,\n'
+        ' "action": {schema} // the action your reasoning leads to}}\n```'
+    ),
+    "cot": (
+        "#Output Format: Reply with a Markdown code block that starts with ```json and ends "
+        "with ```, holding one JSON object:\n"
+        '```json\n{{"reasoning": string // your step-by-step reasoning,\n'
+        ' "action": {schema} // the action your reasoning leads to}}\n```\n'
+        "Let's think step by step. What is the best choice for you?"
+    ),
+}
+
+#: Re-ask wording: distinct for an answer that names no action and one that names a
+#: forbidden action, so the model knows which mistake it made (game_arena's "rethink").
+FEEDBACK: Final[dict[str, str]] = {
+    "unparsable": (
+        "Your reply could not be read: {reason}. Answer again, and put your choice in the "
+        'JSON code block exactly as the Output Format says: {{"action": {schema}}}.'
+    ),
+    "illegal": (
+        "Your {noun} {answer} is not allowed: {reason}. Choose again, only among the "
+        "allowed {noun}s, and answer in the same JSON format."
+    ),
+}
+
+#: Du et al. (2023) debate round with identities (Choi et al., App. B.1 layout).
+DEBATE_UPDATE: Final = (
+    "{problem}\n\n"
+    "Your previous answer was:\n- {own}\n\n"
+    "These are the answers of the other agents:\n{peers}\n\n"
+    "Using their reasoning as extra advice, give an updated answer to the task. "
+    "Reason briefly step by step first.\n\n{output_format}"
+)
+DEBATE_PEER: Final = "- {label}: {answer}"
+
+#: Anonymized round (Choi et al., App. B.2): every answer of the last round, the agent's
+#: own included and not marked, in random order, with neutral labels only.
+ANONYMOUS_UPDATE: Final = (
+    "{problem}\n\n"
+    "These are the answers that agents gave in the last round:\n{peers}\n\n"
+    "Using these answers as extra advice, give an updated answer to the task. "
+    "Reason briefly step by step first.\n\n{output_format}"
+)
+ANONYMOUS_PEER: Final = "- Opinion {index}: {answer}"
+
+#: Self-Refine (Madaan et al. 2023): feedback, then refinement.
+REFINE_FEEDBACK: Final = (
+    "Review your answer above as a strict critic. Check it against every rule and the goal, "
+    "say concretely what is wrong or could be better, and whether another {noun} would be "
+    "stronger. Do not give a new answer yet."
+)
+REFINE_REVISE: Final = (
+    "Using that feedback, give your improved answer to the original task.\n\n{output_format}"
+)
+
+#: DReaMAD Strategic Prior Knowledge Elicitation, step 1 (Table 8, "Game Situation
+#: Reinterpretation"), temperature 0.1.
+DREAMAD_REINTERPRET: Final = (
+    "Read the problem description below and pull out its essential facts.\n\n"
+    "Problem description:\n{problem}\n\n"
+    "Reply with a JSON code block of this form:\n"
+    '```json\n{{"game_definition": string // what this game or problem is,\n'
+    ' "winning_condition": string // what counts as winning or as a correct answer,\n'
+    ' "move_constraints": string // which actions are allowed this turn}}\n```'
+)
+#: Step 2 ("General Strategy Formulation"), temperature 0.1.
+DREAMAD_STRATEGY: Final = (
+    "From the information below, work out a general strategy that wins this game "
+    "(or solves this kind of problem).\n\n"
+    "Game: {game_definition}\nWinning condition: {winning_condition}\n"
+    "Move constraints: {move_constraints}\nCurrent state: {short_state}\n\n"
+    "Reply with a JSON code block of this form:\n"
+    '```json\n{{"state_evaluation": string // how to judge a position,\n'
+    ' "winning_strategy": string // how to play this turn to win,\n'
+    ' "endgame_tactics": string // what to do when the end is near}}\n```'
+)
+#: Perspective Diversification: each agent rewrites the initial prompt, temperature 0.7.
+DREAMAD_REWRITE: Final = (
+    "Improve the prompt below so that whoever follows it decides better, using the game "
+    "and strategy notes. Keep every fact of the current state.\n\n"
+    "Initial prompt:\n{problem}\n\n"
+    "Game and strategy notes:\nGame: {game_definition}\n"
+    "- State evaluation: {state_evaluation}\n- Winning strategy: {winning_strategy}\n"
+    "- Endgame tactics: {endgame_tactics}\n\n"
+    "Reply with a JSON code block of this form:\n"
+    '```json\n{{"optimized_prompt": string // the improved prompt}}\n```'
+)
+#: How an agent's self-generated prompt frames the task it answers.
+DREAMAD_AGENT_SYSTEM: Final = "Your own guidance for this decision:\n{optimized_prompt}"
+
+#: MPD (Liang et al. 2024) meta prompt; `{level}` is one of TIT_FOR_TAT.
+MPD_META: Final = (
+    "You are a debater. Welcome to the debate. {level} The debate topic is the task "
+    "below.\n\n{problem}"
+)
+#: "Tit for tat" levels 0-3 (Liang et al., Table 10); level 2 is their default.
+TIT_FOR_TAT: Final[tuple[str, ...]] = (
+    "Both sides must agree fully on every point; every statement must be accepted by both.",
+    "Most of the debate should be disagreement, though the sides may agree on minor points.",
+    "You need not agree with the other side's every view, because the aim is the correct answer.",
+    "Both sides must disagree on every point; there must be no agreement at all.",
+)
+MPD_AFFIRMATIVE: Final = (
+    "You are the affirmative side. State your view and your answer.\n{history}\n\n{output_format}"
+)
+MPD_NEGATIVE: Final = (
+    "You are the negative side. You disagree with the affirmative side. Give your reasons "
+    "and your answer.\n{history}\n\n{output_format}"
+)
+MPD_JUDGE_SYSTEM: Final = (
+    "You are the moderator of a debate between an affirmative and a negative side about "
+    "the task below. You judge which answer is correct.\n\n{problem}"
+)
+#: Discriminative mode: may end the debate early (adaptive break).
+MPD_JUDGE_DISCRIMINATE: Final = (
+    "Debate so far (round {round} of {rounds}):\n{history}\n\n"
+    "Does one side clearly have the correct answer already? Reply with a JSON code block "
+    "(Liang et al.'s moderator format):\n"
+    '```json\n{{"preference": "Yes" or "No" // whether one side is clearly right,\n'
+    ' "supported_side": "Affirmative" or "Negative",\n "reasoning": string,\n'
+    ' "action": {schema} // the correct answer if "Yes", else null}}\n```'
+)
+#: Extractive mode after the last round.
+MPD_JUDGE_EXTRACT: Final = (
+    "The debate is over:\n{history}\n\n"
+    "Decide the final answer from the whole debate.\n\n{output_format}"
+)
+
+#: AceMAD personas (App. I): crowd agents and critical-thinking truth-holders.
+ACEMAD_PERSONA: Final[dict[str, str]] = {
+    "crowd": "You are a helpful assistant who trusts common knowledge and consensus.",
+    "truth_holder": (
+        "You are a strict skeptic. You hunt for common misconceptions and logical traps, "
+        "and you suspect that the majority may be wrong."
+    ),
+}
+#: Phase 1, argumentation (free text).
+ACEMAD_ARGUE: Final = (
+    "{problem}\n\nDebate so far:\n{history}\n\n"
+    "Give a short argument for the {noun} you believe is correct. Write plain text, no JSON."
+)
+#: Phase 2, private commitment: own belief and a forecast of the peers' average belief.
+ACEMAD_COMMIT: Final = (
+    "Now commit privately. The possible {noun}s are: {options}.\n"
+    "1. belief: the probability (0 to 1) you give each {noun}.\n"
+    "2. prediction: your forecast of the AVERAGE belief of the OTHER agents in this debate. "
+    "If they trust the consensus they may share a common misconception; predict their "
+    "likely errors.\n"
+    "Reply with a JSON code block, probabilities keyed by {noun}:\n"
+    '```json\n{{"belief": {{"{example}": 0.7, ...}}, "prediction": {{"{example}": 0.5, ...}}}}\n```'
+)
+
+#: Cross-model debate (solve, then critique the other's solution and revise).
+CROSS_REVISE: Final = (
+    "{problem}\n\nYour solution:\n{own}\n\nThe other model's solution:\n{other}\n\n"
+    "Check both solutions for correctness, point out any error in either, then defend or "
+    "revise your answer with clear reasoning.\n\n{output_format}"
+)
+
+
+def output_format(style: str, schema: str) -> str:
+    """The Output Format section of `style` for an action described by `schema`."""
+    return OUTPUT_FORMAT[style].format(schema=schema)
+
+
+def with_format(problem: str, style: str, schema: str) -> str:
+    """A problem followed by its Output Format section."""
+    return f"{problem}\n{output_format(style, schema)}"

@@ -1,0 +1,97 @@
+"""Build methods from spec strings and clients from `model@base_url` strings.
+
+Method spec: `name[:item,item,...]`, an item `key=value` is a parameter, a bare item is the
+model. Examples: `react`, `react:gpt-4o`, `dreamad:agents=2,rounds=3`, `acemad:agents=5`,
+`mpd:level=1`, `cross:models=gpt-4o|sim-optimal@http://127.0.0.1:8000/v1`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from metanim.agents.acemad import AceMAD
+from metanim.agents.base import Method
+from metanim.agents.debate import MAD, MPD, AnonymousMAD, CrossModel, DReaMAD
+from metanim.agents.single import CoT, ReAct, SelfConsistency, SelfRefine, Standard
+from metanim.llm._types import ChatModel
+
+ClientFactory = Callable[[str], ChatModel]
+
+#: Method names (and aliases) to (class, fixed keyword arguments).
+METHODS: dict[str, tuple[type[Method], dict[str, Any]]] = {
+    "standard": (Standard, {}),
+    "react": (ReAct, {}),
+    "cot": (CoT, {}),
+    "self_consistency": (SelfConsistency, {}),
+    "sc": (SelfConsistency, {}),
+    "self_refine": (SelfRefine, {}),
+    "refine": (SelfRefine, {}),
+    "mad": (MAD, {}),
+    "anonymous_mad": (AnonymousMAD, {}),
+    "anon_mad": (AnonymousMAD, {}),
+    "dreamad": (DReaMAD, {}),
+    "dreamad_minus": (DReaMAD, {"variant": "minus"}),
+    "dreamad-": (DReaMAD, {"variant": "minus"}),
+    "plus_mad": (DReaMAD, {"variant": "plus_mad"}),
+    "+mad": (DReaMAD, {"variant": "plus_mad"}),
+    "mpd": (MPD, {}),
+    "acemad": (AceMAD, {}),
+    "cross": (CrossModel, {}),
+}
+
+
+def make_client(spec: str, **kwargs: Any) -> ChatModel:
+    """An `OpenAIChatClient` from `model` or `model@base_url` (key from OPENAI_API_KEY)."""
+    from metanim.llm import OpenAIChatClient
+
+    model, _, base_url = spec.partition("@")
+    return OpenAIChatClient(model.strip(), base_url=base_url.strip() or None, **kwargs)
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
+    """`name[:items]` to (name, model or None, parameters)."""
+    name, _, tail = spec.strip().partition(":")
+    name = name.strip().lower().replace("-", "_") if name.strip() != "dreamad-" else "dreamad-"
+    if name not in METHODS:
+        raise ValueError(f"unknown method {spec!r}; choose one of {sorted(METHODS)}")
+    model, params = None, {}
+    for item in filter(None, (part.strip() for part in tail.split(","))):
+        key, sep, value = item.partition("=")
+        if sep:
+            params[key.strip()] = _value(value.strip())
+        elif model is None:
+            model = item
+        else:
+            raise ValueError(f"two models in {spec!r}")
+    return name, model, params
+
+
+def build_method(
+    spec: str, model: str | None = None, *, client_factory: ClientFactory = make_client
+) -> Method:
+    """A method from its spec; the model comes from the spec, else `model`.
+
+    `client_factory` turns a `model@base_url` string into a client (tests pass one that
+    points at the simulated server).
+    """
+    name, spec_model, params = parse_spec(spec)
+    cls, fixed = METHODS[name]
+    if cls is CrossModel:
+        models = params.pop("models", None)
+        names = str(models).split("|") if models else []
+        if len(names) < 2:
+            raise ValueError("cross-model debate needs models=a|b")
+        return CrossModel([client_factory(m) for m in names], **params)
+    chosen = spec_model or model
+    if chosen is None:
+        raise ValueError(f"method {spec!r} needs a model")
+    return cls(client_factory(chosen), **{**fixed, **params})  # type: ignore[call-arg]

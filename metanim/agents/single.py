@@ -1,0 +1,174 @@
+"""Single-model prompting methods: Standard, ReAct, zero-shot CoT, Self-Consistency, Self-Refine."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from metanim.agents import prompts
+from metanim.agents.base import Context, Method, gather
+from metanim.llm._types import ChatModel, Message
+
+
+def answer_messages(ctx: Context, style: str, system: str | None = None) -> list[Message]:
+    """The game/question prompt plus the Output Format section of `style`."""
+    task = ctx.task
+    messages: list[Message] = [] if system is None else [{"role": "system", "content": system}]
+    content = prompts.with_format(task.prompt(), style, task.action_schema())
+    return [*messages, {"role": "user", "content": content}]
+
+
+class Prompting(Method):
+    """One call in a fixed Output Format style (MetaNIM Table 8), re-asked on failure."""
+
+    name: ClassVar[str] = "standard"
+    style: ClassVar[str] = "standard"
+    param_names: ClassVar[tuple[str, ...]] = ("temperature",)
+
+    def __init__(self, client: ChatModel, *, temperature: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.client = client
+        self.temperature = temperature
+
+    @property
+    def models(self) -> list[str]:
+        return [self.client.model]
+
+    async def run(self, ctx: Context) -> Any:
+        reply = await ctx.ask(
+            self.client,
+            answer_messages(ctx, self.style),
+            agent="agent",
+            phase="answer",
+            temperature=self.temperature,
+        )
+        answer = reply.answer
+        ctx.record_round({"agent": answer})
+        return answer
+
+
+class Standard(Prompting):
+    """Standard prompting: the answer alone, as JSON (MetaNIM Table 8)."""
+
+    name = "standard"
+    style = "standard"
+
+
+class ReAct(Prompting):
+    """ReAct as used in MetaNIM (Table 8): reasoning, then the action, in one JSON object."""
+
+    name = "react"
+    style = "react"
+
+
+class CoT(Prompting):
+    """Zero-shot chain of thought (Kojima et al. 2022): ReAct's format plus "think step by step"."""
+
+    name = "cot"
+    style = "cot"
+
+
+class SelfConsistency(Method):
+    """Self-Consistency (Wang et al. 2023): n independent CoT samples, plurality vote.
+
+    Each sample is its own call with its own `sample_index`, so response caches keep them
+    apart (DESIGN §9). Ties go to the seeded rule.
+    """
+
+    name = "self_consistency"
+    param_names = ("n", "temperature")
+
+    def __init__(
+        self, client: ChatModel, *, n: int = 5, temperature: float = 0.7, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        if n < 1:
+            raise ValueError("n must be >= 1")
+        self.client, self.n, self.temperature = client, n, temperature
+
+    @property
+    def models(self) -> list[str]:
+        return [self.client.model]
+
+    async def run(self, ctx: Context) -> Any:
+        messages = answer_messages(ctx, "cot")
+        results = await gather(
+            *(
+                ctx.ask(
+                    self.client,
+                    messages,
+                    agent=f"sample_{i + 1}",
+                    phase="answer",
+                    temperature=self.temperature,
+                    sample_index=i,
+                )
+                for i in range(self.n)
+            )
+        )
+        answers = [reply.answer for reply in results]
+        ctx.record_round({f"sample_{i + 1}": a for i, a in enumerate(answers)})
+        return ctx.vote(answers, "majority of samples")
+
+
+class SelfRefine(Method):
+    """Self-Refine (Madaan et al. 2023): answer, then `iterations` rounds of feedback and refinement.
+
+    MetaNIM applies three refinement steps. The final answer is the last valid one.
+    """
+
+    name = "self_refine"
+    param_names = ("iterations", "temperature")
+
+    def __init__(
+        self, client: ChatModel, *, iterations: int = 3, temperature: float = 0.0, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        if iterations < 0:
+            raise ValueError("iterations must be >= 0")
+        self.client, self.iterations, self.temperature = client, iterations, temperature
+
+    @property
+    def models(self) -> list[str]:
+        return [self.client.model]
+
+    async def run(self, ctx: Context) -> Any:
+        task = ctx.task
+        messages = answer_messages(ctx, "react")
+        reply = await ctx.ask(
+            self.client, messages, agent="agent", phase="answer", temperature=self.temperature
+        )
+        answer, text = reply.answer, reply.text
+        ctx.record_round({"agent": answer})
+        best = answer
+        fmt = prompts.output_format("react", task.action_schema())
+        for it in range(1, self.iterations + 1):
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": prompts.REFINE_FEEDBACK.format(noun=task.noun)},
+            ]
+            feedback, _ = await ctx.chat(
+                self.client,
+                messages,
+                agent="agent",
+                phase="feedback",
+                round=it,
+                temperature=self.temperature,
+            )
+            messages = [
+                *messages,
+                {"role": "assistant", "content": feedback.text},
+                {"role": "user", "content": prompts.REFINE_REVISE.format(output_format=fmt)},
+            ]
+            reply = await ctx.ask(
+                self.client,
+                messages,
+                agent="agent",
+                phase="refine",
+                round=it,
+                temperature=self.temperature,
+            )
+            answer, text = reply.answer, reply.text
+            ctx.record_round({"agent": answer})
+            if answer is not None:
+                best = answer
+        return best
