@@ -1,0 +1,300 @@
+"""Behaviour of `ImpartialGameEnv`: rewards, opponents, starts, illegal actions, text view."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import metanim
+from metanim import solver
+from metanim.envs import ENV_IDS, ActionId, ImpartialGameEnv, register_envs
+from metanim.envs.opponents import EpsilonOptimalOpponent, make_opponent
+from metanim.games import IllegalMoveError, InvalidStateError, UnparsableMoveError
+
+
+def nim(**kwargs: Any) -> ImpartialGameEnv:
+    return gym.make("MetaNIM/Nim-v0", **kwargs).unwrapped  # type: ignore[return-value]
+
+
+def play_optimally(env: gym.Env[Any, Any], info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+    """Play the solver's moves to the end; returns the last reward and info."""
+    game = env.unwrapped.game
+    while True:
+        move = solver.optimal_move(game, env.unwrapped.state, np.random.default_rng(0))
+        _, reward, terminated, _, info = env.step(game.action_id(move))
+        if terminated:
+            return float(reward), info
+
+
+def test_module_prefix_works_in_a_fresh_interpreter() -> None:
+    code = (
+        "import gymnasium as gym; import sys\n"
+        "env = gym.make('metanim:MetaNIM/Fibonacci-v0')\n"
+        "obs, info = env.reset(seed=0)\n"
+        "assert obs.shape == (2,), obs\n"
+        "print('metanim' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_registration_is_idempotent() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        register_envs()
+        register_envs()
+    assert [i for i in gym.registry if i.startswith("MetaNIM/")] == ENV_IDS
+
+
+def test_defaults_are_the_paper_settings() -> None:
+    assert nim().game == metanim.make_game("nim-31-k3")
+    assert gym.make("MetaNIM/Fibonacci-v0").unwrapped.game.n == 20
+    assert gym.make("MetaNIM/Kayles-v0").unwrapped.game.rows == (20,)
+    queen = gym.make("MetaNIM/CornerQueen-v0", preset="corner-queen")
+    assert queen.reset(seed=0)[0].tolist() == [4, 16]
+
+
+@pytest.mark.parametrize(
+    ("preset", "start"),
+    [
+        ("nim-31-k4", [31]),
+        ("fibonacci-20", [20, 19]),
+        ("chomp-2x8", [8, 8]),
+        ("kayles-2rows", None),
+    ],
+)
+def test_a_preset_starts_at_the_paper_start(preset: str, start: list[int] | None) -> None:
+    env_id = {"nim": "Nim", "fibonacci": "Fibonacci", "chomp": "Chomp", "kayles": "Kayles"}
+    env = gym.make(f"MetaNIM/{env_id[preset.split('-')[0]]}-v0", preset=preset)
+    _, info = env.reset(seed=0)
+    game = env.unwrapped.game
+    assert info["state"] == game.to_json(game.initial_state())
+    if start is not None:
+        assert info["state"] == start
+    assert solver.outcome(game, game.initial_state()) == "N"
+
+
+def test_size_kwargs_and_game_params_and_misere() -> None:
+    env = nim(heaps=[3, 4, 5], max_take=None, misere=True)
+    assert env.game.heaps == (3, 4, 5) and env.game.max_take is None and env.game.misere
+    assert env.observation_space.shape == (3,)
+    assert nim(game_params={"heaps": [7], "max_take": 2}).game.max_take == 2
+    with pytest.raises(ValueError, match="preset"):
+        nim(preset="fibonacci-20")
+    with pytest.raises(ValueError, match="unknown preset"):
+        nim(preset="nim-99")
+    with pytest.raises(TypeError, match="bad arguments"):
+        nim(pins=3)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("seat", ["first", "second"])
+@pytest.mark.parametrize("misere", [False, True])
+def test_random_start_is_an_n_position_and_optimal_play_wins(
+    env_id: str, seat: str, misere: bool
+) -> None:
+    env = gym.make(env_id, seat=seat, misere=misere)
+    game = env.unwrapped.game
+    starts = set()
+    for seed in range(6):
+        _, info = env.reset(seed=seed)
+        assert solver.outcome(game, env.unwrapped.state) == "N"
+        assert (info["opponent_move"] is not None) == (seat == "second")
+        starts.add(str(info["state"]))
+        reward, info = play_optimally(env, info)
+        assert reward == 1.0 and info["winner"] == "agent"
+    assert len(starts) > 1
+
+
+def test_rewards_normal_and_misere() -> None:
+    env = nim()
+    env.reset(seed=0, options={"state": [6]})
+    _, reward, terminated, _, info = env.step(0)  # take 1 -> 5; opponent takes 1 -> 4 (P)
+    assert (reward, terminated, info["opponent_move"], info["state"]) == (0.0, False, "1", [4])
+    _, reward, terminated, _, info = env.step(2)  # take 3 -> 1; opponent takes the last item
+    assert (reward, terminated, info["winner"]) == (-1.0, True, "opponent")
+
+    misere = nim(misere=True)
+    misere.reset(options={"state": [2]})
+    assert misere.step(1)[1:3] == (-1.0, True)  # took the last item: loses in misère
+    misere.reset(options={"state": [2]})
+    _, reward, terminated, _, info = misere.step(0)  # opponent must take the last item
+    assert (reward, terminated, info["winner"], info["opponent_move"]) == (1.0, True, "agent", "1")
+
+
+def test_fibonacci_observation_carries_the_max_take() -> None:
+    env = gym.make("MetaNIM/Fibonacci-v0", opponent="random")
+    obs, _ = env.reset(seed=0, options={"state": [20, 19]})
+    assert obs.tolist() == [20, 19]
+    obs, _, _, _, info = env.step(0)  # take 1: the opponent may take at most 2
+    taken = int(info["opponent_move"])
+    assert taken in (1, 2)
+    assert obs.tolist() == [19 - taken, min(2 * taken, 19 - taken)]
+    assert info["action_mask"].sum() == obs[1]
+
+
+def test_illegal_action_policies() -> None:
+    env = nim()
+    env.reset(seed=0, options={"state": [2]})
+    _, reward, terminated, _, info = env.step(2)  # take 3 from a heap of 2
+    assert (reward, terminated, info["illegal_action"], info["winner"]) == (
+        -1.0,
+        True,
+        True,
+        "opponent",
+    )
+    assert "only 2" in info["error"]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    _, info = env.reset(seed=0, options={"state": [2]})
+    assert info["illegal_action"] is False and info["winner"] is None  # nothing leaks
+
+    penal = nim(illegal="penalize", illegal_reward=-0.5)
+    penal.reset(options={"state": [2]})
+    obs, reward, terminated, _, info = penal.step(99)
+    assert (obs.tolist(), reward, terminated, info["illegal_action"]) == ([2], -0.5, False, True)
+    assert "outside the action space" in info["error"]
+    assert penal.step(1)[1:3] == (1.0, True)
+
+    strict = nim(illegal="raise")
+    strict.reset(options={"state": [2]})
+    with pytest.raises(IllegalMoveError, match="only 2"):
+        strict.step(2)
+    with pytest.raises(ValueError, match="illegal must be"):
+        nim(illegal="ignore")
+
+
+def test_action_masks_match_the_legal_moves() -> None:
+    env = gym.make("MetaNIM/Chomp-v0", preset="chomp-2x8")
+    _, info = env.reset(seed=0)
+    game, state = env.unwrapped.game, env.unwrapped.state
+    expected = np.zeros(game.info.num_actions, dtype=bool)
+    expected[[game.action_id(m) for m in game.legal_moves(state)]] = True
+    assert np.array_equal(env.unwrapped.action_masks(), expected)
+    assert info["action_mask"].dtype == np.int8 and np.array_equal(info["action_mask"], expected)
+    assert not expected[0]  # the poison is never a legal bite
+
+
+def test_given_start_state_is_validated() -> None:
+    with pytest.raises(InvalidStateError):
+        nim(start=[40])
+    env = nim(start=[9])
+    assert env.reset(seed=0)[0].tolist() == [9]
+    with pytest.raises(InvalidStateError):
+        env.reset(options={"state": [-1]})
+    with pytest.raises(ValueError, match="already over"):
+        env.reset(options={"state": [0]})
+
+
+def test_opponents_by_name_and_bad_names() -> None:
+    assert isinstance(make_opponent("epsilon:0.2"), EpsilonOptimalOpponent)
+    assert make_opponent("epsilon:0.2").epsilon == 0.2
+    for bad in ("best", "epsilon:x", "epsilon:2"):
+        with pytest.raises(ValueError):
+            make_opponent(bad)
+
+
+def test_epsilon_opponent_sits_between_random_and_optimal() -> None:
+    # From 31 items (k=3) the optimal reply to any agent move is to restore n ≡ 0 mod 4.
+    def restores_p_position(opponent: str) -> float:
+        env, hits = nim(opponent=opponent, start=[31]), 0
+        for seed in range(200):
+            env.reset(seed=seed)
+            hits += env.step(0)[4]["state"] == [28]
+        return hits / 200
+
+    optimal, eps, rand = (restores_p_position(o) for o in ("optimal", "epsilon:0.5", "random"))
+    assert optimal == 1.0
+    assert 0.5 < eps < 0.95
+    assert rand < 0.5
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        lambda game, state, rng: (0, 1),  # a move
+        lambda game, state, rng: ActionId(0),  # an action id
+        lambda game, state, rng: np.int64(0),  # a plain integer: an action id in NIM
+        lambda game, state, rng: "I take 1 item",  # an answer text
+    ],
+)
+def test_callable_opponent_may_return_move_id_or_text(reply: Any) -> None:
+    env = nim(opponent=reply)
+    env.reset(seed=0, options={"state": [10]})
+    _, reward, _, _, info = env.step(0)
+    assert (info["state"], info["opponent_move"], reward) == ([8], "1", 0.0)
+
+
+def test_fibonacci_callable_integer_is_stones_and_action_id_is_explicit() -> None:
+    taken = []
+    for reply in (lambda g, s, r: 2, lambda g, s, r: ActionId(0)):
+        env = gym.make("MetaNIM/Fibonacci-v0", opponent=reply)
+        env.reset(options={"state": [20, 19]})
+        taken.append(env.step(0)[4]["opponent_move"])
+    assert taken == ["2", "1"]
+
+
+def test_illegal_opponent_forfeits() -> None:
+    env = nim(opponent=lambda game, state, rng: "take 7")
+    env.reset(options={"state": [10]})
+    _, reward, terminated, _, info = env.step(0)
+    assert (reward, terminated, info["winner"]) == (1.0, True, "agent")
+    assert "at most 3" in info["opponent_error"]
+
+
+def test_all_randomness_comes_from_the_env_seed() -> None:
+    def episode() -> list[Any]:
+        env = nim(opponent="random", heaps=[12, 9], max_take=None)
+        _, info = env.reset(seed=42)
+        trace = [info["state"]]
+        terminated = False
+        while not terminated:
+            _, _, terminated, _, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+            trace.append(info["state"])
+        return trace
+
+    random.seed(1)
+    np.random.seed(1)
+    first = episode()
+    random.seed(2)
+    np.random.seed(2)
+    assert episode() == first
+
+
+def test_reset_reuses_the_generator_without_a_seed() -> None:
+    env = nim()
+    starts = {env.reset(seed=0)[1]["state"][0]} | {env.reset()[1]["state"][0] for _ in range(8)}
+    assert len(starts) > 1
+
+
+def test_solver_info() -> None:
+    env = nim(solver_info=True)
+    _, info = env.reset(options={"state": [10]})
+    assert (info["outcome"], info["grundy"], info["winning_actions"]) == ("N", 2, [1])
+    _, info = nim(solver_info=True, misere=True).reset(options={"state": [9]})
+    assert info["outcome"] == "P" and info["winning_actions"] == [] and "grundy" not in info
+
+
+def test_prompt_and_parse_action_let_text_play_through_step() -> None:
+    env = nim()
+    env.reset(options={"state": [10]})
+    prompt = env.prompt("Alice")
+    assert prompt.startswith("#Game Role: You are Alice")
+    assert "#Current State: There are 10 items remaining in the pile." in prompt
+    assert env.parse_action('```json\n{"action": 2}\n```') == 1
+    with pytest.raises(UnparsableMoveError):
+        env.parse_action("no idea")
+    with pytest.raises(IllegalMoveError, match="at most 3"):
+        env.parse_action("5")
+    _, _, _, _, info = env.step("2")  # 10 -> 8, a P-position: any reply is a loss for it
+    assert info["agent_move"] == "2" and info["state"][0] in (5, 6, 7)
+    _, reward, terminated, _, info = env.step("take banana")
+    assert (reward, terminated, info["illegal_action"]) == (-1.0, True, True)
+    assert "number" in info["error"]
