@@ -2,7 +2,8 @@
 
 Method spec: `name[:item,item,...]`, an item `key=value` is a parameter, a bare item is the
 model. Examples: `react`, `react:gpt-4o`, `dreamad:agents=2,rounds=3`, `acemad:agents=5`,
-`mpd:level=1`, `cross:models=gpt-4o|sim-optimal@http://127.0.0.1:8000/v1`.
+`mpd:level=1`, `cross:models=gpt-4o|sim-optimal@http://127.0.0.1:8000/v1`. A model whose own name has a
+colon takes the whole tail: `react:sim-biased:heuristic=max_take,p=0.8`.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     if name not in METHODS:
         raise ValueError(f"unknown method {spec!r}; choose one of {sorted(METHODS)}")
     model, params = None, {}
+    if ":" in tail.partition("=")[0]:
+        # The whole tail is one model name with its own parameters (sim-biased:p=0.8,...).
+        return name, tail.strip(), params
     for item in filter(None, (part.strip() for part in tail.split(","))):
         key, sep, value = item.partition("=")
         if sep:

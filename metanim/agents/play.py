@@ -1,0 +1,95 @@
+"""Play one game between two methods and grade every move with the solver (`metanim play`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from metanim.agents.base import Decision
+from metanim.agents.policy import LLMPolicy
+from metanim.games import Game
+
+
+@dataclass
+class PlayedMove:
+    """One move of a played game, graded against the solver."""
+
+    player: str
+    state: Any
+    decision: Decision
+    position: str  # "N" (the mover can win) or "P"
+    grade: str  # "optimal", "mistake", "any (P-position)", "forfeit", "fallback"
+
+
+@dataclass
+class GameRecord:
+    """The moves of one game and its winner ("agent", "opponent")."""
+
+    game: Game[Any, Any]
+    moves: list[PlayedMove] = field(default_factory=list)
+    winner: str | None = None
+    reason: str = ""
+
+
+def play_game(
+    game: Game[Any, Any],
+    agent: LLMPolicy,
+    opponent: LLMPolicy,
+    *,
+    seed: int = 0,
+    start: Any = None,
+    agent_first: bool = True,
+    max_moves: int | None = None,
+) -> GameRecord:
+    """Alternate `agent` and `opponent` from `start` until the game ends or someone forfeits."""
+    from metanim.solver import outcome, winning_moves
+
+    state = game.initial_state() if start is None else game.validate_state(start)
+    record = GameRecord(game)
+    players = [("agent", agent), ("opponent", opponent)]
+    if not agent_first:
+        players.reverse()
+    limit = max_moves or game.info.max_game_length
+    for ply in range(limit):
+        if game.is_terminal(state):
+            break
+        name, policy = players[ply % 2]
+        decision = policy.act(game, state, seed=seed * 1000 + ply)
+        position = "N" if outcome(game, state).upper().startswith("N") else "P"
+        if decision.move is None:
+            record.moves.append(PlayedMove(name, state, decision, position, "forfeit"))
+            record.winner = players[(ply + 1) % 2][0]
+            record.reason = f"{name} forfeited (no valid move after re-asks)"
+            return record
+        if position == "P":
+            grade = "any (P-position)"
+        else:
+            grade = "optimal" if decision.move in winning_moves(game, state) else "mistake"
+        if decision.status == "fallback":
+            grade += ", fallback"
+        record.moves.append(PlayedMove(name, state, decision, position, grade))
+        state = game.apply(state, decision.move)
+    if game.is_terminal(state):
+        last = record.moves[-1].player
+        other = "opponent" if last == "agent" else "agent"
+        record.winner = other if game.misere else last
+        record.reason = "took the last move" if not game.misere else "opponent took the last move"
+    else:
+        record.reason = f"stopped after {limit} moves"
+    return record
+
+
+def format_record(record: GameRecord) -> str:
+    """A readable transcript: each move with its state, position class, grade and cost."""
+    game = record.game
+    lines = [f"{game.title} {game.params}"]
+    for i, move in enumerate(record.moves, start=1):
+        d = move.decision
+        lines.append(
+            f"{i:3d}. {move.player:8s} at {game.describe(move.state)}\n"
+            f"     -> {d.answer_text or '(none)'}  [{move.position}-position: {move.grade}]"
+            f"  calls={d.n_calls} tokens={d.usage.total_tokens} unparsable={d.unparsable}"
+            f" illegal={d.illegal} status={d.status}"
+        )
+    lines.append(f"winner: {record.winner} ({record.reason})")
+    return "\n".join(lines)
