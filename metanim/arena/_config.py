@@ -1,0 +1,152 @@
+"""Typed configs shared by tournaments and evaluations, agent profiles, and CLI mapping.
+
+Every config field is one CLI flag (`--field-name`, help from the field's description),
+so a flag, a profile key and a config-file key always mean the same thing. Values are
+layered: defaults < `--config FILE` < `--profile` / `--opponent-profile` < flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
+
+
+class AgentProfile(BaseModel):
+    """A ready configuration of one player: model, server, method and its parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="profile name (the file stem by convention)")
+    description: str = Field("", description="what this profile reproduces")
+    model: str = Field(description="model name sent to the server, e.g. gpt-4o-mini")
+    base_url: str | None = Field(None, description="OpenAI-compatible server URL")
+    method: str = Field(description="method spec: react, dreamad, mad, ... or optimal/random")
+    params: dict[str, Any] = Field(default_factory=dict, description="method parameters")
+
+
+def load_file(path: str | Path) -> dict[str, Any]:
+    """A TOML or JSON file as a dict."""
+    path = Path(path)
+    if path.suffix == ".toml":
+        return tomllib.loads(path.read_text())
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
+    raise ValueError(f"{path}: a config or profile is a .toml or .json file")
+
+
+def load_profile(name_or_path: str | Path) -> AgentProfile:
+    """A profile by path, or by name from the top-level `agents/` folder."""
+    path = Path(name_or_path)
+    if not path.exists():
+        for candidate in (
+            PROFILE_DIR / f"{name_or_path}.toml",
+            PROFILE_DIR / f"{name_or_path}.json",
+        ):
+            if candidate.exists():
+                path = candidate
+                break
+        else:
+            known = sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+            raise ValueError(f"no profile {str(name_or_path)!r}; known profiles: {known}")
+    data = load_file(path)
+    data.setdefault("name", path.stem)
+    return AgentProfile.model_validate(data)
+
+
+def profile_fields(profile: AgentProfile, prefix: str = "") -> dict[str, Any]:
+    """The config fields a profile sets (`prefix` "opponent_" for the opponent side)."""
+    out: dict[str, Any] = {
+        f"{prefix}model": profile.model,
+        f"{prefix}params": dict(profile.params),
+        ("opponent" if prefix else "method"): profile.method,
+    }
+    if profile.base_url is not None:
+        out[f"{prefix}base_url"] = profile.base_url
+    return out
+
+
+# ------------------------------------------------------------------- CLI mapping
+def _json_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), _json_value(value)
+
+
+def _base_type(annotation: Any) -> Any:
+    """The non-None member of an Optional annotation."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else str
+    return annotation
+
+
+def add_config_arguments(
+    parser: argparse.ArgumentParser, model: type[BaseModel], *, skip: tuple[str, ...] = ()
+) -> None:
+    """Add one flag per field of `model`; unset flags stay None so defaults live in the model."""
+    parser.add_argument("--config", help="a TOML or JSON file of these settings (flags override)")
+    for name, field in model.model_fields.items():
+        if name in skip:
+            continue
+        flag = "--" + name.replace("_", "-")
+        help_text = field.description or ""
+        base = _base_type(field.annotation)
+        origin = typing.get_origin(base)
+        if base is bool:
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+        elif origin is dict:
+            parser.add_argument(
+                flag,
+                action="append",
+                type=_key_value,
+                default=None,
+                metavar="KEY=JSON",
+                help=help_text,
+            )
+        elif origin is list:
+            parser.add_argument(
+                flag, action="append", default=None, help=help_text + " (repeatable)"
+            )
+        elif base in (int, float):
+            parser.add_argument(flag, type=base, default=None, help=help_text)
+        else:
+            parser.add_argument(flag, default=None, help=help_text)
+
+
+def config_from_args(
+    model: type[BaseModel], args: argparse.Namespace, base: dict[str, Any] | None = None
+) -> Any:
+    """Build `model` from defaults < `--config` < `base` (profiles) < the flags given."""
+    values: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        values.update(load_file(args.config))
+    values.update(base or {})
+    for name, field in model.model_fields.items():
+        given = getattr(args, name, None)
+        if given is None:
+            continue
+        if typing.get_origin(_base_type(field.annotation)) is dict:
+            # KEY=JSON flags add to (and override keys of) the profile's parameters.
+            given = {**values.get(name, {}), **dict(given)}
+        values[name] = given
+    return model.model_validate(values)

@@ -1,0 +1,101 @@
+"""Building players from config: solver policies, or methods over shared HTTP clients.
+
+Clients are shared per (model, server) within a run, so one connection pool and one
+concurrency limit serve every episode. A simulated model (`sim-...`) with no server
+URL gets the simulated server started in-process, so every command runs offline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from metanim.arena._policies import MethodPolicy, Policy, SolverPolicy, TimedModel, is_solver_spec
+
+
+class ClientPool:
+    """One `OpenAIChatClient` (wrapped in `TimedModel`) per `model@base_url`.
+
+    A `sim-...` model without a URL goes to `sim_base_url`; any other model without a
+    URL goes to `OPENAI_BASE_URL` or the OpenAI API (the client's default).
+    """
+
+    def __init__(
+        self,
+        sim_base_url: str | None,
+        *,
+        max_concurrency: int,
+        timeout_s: float,
+        max_retries: int,
+        backoff_s: float = 0.5,
+    ) -> None:
+        self.sim_base_url = sim_base_url
+        self.kwargs = {
+            "max_concurrency": max_concurrency,
+            "timeout_s": timeout_s,
+            "max_retries": max_retries,
+            "backoff_s": backoff_s,
+        }
+        self.clients: dict[tuple[str, str | None], TimedModel] = {}
+
+    def __call__(self, spec: str) -> TimedModel:
+        from metanim.llm import OpenAIChatClient
+
+        model, _, url = spec.partition("@")
+        model, url = model.strip(), url.strip() or None
+        if url is None and model.startswith("sim-"):
+            url = self.sim_base_url
+        key = (model, url)
+        if key not in self.clients:
+            client = OpenAIChatClient(key[0], base_url=key[1], **self.kwargs)  # type: ignore[arg-type]
+            self.clients[key] = TimedModel(client)
+        return self.clients[key]
+
+    async def aclose(self) -> None:
+        for client in self.clients.values():
+            await client.inner.aclose()  # type: ignore[attr-defined]
+
+
+def build_method(method: str, model: str, params: dict[str, Any], clients: ClientPool) -> Any:
+    """A `metanim.agents` method from a spec (`name[:k=v,...]`) plus `params` on top."""
+    from metanim.agents.registry import METHODS, parse_spec
+    from metanim.agents.registry import build_method as build_from_spec
+
+    name, spec_model, spec_params = parse_spec(method)
+    merged = {**spec_params, **params}
+    cls, fixed = METHODS[name]
+    if name == "cross":
+        # Cross-model debate names its models inside the spec; the registry reads them.
+        return build_from_spec(method, model, client_factory=clients)
+    return cls(clients(spec_model or model), **{**fixed, **merged})  # type: ignore[call-arg]
+
+
+def build_policy(
+    method: str, model: str, params: dict[str, Any], clients: ClientPool, *, record: bool = True
+) -> Policy:
+    """A solver policy ("optimal", "random", "epsilon:p") or an LLM method policy."""
+    if is_solver_spec(method):
+        return SolverPolicy(method.strip().lower())
+    built = build_method(method, model, params, clients)
+    return MethodPolicy(name=f"{method}@{model}", method=built, record_decisions=record)
+
+
+def needs_sim_server(*pairs: tuple[str, str, str | None]) -> bool:
+    """Whether any (method, model, base_url) is an LLM method on a simulated model with no URL."""
+    return any(
+        not is_solver_spec(method) and model.startswith("sim-") and not base_url
+        for method, model, base_url in pairs
+    )
+
+
+@contextlib.contextmanager
+def sim_server_if_needed(needed: bool, seed: int = 0) -> Iterator[str | None]:
+    """Start the simulated server in-process when `needed`; yields its base URL (or None)."""
+    if not needed:
+        yield None
+        return
+    from metanim.llm.sim import SimServer
+
+    with SimServer(seed=seed) as server:
+        yield server.base_url

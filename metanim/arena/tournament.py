@@ -1,0 +1,441 @@
+"""Tournaments: E episodes per game setting, method against opponent, resumable.
+
+Every finished episode is appended to a JSONL log the moment it ends (flushed and
+fsynced), so a killed run loses at most the episodes in flight. Episode ids are
+derived from the config hash, the setting and the index: rerunning the same command
+skips the ids already logged as a win or a loss and reruns failed ones; the summary
+keeps only the latest record of each id, so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from metanim.arena._log import AppendLog, latest_by_id, read_records
+from metanim.arena._players import ClientPool, build_policy, needs_sim_server, sim_server_if_needed
+from metanim.arena._stats import wilson
+from metanim.arena.episodes import Seat, derive_seed, play_episode
+from metanim.games import PRESETS, Game, make_game
+
+SeatPolicy = Literal["first", "second", "alternate", "random"]
+
+#: Fields that do not change what an episode is; left out of the config hash so that
+#: a rerun with more episodes, another concurrency or a budget resumes the same log.
+_RUN_ONLY = frozenset(
+    {
+        "name", "episodes", "concurrency", "call_concurrency", "timeout_s", "max_retries",
+        "max_calls", "max_tokens", "max_cost_usd", "results_dir", "progress", "rerun_failed",
+        "base_url", "opponent_base_url", "record_decisions",
+    }
+)  # fmt: skip
+
+
+class TournamentConfig(BaseModel):
+    """A tournament: every field is a CLI flag of `metanim tournament` (`--field-name`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("tournament", description="run name, the stem of the result files")
+    games: list[str] = Field(
+        default_factory=lambda: ["fibonacci-20"],
+        description='game settings: a preset (fibonacci-20, nim-31-k3, ...) or NAME:JSON, e.g. nim:{"heaps":[12],"max_take":3}',
+    )
+    method: str = Field(
+        "dreamad",
+        description="the agent's method spec (react, dreamad, mad:agents=3, ...) or optimal/random",
+    )
+    model: str = Field("sim-biased:heuristic=max_take,p=0.3", description="the agent's model")
+    base_url: str | None = Field(
+        None,
+        description="the agent's server (default: the simulated server for sim-* models, else OPENAI_BASE_URL)",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="the agent's method parameters"
+    )
+    opponent: str = Field(
+        "react", description="the opponent's method spec, or optimal/random/epsilon:<p>"
+    )
+    opponent_model: str = Field(
+        "sim-biased:heuristic=max_take,p=0.6", description="the opponent's model"
+    )
+    opponent_base_url: str | None = Field(None, description="the opponent's server")
+    opponent_params: dict[str, Any] = Field(
+        default_factory=dict, description="the opponent's method parameters"
+    )
+    episodes: int = Field(50, ge=1, description="episodes per game setting")
+    seat: SeatPolicy = Field(
+        "first", description="the agent's seat: first, second, alternate or random"
+    )
+    start: str = Field(
+        "random_n",
+        description="start states: random_n (the agent first meets an N-position) or initial",
+    )
+    seed: int = Field(0, description="base seed: the same seed gives the same episodes")
+    concurrency: int = Field(8, ge=1, description="episodes played at once")
+    call_concurrency: int = Field(64, ge=1, description="model calls in flight at once, per model")
+    timeout_s: float = Field(60.0, gt=0, description="per-call timeout in seconds")
+    max_retries: int = Field(
+        4, ge=0, description="retries of a failed call before it is an infrastructure error"
+    )
+    max_calls: int | None = Field(
+        None, description="budget: stop starting episodes after this many model calls"
+    )
+    max_tokens: int | None = Field(None, description="budget: ... after this many tokens")
+    max_cost_usd: float | None = Field(None, description="budget: ... after this many dollars")
+    results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
+    record_decisions: bool = Field(
+        True, description="keep every decision's full record (messages, samples) in the log"
+    )
+    rerun_failed: bool = Field(
+        True, description="on resume, rerun episodes that ended in an infrastructure error"
+    )
+    progress: bool = Field(True, description="show a progress bar")
+
+    def config_hash(self) -> str:
+        """Hash of the fields that define the episodes (see `_RUN_ONLY`)."""
+        body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+
+    @property
+    def log_path(self) -> Path:
+        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
+
+
+def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
+    """A game setting `PRESET` or `NAME[:JSON params]` to its canonical key and game."""
+    name, sep, raw = text.strip().partition(":")
+    params = json.loads(raw) if sep else {}
+    if not isinstance(params, dict):
+        raise ValueError(f"game parameters must be a JSON object, got {raw!r}")
+    game = make_game(name, **params)
+    if name in PRESETS and not params:
+        return name, game
+    return f"{game.name}:{json.dumps(game.params, sort_keys=True, separators=(',', ':'))}", game
+
+
+@dataclass(frozen=True)
+class PlannedEpisode:
+    id: str
+    setting: str
+    index: int
+    seed: int
+    seat: Seat
+
+
+def plan(config: TournamentConfig) -> list[PlannedEpisode]:
+    """Every episode of the config, with its deterministic id, seed and seat."""
+    out = []
+    digest = config.config_hash()
+    for text in config.games:
+        key, _ = parse_setting(text)
+        for index in range(config.episodes):
+            episode_id = hashlib.sha256(f"{digest}|{key}|{index}".encode()).hexdigest()[:16]
+            seed = derive_seed(config.seed, key, index)
+            out.append(
+                PlannedEpisode(episode_id, key, index, seed, _seat(config.seat, index, seed))
+            )
+    return out
+
+
+def _seat(policy: SeatPolicy, index: int, seed: int) -> Seat:
+    if policy in ("first", "second"):
+        return policy  # type: ignore[return-value]
+    if policy == "alternate":
+        return "first" if index % 2 == 0 else "second"
+    return "first" if np.random.default_rng(derive_seed(seed, "seat")).random() < 0.5 else "second"
+
+
+@dataclass
+class Spent:
+    """Model usage so far, for the budget caps."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, record: dict[str, Any]) -> None:
+        for side in ("agent_totals", "opponent_totals"):
+            totals = record[side]
+            self.calls += totals["calls"]
+            self.tokens += totals["prompt_tokens"] + totals["completion_tokens"]
+            self.cost_usd += totals["cost_usd"]
+
+    def exceeded(self, config: TournamentConfig) -> str | None:
+        if config.max_calls is not None and self.calls >= config.max_calls:
+            return f"call budget {config.max_calls} reached"
+        if config.max_tokens is not None and self.tokens >= config.max_tokens:
+            return f"token budget {config.max_tokens} reached"
+        if config.max_cost_usd is not None and self.cost_usd >= config.max_cost_usd:
+            return f"cost budget ${config.max_cost_usd} reached"
+        return None
+
+
+@dataclass
+class TournamentResult:
+    """What a run produced: the log path, the latest record per episode, and the summary."""
+
+    config: TournamentConfig
+    log_path: Path
+    records: list[dict[str, Any]]
+    planned: int
+    played_now: int
+    stopped: str | None
+    summary: dict[str, Any] = field(default_factory=dict)
+    report: str = ""
+
+
+def run_tournament(config: TournamentConfig) -> TournamentResult:
+    """Run (or resume) a tournament; blocks until done. See `arun_tournament`."""
+    return asyncio.run(arun_tournament(config))
+
+
+async def arun_tournament(config: TournamentConfig) -> TournamentResult:
+    """Play every planned episode not yet logged, then summarize the whole log.
+
+    A simulated model with no server URL gets the simulated server in-process.
+    """
+    needed = needs_sim_server(
+        (config.method, config.model, config.base_url),
+        (config.opponent, config.opponent_model, config.opponent_base_url),
+    )
+    with sim_server_if_needed(needed, seed=config.seed) as sim_url:
+        return await _run(config, sim_url)
+
+
+async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResult:
+    from tqdm.auto import tqdm
+
+    planned = plan(config)
+    log_path = config.log_path
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    (log_path.with_suffix(".config.json")).write_text(config.model_dump_json(indent=2) + "\n")
+    previous = read_records(log_path)
+    spent = Spent()
+    for record in previous:
+        spent.add(record)
+    latest = latest_by_id(previous)
+    done = {
+        i for i, r in latest.items()
+        if r["status"] in ("win", "loss") or not config.rerun_failed
+    }  # fmt: skip
+    todo = [p for p in planned if p.id not in done]
+    games = {key: game for key, game in (parse_setting(t) for t in config.games)}
+
+    clients = ClientPool(
+        sim_url,
+        max_concurrency=config.call_concurrency,
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
+    )
+    agent = build_policy(
+        config.method, _qualified(config.model, config.base_url), config.params, clients,
+        record=config.record_decisions,
+    )  # fmt: skip
+    opponent = build_policy(
+        config.opponent, _qualified(config.opponent_model, config.opponent_base_url),
+        config.opponent_params, clients, record=config.record_decisions,
+    )  # fmt: skip
+    semaphore = asyncio.Semaphore(config.concurrency)
+    stopped: list[str] = []
+    played = 0
+    bar = tqdm(
+        total=len(planned),
+        initial=len(planned) - len(todo),
+        desc=config.name,
+        unit="ep",
+        disable=not config.progress,
+    )
+
+    async def one(item: PlannedEpisode, log: AppendLog) -> None:
+        nonlocal played
+        async with semaphore:
+            # Budget caps are checked before each episode starts; episodes in flight finish.
+            reason = spent.exceeded(config)
+            if reason is not None:
+                if not stopped:
+                    stopped.append(reason)
+                return
+            record = await play_episode(
+                games[item.setting], agent, opponent,
+                seat=item.seat, start=config.start, seed=item.seed,
+                episode_id=item.id, setting=item.setting, index=item.index,
+            )  # fmt: skip
+            line = record.model_dump(mode="json")
+            log.append(line)
+            spent.add(line)
+            played += 1
+            bar.update(1)
+            bar.set_postfix_str(_postfix(latest_by_id([*previous, line])), refresh=False)
+
+    try:
+        with AppendLog(log_path) as log:
+            await asyncio.gather(*(one(item, log) for item in todo))
+    finally:
+        bar.close()
+        await clients.aclose()
+    records = list(latest_by_id(read_records(log_path)).values())
+    ids = {p.id for p in planned}
+    records = [r for r in records if r["id"] in ids]
+    summary = summarize(records, planned=planned, stopped=stopped[0] if stopped else None)
+    summary["config"] = config.model_dump(mode="json")
+    summary["config_hash"] = config.config_hash()
+    summary["log"] = str(log_path)
+    report = render_report(summary)
+    log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    log_path.with_suffix(".report.md").write_text(report)
+    return TournamentResult(
+        config=config,
+        log_path=log_path,
+        records=records,
+        planned=len(planned),
+        played_now=played,
+        stopped=stopped[0] if stopped else None,
+        summary=summary,
+        report=report,
+    )
+
+
+def _qualified(model: str, base_url: str | None) -> str:
+    return f"{model}@{base_url}" if base_url else model
+
+
+def _postfix(latest: dict[str, dict[str, Any]]) -> str:
+    wins = sum(r["status"] == "win" for r in latest.values())
+    finished = sum(r["status"] in ("win", "loss") for r in latest.values())
+    failed = len(latest) - finished
+    return f"win {wins}/{finished}" + (f", failed {failed}" if failed else "")
+
+
+# ----------------------------------------------------------------------- summary
+def summarize(
+    records: Iterable[dict[str, Any]],
+    *,
+    planned: list[PlannedEpisode] | None = None,
+    stopped: str | None = None,
+) -> dict[str, Any]:
+    """Per setting and per seat (plus "all" seats): win rate with a 95% Wilson CI, counts.
+
+    Failed and unplayed episodes stay visible: `infrastructure_errors`, `errors` and
+    `not_run` are counted next to the win rate, whose denominator is wins + losses.
+    """
+    records = list(records)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    planned_counts: dict[tuple[str, str], int] = {}
+    for p in planned or []:
+        for seat in (p.seat, "all"):
+            planned_counts[(p.setting, seat)] = planned_counts.get((p.setting, seat), 0) + 1
+            groups.setdefault((p.setting, seat), [])
+    for r in records:
+        for seat in (r["seat"], "all"):
+            groups.setdefault((r["setting"], seat), []).append(r)
+    rows = []
+    for (setting, seat), group in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])
+    ):
+        row = _group_summary(group)
+        planned_n = planned_counts.get((setting, seat), len(group))
+        row.update(setting=setting, seat=seat, planned=planned_n, not_run=planned_n - len(group))
+        rows.append(row)
+    return {"groups": rows, "stopped": stopped, "episodes_logged": len(records)}
+
+
+def _group_summary(group: list[dict[str, Any]]) -> dict[str, Any]:
+    finished = [r for r in group if r["status"] in ("win", "loss")]
+    wins = sum(r["status"] == "win" for r in finished)
+    low, high = wilson(wins, len(finished))
+    out: dict[str, Any] = {
+        "episodes": len(group),
+        "finished": len(finished),
+        "wins": wins,
+        "losses": len(finished) - wins,
+        "win_rate": wins / len(finished) if finished else math.nan,
+        "win_ci95": [low, high],
+        "infrastructure_errors": sum(r["status"] == "infrastructure_error" for r in group),
+        "errors": sum(r["status"] == "error" for r in group),
+        "start_outcomes": {k: sum(r["start_outcome"] == k for r in group) for k in ("N", "P")},
+        "end_reasons": _count(r["end_reason"] for r in group),
+    }
+    for side in ("agent", "opponent"):
+        totals = [r[f"{side}_totals"] for r in group]
+        moves = sum(t["moves"] for t in totals)
+        decisions = sum(1 for r in group for m in r["moves"] if m["actor"] == side)
+        latency = sum(t["latency_s"] for t in totals)
+        out[side] = {
+            "moves": moves,
+            "optimal_moves": sum(t["optimal_moves"] for t in totals),
+            "optimal_rate": sum(t["optimal_moves"] for t in totals) / moves if moves else math.nan,
+            "illegal": sum(t["illegal"] for t in totals),
+            "unparsable": sum(t["unparsable"] for t in totals),
+            "forfeits": sum(t["forfeits"] for t in totals),
+            "fallbacks": sum(t["fallbacks"] for t in totals),
+            "calls": sum(t["calls"] for t in totals),
+            "prompt_tokens": sum(t["prompt_tokens"] for t in totals),
+            "completion_tokens": sum(t["completion_tokens"] for t in totals),
+            "cost_usd": sum(t["cost_usd"] for t in totals),
+            "mean_decision_latency_s": latency / decisions if decisions else math.nan,
+        }
+    out["mean_episode_wall_s"] = sum(r["wall_s"] for r in group) / len(group) if group else math.nan
+    return out
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def render_report(summary: dict[str, Any]) -> str:
+    """A Markdown report of a tournament summary."""
+    cfg = summary.get("config", {})
+    lines = [f"# Tournament {cfg.get('name', '')}", ""]
+    if cfg:
+        lines += [
+            f"- agent: `{cfg['method']}` on `{cfg['model']}`; opponent: `{cfg['opponent']}` on "
+            f"`{cfg['opponent_model']}`",
+            f"- {cfg['episodes']} episodes per setting, seat policy `{cfg['seat']}`, start "
+            f"`{cfg['start']}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
+        ]
+    if summary.get("stopped"):
+        lines.append(f"- **stopped early:** {summary['stopped']}")
+    lines += [
+        "",
+        "Win rate over finished episodes (wins + losses) with a 95% Wilson CI. Infrastructure "
+        "errors and unplayed episodes are never a loss; they are counted apart. Start: how many "
+        "episodes began at an N- or P-position for the first mover. Optimal: moves graded by the "
+        "solver.",
+        "",
+        "| setting | seat | finished/planned | win rate [95% CI] | start N/P | infra err | errors | not run "
+        "| agent illegal/unparsable/forfeit/fallback | agent optimal | opp. optimal | opp. forfeits "
+        "| calls | tokens | cost $ | s/decision |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for g in summary["groups"]:
+        a, o = g["agent"], g["opponent"]
+        low, high = g["win_ci95"]
+        lines.append(
+            f"| {g['setting']} | {g['seat']} | {g['finished']}/{g['planned']} "
+            f"| {_pct(g['win_rate'])} [{_pct(low)}, {_pct(high)}] "
+            f"| {g['start_outcomes']['N']}/{g['start_outcomes']['P']} "
+            f"| {g['infrastructure_errors']} | {g['errors']} | {g['not_run']} "
+            f"| {a['illegal']}/{a['unparsable']}/{a['forfeits']}/{a['fallbacks']} "
+            f"| {_pct(a['optimal_rate'])} | {_pct(o['optimal_rate'])} | {o['forfeits']} "
+            f"| {a['calls'] + o['calls']} "
+            f"| {a['prompt_tokens'] + a['completion_tokens'] + o['prompt_tokens'] + o['completion_tokens']} "
+            f"| {a['cost_usd'] + o['cost_usd']:.4f} | {a['mean_decision_latency_s']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
