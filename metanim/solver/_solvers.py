@@ -23,7 +23,7 @@ from metanim.games import (
     SizeLimitError,
 )
 from metanim.games.kayles import runs
-from metanim.solver import kernels
+from metanim.solver import _fast, kernels
 from metanim.solver._engine import solve_dag
 
 #: Largest table (number of encoded states) the table methods will allocate.
@@ -77,22 +77,30 @@ def subtraction_table(max_take: int, size: int) -> tuple[np.ndarray, np.ndarray]
 def fibonacci_table(n: int) -> tuple[np.ndarray, np.ndarray]:
     states = kernels.fibonacci_states(n)
     _check_size(states, f"Fibonacci Nim with {n} stones")
-    params = np.zeros(1, dtype=np.int64)
-    return _persisted(
-        f"fibonacci-{n}", lambda: solve_dag()(states, kernels.fibonacci_successors(), params, n)
-    )  # type: ignore[return-value]
+    if n >= 32767:  # the kernel stores values (at most the max take) as int16
+        raise SizeLimitError(f"Fibonacci Nim tables hold at most 32,766 stones, got {n}")
+    return _persisted(f"fibonacci-{n}", lambda: _fast.fibonacci_tables(n))  # type: ignore[return-value]
 
 
 @cache
 def wythoff_table(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     """Tables indexed by y * width + x for 0 <= x < width, 0 <= y < height."""
     _check_size(width * height, f"a {height}x{width} Corner Queen board")
-    params = np.array([width], dtype=np.int64)
-    max_succ = width + height + min(width, height)
-    return _persisted(
-        f"wythoff-{width}x{height}",
-        lambda: solve_dag()(width * height, kernels.wythoff_successors(), params, max_succ),
-    )  # type: ignore[return-value]
+    return _persisted(f"wythoff-{width}x{height}", lambda: _wythoff(width, height))  # type: ignore[return-value]
+
+
+def _wythoff(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    size = max(width, height)
+    if size * size > 2 * width * height:  # a thin board: the symmetric square would waste work
+        return _fast.wythoff_tables(width, height)
+    grundy, wins = _fast.wythoff_square(size)
+    if width == height:
+        return grundy, wins
+    crop = (slice(0, height), slice(0, width))
+    return (
+        np.ascontiguousarray(grundy.reshape(size, size)[crop]).ravel(),
+        np.ascontiguousarray(wins.reshape(size, size)[crop]).ravel(),
+    )
 
 
 @cache

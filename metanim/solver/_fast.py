@@ -1,0 +1,205 @@
+"""Whole-table recurrences that beat the generic engine: Fibonacci Nim, Wythoff, Chomp.
+
+Each kernel returns the same tables as `_engine.solve_dag` over the same codes
+(normal-play Grundy values and misère "mover wins" flags), so the simple successor
+kernels in `kernels.py` stay the executable specification that tests compare to.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+# ---------------------------------------------------------------------- Fibonacci Nim
+@njit(cache=True, nogil=True)
+def fibonacci_tables(n):  # pragma: no cover - numba
+    """Tables over the triangular code r(r+1)/2 + k of (remaining r, max take k), r <= n.
+
+    The options of (r, k) are those of (r, k-1) plus one, (r-k, min(2k, r-k)), so a
+    row is one incremental mex: a value set only grows, hence its mex only rises.
+    """
+    states = n * (n + 1) // 2 + n + 1
+    grundy = np.zeros(states, np.int16)  # values <= max take <= n < 32768 (caller checks)
+    mover_wins = np.zeros(states, np.uint8)
+    # Children (left, 2k) with 2k < left, read row after row, would jump across the
+    # whole table; a column-major copy of the even columns turns them into short
+    # sequential streams. Entries pack value * 2 + mover_wins.
+    half = n // 2 + 1
+    col_start = np.zeros(half + 1, np.int64)
+    for j in range(half):
+        col_start[j + 1] = col_start[j] + max(n - 2 * j, 0)
+    even = np.zeros(col_start[half] + 1, np.int32)
+    # (left, left) is the child of every take k >= left / 2: keep those contiguous.
+    full = np.zeros(n + 1, np.int32)
+    seen = np.zeros(n + 2, np.int64)
+    for r in range(n + 1):
+        base = r * (r + 1) // 2
+        stamp = r + 1
+        m = 0
+        any_lost = False
+        mover_wins[base] = 1  # max take 0 (or no stones): no move, the mover wins misère
+        for k in range(1, r + 1):
+            left = r - k
+            packed = full[left] if 2 * k >= left else even[col_start[k] + left - 2 * k - 1]
+            seen[packed >> 1] = stamp  # a value is at most its state's max take, < r
+            while seen[m] == stamp:
+                m += 1
+            if packed & 1 == 0:
+                any_lost = True
+            grundy[base + k] = m
+            w = 1 if any_lost else 0
+            mover_wins[base + k] = w
+            if k & 1 == 0 and k < r:
+                j = k >> 1
+                even[col_start[j] + r - k - 1] = (m << 1) | w
+        full[r] = (grundy[base + r] << 1) | mover_wins[base + r]
+    return grundy, mover_wins
+
+
+# ---------------------------------------------------------------- Wythoff / Corner Queen
+@njit(cache=True, nogil=True)
+def _lowest_zero_bit(word):  # pragma: no cover - numba
+    """Index of the lowest 0 bit of an int64 that is not all ones."""
+    free = ~word & (word + 1)  # isolates the lowest zero bit
+    i = 0
+    if free & 0xFFFFFFFF == 0:
+        free >>= 32
+        i += 32
+    if free & 0xFFFF == 0:
+        free >>= 16
+        i += 16
+    if free & 0xFF == 0:
+        free >>= 8
+        i += 8
+    if free & 0xF == 0:
+        free >>= 4
+        i += 4
+    if free & 0x3 == 0:
+        free >>= 2
+        i += 2
+    if free & 0x1 == 0:
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def wythoff_tables(width, height):  # pragma: no cover - numba
+    """Tables indexed by y * width + x, from row, column and diagonal value bitsets.
+
+    G(x, y) is the mex of the union of three sets (the row to its left, the column
+    above, the diagonal); the union's mex is at least each set's own mex, so the
+    scan starts at the largest of three monotone pointers and is short.
+    """
+    nbits = width + height + min(width, height) + 1  # mex <= number of options
+    words = nbits // 64 + 2
+    col = np.zeros((width, words), np.int64)
+    diag = np.zeros((width + height, words), np.int64)
+    row = np.zeros(words, np.int64)
+    col_mex = np.zeros(width, np.int64)
+    diag_mex = np.zeros(width + height, np.int64)
+    col_lost = np.zeros(width, np.uint8)
+    diag_lost = np.zeros(width + height, np.uint8)
+    grundy = np.zeros(width * height, np.int32)
+    mover_wins = np.zeros(width * height, np.uint8)
+    for y in range(height):
+        row[:] = 0
+        row_mex = 0
+        row_lost = False
+        for x in range(width):
+            d = x - y + height - 1
+            start = max(row_mex, col_mex[x], diag_mex[d])
+            w = start >> 6
+            while True:
+                word = row[w] | col[x, w] | diag[d, w]
+                if word != -1:
+                    break
+                w += 1
+            v = (w << 6) + _lowest_zero_bit(word)
+            grundy[y * width + x] = v
+            bit = np.int64(1) << (v & 63)
+            row[v >> 6] |= bit
+            col[x, v >> 6] |= bit
+            diag[d, v >> 6] |= bit
+            while (row[row_mex >> 6] >> (row_mex & 63)) & 1:
+                row_mex += 1
+            m = col_mex[x]
+            while (col[x, m >> 6] >> (m & 63)) & 1:
+                m += 1
+            col_mex[x] = m
+            m = diag_mex[d]
+            while (diag[d, m >> 6] >> (m & 63)) & 1:
+                m += 1
+            diag_mex[d] = m
+            # Misère: the mover wins at the terminal corner or with a move to a lost cell.
+            wins = (x == 0 and y == 0) or row_lost or col_lost[x] or diag_lost[d]
+            mover_wins[y * width + x] = 1 if wins else 0
+            if not wins:
+                row_lost = True
+                col_lost[x] = 1
+                diag_lost[d] = 1
+    return grundy, mover_wins
+
+
+@njit(cache=True, nogil=True)
+def wythoff_square(size):  # pragma: no cover - numba
+    """`wythoff_tables(size, size)` computing only x <= y: G(x, y) = G(y, x) by symmetry.
+
+    Cell (x, y) with x <= y sees its row to the left and its diagonal inside the
+    computed half; its column's cells above the diagonal are mirrors, inserted into
+    column y's set when (y, x)'s twin is computed (row x < y, or earlier in row y).
+    """
+    nbits = 3 * size + 1
+    words = nbits // 64 + 2
+    col = np.zeros((size, words), np.int64)
+    diag = np.zeros((size, words), np.int64)  # index y - x >= 0
+    row = np.zeros(words, np.int64)
+    col_mex = np.zeros(size, np.int64)
+    diag_mex = np.zeros(size, np.int64)
+    col_lost = np.zeros(size, np.uint8)
+    diag_lost = np.zeros(size, np.uint8)
+    grundy = np.zeros(size * size, np.int32)
+    mover_wins = np.zeros(size * size, np.uint8)
+    for y in range(size):
+        row[:] = 0
+        row_mex = 0
+        row_lost = False
+        for x in range(y + 1):
+            d = y - x
+            m = col_mex[x]  # a lower bound only; mirror insertions may leave it stale
+            while (col[x, m >> 6] >> (m & 63)) & 1:
+                m += 1
+            col_mex[x] = m
+            start = max(row_mex, m, diag_mex[d])
+            w = start >> 6
+            while True:
+                word = row[w] | col[x, w] | diag[d, w]
+                if word != -1:
+                    break
+                w += 1
+            v = (w << 6) + _lowest_zero_bit(word)
+            grundy[y * size + x] = v
+            grundy[x * size + y] = v
+            bit = np.int64(1) << (v & 63)
+            vw = v >> 6
+            row[vw] |= bit
+            col[x, vw] |= bit
+            if x < y:
+                col[y, vw] |= bit  # the twin (y, x) lies in column y, above row y
+            diag[d, vw] |= bit
+            while (row[row_mex >> 6] >> (row_mex & 63)) & 1:
+                row_mex += 1
+            m = diag_mex[d]
+            while (diag[d, m >> 6] >> (m & 63)) & 1:
+                m += 1
+            diag_mex[d] = m
+            wins = (x == 0 and y == 0) or row_lost or col_lost[x] or diag_lost[d]
+            mover_wins[y * size + x] = 1 if wins else 0
+            mover_wins[x * size + y] = 1 if wins else 0
+            if not wins:
+                row_lost = True
+                col_lost[x] = 1
+                if x < y:
+                    col_lost[y] = 1
+                diag_lost[d] = 1
+    return grundy, mover_wins
