@@ -42,6 +42,9 @@ class ResponseCache:
     def __init__(self, path: str | os.PathLike[str], *, force: bool = False) -> None:
         self.path = Path(path)
         self.force = force
+        self._open()
+
+    def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection shared by the event loop's thread and any worker thread;
         # the lock serializes access, WAL lets several processes share the file.
@@ -53,6 +56,14 @@ class ResponseCache:
             " key TEXT PRIMARY KEY, base_url TEXT, request TEXT, sample_index INTEGER,"
             " texts TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, created REAL)"
         )
+
+    def __getstate__(self) -> dict[str, object]:
+        # A pickled cache (e.g. inside a client sent to a worker) reopens the same file.
+        return {"path": self.path, "force": self.force}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.path, self.force = state["path"], state["force"]  # type: ignore[assignment]
+        self._open()
 
     def applies(self, temperature: float) -> bool:
         """Whether a call at `temperature` is cached."""

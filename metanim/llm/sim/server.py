@@ -79,6 +79,7 @@ class SimApp:
             self._attempts.clear()
 
     def _record(self, record: dict[str, Any]) -> None:
+        record["finished"] = time.time()
         with self._lock:
             self._log.append(record)
             if self.log_path is not None:
@@ -161,8 +162,8 @@ class SimApp:
                 }
             )
             return response
-        if n < 1 or n > 128:
-            return _error(400, "n must be between 1 and 128", "invalid_request_error")
+        if n < 1 or n > 1000:
+            return _error(400, "n must be between 1 and 1000", "invalid_request_error")
         try:
             texts, actions, faults = self._answer(spec, messages, temperature, n, seed)
             task = find_task(messages)

@@ -1,0 +1,238 @@
+"""The OpenAI-compatible client against the simulated server, over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import pickle
+import re
+
+import pytest
+
+from metanim.games import make_game
+from metanim.llm import (
+    ChatModel,
+    Completion,
+    InfrastructureError,
+    OpenAIChatClient,
+    PriceTable,
+    ResponseCache,
+    Usage,
+    cache_key,
+)
+from metanim.llm.sim import SimServer
+
+GAME = make_game("nim-31-k3")
+PROMPT = (
+    GAME.prompt(GAME.initial_state())
+    + '\n#Output Format: ```json\n{"reasoning": "...", "action": <integer>}\n```'
+)
+MESSAGES = [{"role": "user", "content": PROMPT}]
+
+
+def client(server: SimServer, model: str = "sim-optimal", **kwargs) -> OpenAIChatClient:
+    # Tiny backoff so retry tests stay fast; the schedule is still exponential and jittered.
+    kwargs.setdefault("backoff_s", 0.005)
+    kwargs.setdefault("backoff_max_s", 0.02)
+    kwargs.setdefault("api_key", "sk-test")
+    return OpenAIChatClient(model, base_url=server.base_url, **kwargs)
+
+
+def action(text: str):
+    block = re.search(r"```json\n(.*?)\n```", text, re.DOTALL)
+    assert block, text
+    return json.loads(block.group(1))["action"]
+
+
+def test_client_is_a_chat_model_and_reports_usage(sim_server):
+    sim_server.reset_log()
+    c = client(sim_server)
+    assert isinstance(c, ChatModel)
+    result = asyncio.run(c.chat(MESSAGES, n=3, seed=5, sample_index=2, max_tokens=50))
+    assert isinstance(result, Completion)
+    assert len(result.texts) == 3
+    assert all(action(t) == 3 for t in result.texts)  # 31 mod 4 = 3: take 3
+    assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
+    assert result.cost_usd == 0.0  # simulated models are free
+    assert not result.cached and result.retries == 0
+    assert result.request["sample_index"] == 2 and result.request["seed"] == 5
+    (record,) = sim_server.log
+    assert record["n"] == 3 and record["seed"] == 5 and record["max_tokens"] == 50
+    assert record["messages"] == MESSAGES
+    assert record["task"]["game"] == "nim" and record["task"]["state"] == [31]
+
+
+def test_client_reused_across_event_loops(sim_server):
+    c = client(sim_server)
+    first = asyncio.run(c.chat(MESSAGES, seed=1))
+    second = asyncio.run(c.chat(MESSAGES, seed=1))
+    assert first.texts == second.texts
+
+
+def test_concurrency_limit_holds(sim_server):
+    sim_server.reset_log()
+    c = client(sim_server, "sim-optimal:latency=0.05", max_concurrency=2)
+
+    async def many():
+        return await asyncio.gather(*(c.chat(MESSAGES, seed=i) for i in range(6)))
+
+    assert len(asyncio.run(many())) == 6
+    spans = [(r["time"], r["finished"]) for r in sim_server.log]
+    # At no request's arrival are more than 2 requests open at the server.
+    overlap = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
+    assert len(spans) == 6 and overlap <= 2
+
+
+def test_burst_of_429_is_retried_then_answers(sim_server):
+    sim_server.reset_log()
+    result = asyncio.run(client(sim_server, "sim-faulty:burst429=3").chat(MESSAGES))
+    assert result.retries == 3 and action(result.text) == 3
+    assert [r["status"] for r in sim_server.log] == [429, 429, 429, 200]
+
+
+def test_burst_of_500_beyond_the_retry_budget_is_an_infrastructure_error(sim_server):
+    sim_server.reset_log()
+    c = client(sim_server, "sim-faulty:burst500=10", max_retries=2)
+    with pytest.raises(InfrastructureError) as info:
+        asyncio.run(c.chat(MESSAGES))
+    assert info.value.kind == "server_error" and info.value.status == 500
+    assert info.value.attempts == 3 and "gave up after 3 attempts" in str(info.value)
+    assert len(sim_server.log) == 3  # bounded: exactly 1 + max_retries attempts
+
+
+def test_quota_429_is_not_retried(sim_server):
+    sim_server.reset_log()
+    with pytest.raises(InfrastructureError) as info:
+        asyncio.run(client(sim_server, "sim-faulty:quota=1").chat(MESSAGES))
+    assert info.value.kind == "quota" and info.value.attempts == 1
+    assert len(sim_server.log) == 1
+
+
+def test_slow_answer_times_out(sim_server):
+    c = client(sim_server, "sim-faulty:latency=2", timeout_s=0.2, max_retries=1)
+    with pytest.raises(InfrastructureError) as info:
+        asyncio.run(c.chat(MESSAGES))
+    assert info.value.kind == "timeout" and info.value.attempts == 2
+
+
+def test_slow_answer_within_the_timeout_completes(sim_server):
+    c = client(sim_server, "sim-faulty:latency=0.1", timeout_s=5)
+    assert action(asyncio.run(c.chat(MESSAGES)).text) == 3
+
+
+def test_unknown_model_and_unreachable_server():
+    with SimServer() as server:
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(client(server, "gpt-nonexistent").chat(MESSAGES))
+        assert info.value.kind == "not_found"
+        url = server.base_url
+    # The server is gone: connection refused, retried, then a clear error.
+    c = OpenAIChatClient("sim-optimal", base_url=url, api_key="x", max_retries=1, backoff_s=0.001)
+    with pytest.raises(InfrastructureError) as info:
+        asyncio.run(c.chat(MESSAGES))
+    assert info.value.kind == "connection" and info.value.attempts == 2
+
+
+def test_mixed_faults_each_call_completes_or_fails_clearly(sim_server):
+    spec = "sim-faulty:malformed=0.3,illegal=0.2,http429=0.3,http500=0.1,latency=0.01"
+    c = client(sim_server, spec, max_retries=3, max_concurrency=8)
+
+    async def one(i):
+        try:
+            return await c.chat(MESSAGES, seed=i, temperature=0.7)
+        except InfrastructureError as exc:
+            return exc
+
+    async def all_calls():
+        return await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(40))), 30)
+
+    results = asyncio.run(all_calls())
+    completions = [r for r in results if isinstance(r, Completion)]
+    errors = [r for r in results if isinstance(r, InfrastructureError)]
+    assert len(completions) + len(errors) == 40
+    assert all(e.kind in ("rate_limit", "server_error") for e in errors)
+    assert len(completions) > 30  # P(4 straight HTTP faults) = 0.37^4 ~ 2%
+    kinds = set()
+    for r in completions:
+        try:
+            kinds.add("illegal" if action(r.text) not in (1, 2, 3) else "ok")
+        except (AssertionError, json.JSONDecodeError):
+            kinds.add("malformed")
+    assert kinds == {"ok", "illegal", "malformed"}
+
+
+def test_cache_hits_and_separates_samples(sim_server, tmp_path):
+    sim_server.reset_log()
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    c = client(sim_server, "sim-random", cache=cache)
+    first = asyncio.run(c.chat(MESSAGES))
+    again = asyncio.run(c.chat(MESSAGES))
+    assert again.cached and again.texts == first.texts and again.usage == first.usage
+    other_sample = asyncio.run(c.chat(MESSAGES, sample_index=1))
+    assert not other_sample.cached
+    assert len(sim_server.log) == 2 and len(cache) == 2
+    # Sampled calls are not cached unless the cache is forced.
+    asyncio.run(c.chat(MESSAGES, temperature=0.7))
+    assert not asyncio.run(c.chat(MESSAGES, temperature=0.7)).cached
+    forced = client(
+        sim_server, "sim-random", cache=ResponseCache(tmp_path / "f.sqlite", force=True)
+    )
+    asyncio.run(forced.chat(MESSAGES, temperature=0.7, sample_index=4))
+    assert asyncio.run(forced.chat(MESSAGES, temperature=0.7, sample_index=4)).cached
+    assert not asyncio.run(forced.chat(MESSAGES, temperature=0.7, sample_index=5)).cached
+    # A fresh process (a new cache object on the same file) sees the stored answer.
+    cache.close()
+    reopened = client(sim_server, "sim-random", cache=ResponseCache(tmp_path / "cache.sqlite"))
+    assert asyncio.run(reopened.chat(MESSAGES)).cached
+
+
+def test_cache_key_covers_base_url_request_and_sample():
+    request = {"model": "m", "messages": MESSAGES, "temperature": 0.0, "n": 1}
+    key = cache_key("http://a/v1", request, 0)
+    assert key == cache_key("http://a/v1/", dict(reversed(request.items())), 0)
+    assert key != cache_key("http://b/v1", request, 0)
+    assert key != cache_key("http://a/v1", request, 1)
+    assert key != cache_key("http://a/v1", {**request, "n": 2}, 0)
+
+
+def test_price_table_prefix_and_override(tmp_path, monkeypatch):
+    table = PriceTable.load()
+    usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
+    assert table.cost("gpt-4o", usage) == pytest.approx(12.5)
+    assert table.lookup("gpt-4o-mini-2024-07-18") == table.lookup("gpt-4o-mini")
+    assert table.cost("sim-biased:p=0.5", usage) == 0.0
+    assert table.cost("unknown-model", usage) == 0.0
+    override = tmp_path / "prices.json"
+    override.write_text(json.dumps({"models": {"gpt-4o": {"input": 1, "output": 2}}}))
+    monkeypatch.setenv("METANIM_PRICES", str(override))
+    assert PriceTable.load().cost("gpt-4o", usage) == pytest.approx(3.0)
+    assert PriceTable.load().cost("gpt-4o-mini", usage) == pytest.approx(0.75)
+
+
+def test_api_key_never_appears_in_logs_records_or_files(tmp_path, caplog, monkeypatch):
+    secret = "sk-metanim-test-SECRET-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    caplog.set_level(logging.DEBUG)  # the SDK's and httpx's debug logs included
+    log_file = tmp_path / "sim.jsonl"
+    seen: list[str] = []
+    with SimServer(api_key=secret, log_path=log_file) as server:
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        good = OpenAIChatClient(
+            "sim-faulty:burst429=1", base_url=server.base_url, cache=cache, backoff_s=0.001
+        )
+        result = asyncio.run(good.chat(MESSAGES))
+        seen += [result.model_dump_json(), repr(good), str(pickle.loads(pickle.dumps(good)))]
+        wrong = OpenAIChatClient("sim-optimal", base_url=server.base_url, api_key=secret[::-1])
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(wrong.chat(MESSAGES))
+        assert info.value.kind == "auth"
+        seen += [str(info.value), repr(info.value), json.dumps(server.log)]
+        cache.close()
+    assert len(server.log) == 2  # the 429 and the answer; the refused call is not a request
+    files = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"sim-optimal" in files or b"sim-faulty" in files  # the files are not empty
+    assert secret.encode() not in files and secret[::-1].encode() not in files
+    text = "\n".join([*seen, caplog.text])
+    assert "Retrying" in caplog.text or "retrying" in caplog.text
+    assert secret not in text and secret[::-1] not in text

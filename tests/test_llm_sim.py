@@ -1,0 +1,191 @@
+"""The simulated server's policies, read back through the real client and the games' parsers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+
+import openai
+import pytest
+
+from metanim.games import IllegalMoveError, MoveError, game_from_prompt, make_game
+from metanim.llm import OpenAIChatClient
+from metanim.llm.sim import ModelSpecError, parse_model_spec, template_keys
+from metanim.solver import winning_moves
+
+FORMAT = '\n#Output Format: ```json\n{"reasoning": "...", "action": <value>}\n```'
+# One N-position (a winning move exists) per game.
+CASES = [
+    ("nim-31-k3", (31,)),
+    ("fibonacci-20", (20, 19)),
+    ("kayles-2rows", ("11111", "111111")),
+    ("chomp-2x8", (8, 8)),
+    ("corner-queen", (4, 16)),
+]
+
+
+def ask(server, model, content, **kwargs):
+    c = OpenAIChatClient(model, base_url=server.base_url, api_key="sk-test", backoff_s=0.001)
+    messages = content if isinstance(content, list) else [{"role": "user", "content": content}]
+    return asyncio.run(c.chat(messages, **kwargs))
+
+
+def parsed(text):
+    block = re.search(r"```json\n(.*?)\n```", text, re.DOTALL)
+    assert block, text
+    return json.loads(block.group(1))
+
+
+def move(game, state, text):
+    return game.parse_move(json.dumps(parsed(text)["action"]), state)
+
+
+@pytest.mark.parametrize(("preset", "state"), CASES)
+def test_optimal_plays_winning_moves_and_random_plays_legal_ones(sim_server, preset, state):
+    game = make_game(preset)
+    prompt = game.prompt(state) + FORMAT
+    winning = set(winning_moves(game, state))
+    assert winning
+    best = ask(sim_server, "sim-optimal", prompt, n=8, seed=3, temperature=1.0)
+    assert {move(game, state, t) for t in best.texts} <= winning
+    rand = ask(sim_server, "sim-random", prompt, n=30, seed=3, temperature=1.0)
+    moves = [move(game, state, t) for t in rand.texts]  # raises if any is illegal
+    assert len(set(moves)) > 1
+
+
+def test_biased_policy_picks_the_heuristic_move_with_probability_p(sim_server):
+    game = make_game("nim-31-k5")
+    state = (30,)  # 30 mod 6 = 0: a P-position, so "optimal" has no winning move
+    prompt = game.prompt(state) + FORMAT
+    always = ask(sim_server, "sim-biased:heuristic=min_take,p=1", prompt, n=10, seed=1)
+    assert {move(game, state, t) for t in always.texts} == {game.parse_move("1", state)}
+    mixed = ask(sim_server, "sim-biased:heuristic=max_take,p=0.5,otherwise=random", prompt, n=200)
+    share = sum(parsed(t)["action"] == 5 for t in mixed.texts) / 200
+    # p + (1 - p) / 5 = 0.6 expected; the band is about 5 standard deviations wide.
+    assert 0.42 < share < 0.78
+
+
+def test_faulty_answers_are_unparsable_or_illegal_by_rate(sim_server):
+    game = make_game("chomp-5x5")
+    state = game.initial_state()
+    prompt = game.prompt(state) + FORMAT
+    for text in ask(sim_server, "sim-faulty:malformed=1", prompt, n=5, seed=2).texts:
+        with pytest.raises((MoveError, ValueError, AssertionError)):
+            move(game, state, text)
+    for text in ask(sim_server, "sim-faulty:illegal=1", prompt, n=5, seed=2).texts:
+        with pytest.raises(IllegalMoveError):
+            move(game, state, text)
+    log = sim_server.log[-1]
+    assert log["faults"] == ["illegal"] * 5
+
+
+def test_seeded_answers_are_reproducible_and_choices_differ(sim_server):
+    prompt = make_game("corner-queen").prompt((4, 16)) + FORMAT
+    a = ask(sim_server, "sim-random", prompt, n=6, seed=11, temperature=1.0)
+    b = ask(sim_server, "sim-random", prompt, n=6, seed=11, temperature=1.0)
+    c = ask(sim_server, "sim-random", prompt, n=6, seed=12, temperature=1.0)
+    assert a.texts == b.texts and a.texts != c.texts and len(set(a.texts)) > 1
+    assert a.usage == b.usage and a.usage.completion_tokens > 0
+
+
+def test_conforming_policy_follows_weights(sim_server):
+    game = make_game("nim-31-k3")
+    first = {"role": "user", "content": game.prompt((31,)) + FORMAT}
+    own = {"role": "assistant", "content": '```json\n{"reasoning": "r", "action": 1}\n```'}
+    debate = {
+        "role": "user",
+        "content": 'Other agents answered:\nAgent 2: {"action": 2}\nAgent 3: answer: 2\n'
+        "Update your answer." + FORMAT,
+    }
+    messages = [first, own, debate]
+
+    def shares(spec):
+        texts = ask(sim_server, spec, messages, n=200, temperature=1.0).texts
+        return sum(parsed(t)["action"] == 1 for t in texts) / 200
+
+    assert shares("sim-conform:self=1,peer=0") == 1.0
+    assert shares("sim-conform:self=0,peer=1") == 0.0
+    # self=2 against two peer answers of weight 1 each: P(keep own) = 2 / 4.
+    assert 0.35 < shares("sim-conform:self=2,peer=1") < 0.65
+
+
+def test_non_move_prompts_get_the_keys_they_ask_for(sim_server):
+    game = make_game("fibonacci-20")
+    state = (20, 19)
+    elicit = (
+        game.prompt(state) + "\nDescribe the game. Reply as JSON: "
+        '{"game definition": "...", "winning condition": "...", "move constraints": "..."}'
+    )
+    obj = parsed(ask(sim_server, "sim-optimal", elicit, seed=1).text)
+    assert set(obj) == {"game definition", "winning condition", "move constraints"}
+    assert all(isinstance(v, str) and v for v in obj.values())
+    rewrite = game.prompt(state) + '\nRewrite the prompt. JSON: {"optimized prompt": "..."}'
+    optimized = parsed(ask(sim_server, "sim-optimal", rewrite).text)["optimized prompt"]
+    recovered, recovered_state = game_from_prompt(optimized)  # the debate plays from it
+    assert recovered.name == game.name and recovered_state == state
+    belief_prompt = (
+        game.prompt(state) + '\nJSON: {"belief": {"<action>": <prob>}, "peer_prediction": '
+        '{"<action>": <prob>}, "action": <value>}'
+    )
+    obj = parsed(ask(sim_server, "sim-optimal", belief_prompt).text)
+    assert set(obj) == {"belief", "peer_prediction", "action"}
+    assert sum(obj["belief"].values()) == pytest.approx(1.0, abs=1e-3)
+    assert max(obj["belief"], key=obj["belief"].get) == json.dumps(obj["action"])
+    assert game.parse_move(json.dumps(obj["action"]), state) in winning_moves(game, state)
+
+
+def test_question_tasks_use_the_hidden_answer_marker(sim_server):
+    mc = 'Which is prime? A) 4 B) 7 C) 9 <!--sim answer=B choices=A,B,C-->\n{"answer": "..."}'
+    assert parsed(ask(sim_server, "sim-optimal", mc).text) == {"answer": "B"}
+    numeric = 'What is 6 x 7? <!--sim answer=42-->\nReply {"reasoning": "...", "answer": 0}'
+    assert parsed(ask(sim_server, "sim-optimal", numeric).text)["answer"] == 42
+    wrong = parsed(ask(sim_server, "sim-faulty:illegal=1", mc).text)["answer"]
+    assert wrong not in ("A", "B", "C")
+
+
+def test_template_keys_reads_the_last_requested_object():
+    text = (
+        'Peer: {"action": 3, "reasoning": "x"}\nAnswer as {"belief": {"1": 0.5}, "final answer": 1}'
+    )
+    assert template_keys(text) == ["belief", "final answer"]
+    assert template_keys("no json here") == []
+
+
+def test_model_spec_grammar():
+    spec = parse_model_spec("sim-biased:heuristic=min_take,p=0.25")
+    assert spec.policy == "biased" and spec["p"] == 0.25 and spec["heuristic"] == "min_take"
+    for bad in ("gpt-4o", "sim-unknown", "sim-biased:p=2", "sim-faulty:x=1", "sim-random:p"):
+        with pytest.raises(ModelSpecError):
+            parse_model_spec(bad)
+
+
+def test_models_endpoint_through_the_sdk(sim_server):
+    async def listing():
+        async with openai.AsyncOpenAI(base_url=sim_server.base_url, api_key="sk-test") as sdk:
+            return [m.id async for m in sdk.models.list()]
+
+    assert "sim-optimal" in asyncio.run(listing())
+
+
+def test_serve_sim_cli_answers_over_http(tmp_path):
+    log = tmp_path / "log.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metanim.cli", "serve-sim", "--port", "0", "--log", str(log)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://\S+/v1", line).group(0)
+        game = make_game("kayles-20")
+        c = OpenAIChatClient("sim-optimal", base_url=url, api_key="sk-test")
+        state = game.initial_state()
+        text = asyncio.run(c.chat([{"role": "user", "content": game.prompt(state) + FORMAT}])).text
+        assert move(game, state, text) in winning_moves(game, state)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert json.loads(log.read_text().splitlines()[0])["task"]["game"] == "kayles"
