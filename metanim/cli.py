@@ -122,6 +122,48 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------- evaluate, tournament, demo
+# Flags and handlers live in metanim.arena._cli: one flag per config field.
+def _arena(name: str) -> Callable[[argparse.ArgumentParser], None]:
+    def arguments(p: argparse.ArgumentParser) -> None:
+        from metanim.arena import _cli
+
+        getattr(_cli, f"{name}_arguments")(p)
+
+    return arguments
+
+
+@command(
+    "evaluate",
+    "Decision accuracy of a method on critical-state datasets, R repeats",
+    _arena("evaluate"),
+)
+def _evaluate(args: argparse.Namespace) -> int:
+    from metanim.arena._cli import evaluate
+
+    return evaluate(args)
+
+
+@command(
+    "tournament",
+    "Method vs opponent over E episodes per game setting (resumable)",
+    _arena("tournament"),
+)
+def _tournament(args: argparse.Namespace) -> int:
+    from metanim.arena._cli import tournament
+
+    return tournament(args)
+
+
+@command(
+    "demo", "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default", _arena("demo")
+)
+def _demo(args: argparse.Namespace) -> int:
+    from metanim.arena._cli import demo
+
+    return demo(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="metanim", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

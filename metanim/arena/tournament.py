@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from metanim.arena._budget import Spent
 from metanim.arena._log import AppendLog, latest_by_id, read_records
 from metanim.arena._players import ClientPool, build_policy, needs_sim_server, sim_server_if_needed
 from metanim.arena._stats import wilson
@@ -155,29 +156,10 @@ def _seat(policy: SeatPolicy, index: int, seed: int) -> Seat:
     return "first" if np.random.default_rng(derive_seed(seed, "seat")).random() < 0.5 else "second"
 
 
-@dataclass
-class Spent:
-    """Model usage so far, for the budget caps."""
-
-    calls: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-
-    def add(self, record: dict[str, Any]) -> None:
-        for side in ("agent_totals", "opponent_totals"):
-            totals = record[side]
-            self.calls += totals["calls"]
-            self.tokens += totals["prompt_tokens"] + totals["completion_tokens"]
-            self.cost_usd += totals["cost_usd"]
-
-    def exceeded(self, config: TournamentConfig) -> str | None:
-        if config.max_calls is not None and self.calls >= config.max_calls:
-            return f"call budget {config.max_calls} reached"
-        if config.max_tokens is not None and self.tokens >= config.max_tokens:
-            return f"token budget {config.max_tokens} reached"
-        if config.max_cost_usd is not None and self.cost_usd >= config.max_cost_usd:
-            return f"cost budget ${config.max_cost_usd} reached"
-        return None
+def _add_usage(spent: Spent, record: dict[str, Any]) -> None:
+    for side in ("agent_totals", "opponent_totals"):
+        t = record[side]
+        spent.add(t["calls"], t["prompt_tokens"] + t["completion_tokens"], t["cost_usd"])
 
 
 @dataclass
@@ -222,7 +204,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
     previous = read_records(log_path)
     spent = Spent()
     for record in previous:
-        spent.add(record)
+        _add_usage(spent, record)
     latest = latest_by_id(previous)
     done = {
         i for i, r in latest.items()
@@ -260,7 +242,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
         nonlocal played
         async with semaphore:
             # Budget caps are checked before each episode starts; episodes in flight finish.
-            reason = spent.exceeded(config)
+            reason = spent.exceeded(config.max_calls, config.max_tokens, config.max_cost_usd)
             if reason is not None:
                 if not stopped:
                     stopped.append(reason)
@@ -272,7 +254,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
             )  # fmt: skip
             line = record.model_dump(mode="json")
             log.append(line)
-            spent.add(line)
+            _add_usage(spent, line)
             played += 1
             bar.update(1)
             bar.set_postfix_str(_postfix(latest_by_id([*previous, line])), refresh=False)

@@ -1,0 +1,123 @@
+"""The arena's subcommands (`metanim evaluate`, `tournament`, `demo`), kept out of cli.py.
+
+Flags map one-to-one onto `TournamentConfig` / `EvaluationConfig` fields; a profile
+(`--profile agents/<name>.toml`) fills the agent's model, server, method and parameters,
+and flags given on top override it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from metanim.arena._config import (
+    add_config_arguments,
+    config_from_args,
+    load_profile,
+    profile_fields,
+)
+
+#: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
+#: (toward the max take), against a ReAct opponent that errs 60% of the time.
+DEMO_MODEL = "sim-biased:heuristic=max_take,p=0.3"
+DEMO_OPPONENT_MODEL = "sim-biased:heuristic=max_take,p=0.6"
+
+
+def tournament_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.arena.tournament import TournamentConfig
+
+    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    p.add_argument("--opponent-profile", help="opponent profile, e.g. gpt-4o-react-opponent")
+    add_config_arguments(p, TournamentConfig)
+
+
+def _profiles(args: argparse.Namespace) -> dict[str, Any]:
+    base: dict[str, Any] = {}
+    if getattr(args, "profile", None):
+        base.update(profile_fields(load_profile(args.profile)))
+    if getattr(args, "opponent_profile", None):
+        base.update(profile_fields(load_profile(args.opponent_profile), prefix="opponent_"))
+    return base
+
+
+def tournament(args: argparse.Namespace) -> int:
+    from metanim.arena.tournament import TournamentConfig, run_tournament
+
+    config = config_from_args(TournamentConfig, args, _profiles(args))
+    result = run_tournament(config)
+    print(result.report)
+    _print_paths(result.log_path, result.played_now, result.planned, "episodes")
+    return 0
+
+
+def evaluate_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.arena.evaluate import EvaluationConfig
+
+    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    add_config_arguments(p, EvaluationConfig)
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    from metanim.arena.evaluate import EvaluationConfig, run_evaluation
+
+    config = config_from_args(EvaluationConfig, args, _profiles(args))
+    result = run_evaluation(config)
+    print(result.report)
+    _print_paths(result.log_path, result.played_now, result.planned, "decisions")
+    return 0
+
+
+def demo_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--base-url", help="a real OpenAI-compatible server (default: simulated, in-process)"
+    )
+    p.add_argument("--model", help=f"the agent's model (default {DEMO_MODEL})")
+    p.add_argument(
+        "--opponent-model", help="the opponent's model (default: --model, or the simulated one)"
+    )
+    p.add_argument("--episodes", type=int, default=10, help="episodes (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--results-dir", default="results/demo", help="where the log and report go")
+    p.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar"
+    )
+
+
+def demo(args: argparse.Namespace) -> int:
+    from metanim.arena.tournament import TournamentConfig, run_tournament
+
+    if args.base_url and not args.model:
+        raise ValueError("with --base-url, name the served model with --model")
+    model = args.model or DEMO_MODEL
+    opponent_model = args.opponent_model or (args.model if args.base_url else DEMO_OPPONENT_MODEL)
+    config = TournamentConfig(
+        name="demo",
+        games=["fibonacci-20"],
+        method="dreamad",
+        model=model,
+        base_url=args.base_url,
+        opponent="react",
+        opponent_model=opponent_model,
+        opponent_base_url=args.base_url,
+        episodes=args.episodes,
+        seat="alternate",
+        seed=args.seed,
+        results_dir=args.results_dir,
+        progress=args.progress,
+    )
+    where = args.base_url or "the simulated server, started in-process"
+    print(
+        f"DReaMAD ({model}) vs ReAct ({opponent_model}) on Fibonacci Nim (20), "
+        f"{args.episodes} episodes, seats alternating, on {where}."
+    )
+    result = run_tournament(config)
+    print(result.report)
+    _print_paths(result.log_path, result.played_now, result.planned, "episodes")
+    return 0
+
+
+def _print_paths(log_path: Any, played: int, planned: int, unit: str) -> None:
+    print(f"{unit}: {played} run now, {planned} planned; log {log_path}")
+    print(
+        f"summary {log_path.with_suffix('.summary.json')}, report {log_path.with_suffix('.report.md')}"
+    )
