@@ -1,0 +1,223 @@
+"""Pure logic of the methods layer: parsing, re-asks, votes and tie-breaks, AceMAD maths.
+
+The model is a scripted `ChatModel` test double (an external model's stand-in); the
+real-HTTP protocol tests against the simulated server are in test_methods_sim.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Callable
+
+import pytest
+
+from metanim.agents import (
+    AceMAD,
+    DecisionInfrastructureError,
+    Question,
+    QuestionTask,
+    ReAct,
+    SelfConsistency,
+    aggregate,
+    brier_score,
+    extract_action,
+    load_questions,
+    parse_reply,
+    parse_spec,
+    update_weights,
+)
+from metanim.agents.tasks import GameTask
+from metanim.games import UnparsableMoveError, make_game
+from metanim.llm._types import Completion, InfrastructureError, Message
+
+Script = Callable[[list[Message], float, int], str]
+
+
+class Scripted:
+    """A ChatModel double: `script(messages, temperature, call_number)` gives the reply."""
+
+    def __init__(self, script: Script, model: str = "scripted") -> None:
+        self.script, self._model, self.requests = script, model, []
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    async def chat(
+        self, messages, *, temperature=0.0, n=1, seed=None, sample_index=0, max_tokens=None
+    ):
+        self.requests.append({"messages": messages, "temperature": temperature, "seed": seed})
+        text = self.script(messages, temperature, len(self.requests) - 1)
+        return Completion(model=self._model, texts=[text], request={"seed": seed})
+
+
+def block(obj: object) -> str:
+    return f"Some thinking.\n```json\n{json.dumps(obj)}\n```"
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+FIB = make_game("fibonacci-20")
+CHOMP = make_game("chomp-2x8")
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "stage"),
+    [
+        (block({"reasoning": "r", "action": 3}), 3, "strict"),
+        ('I pick {"action": [0, 2]} in the end', [0, 2], "json_object"),
+        ("{reasoning: take two, action: 2}", "2", "key"),
+        ("  (1, 3) ", "(1, 3)", "bare"),
+        ("17", "17", "bare"),
+    ],
+)
+def test_extract_action_stages(text: str, value: object, stage: str) -> None:
+    assert extract_action(text) == (value, stage)
+
+
+def test_extract_action_unparsable() -> None:
+    with pytest.raises(UnparsableMoveError):
+        extract_action("I would take a few stones, probably.")
+
+
+def test_parse_reply_kinds() -> None:
+    task = GameTask(CHOMP, CHOMP.initial_state())
+    assert parse_reply(task, block({"action": [0, 3]})).answer == (0, 3)
+    assert parse_reply(task, block({"action": [0, 0]})).error == "illegal"
+    assert parse_reply(task, block({"action": "left"})).error == "unparsable"
+    assert parse_reply(task, "no idea").error == "unparsable"
+
+
+def test_reask_counts_and_distinct_feedback() -> None:
+    replies = [
+        "I'd take some.",  # unparsable
+        block({"action": 25}),  # illegal (max 19)
+        block({"action": 2}),
+    ]
+    client = Scripted(lambda m, t, i: replies[i])
+    decision = run(ReAct(client, max_reasks=2).decide(FIB, FIB.initial_state(), seed=1))
+    assert decision.status == "ok" and decision.move == 2
+    assert (decision.unparsable, decision.illegal, decision.n_calls) == (1, 1, 3)
+    first_feedback = client.requests[1]["messages"][-1]["content"]
+    second_feedback = client.requests[2]["messages"][-1]["content"]
+    assert "could not be read" in first_feedback and "not allowed" in second_feedback
+    assert first_feedback != second_feedback
+    assert [s.error for s in decision.samples] == ["unparsable", "illegal", None]
+
+
+def test_forfeit_and_seeded_fallback() -> None:
+    client = Scripted(lambda m, t, i: "nothing useful")
+    forfeit = run(ReAct(client, max_reasks=1).decide(FIB, FIB.initial_state(), seed=3))
+    assert forfeit.status == "forfeit" and forfeit.move is None
+    assert forfeit.unparsable == 2 and forfeit.failed_agents == 1
+    method = ReAct(client, max_reasks=0, on_failure="random")
+    moves = {run(method.decide(FIB, FIB.initial_state(), seed=s)).move for s in range(12)}
+    again = run(method.decide(FIB, FIB.initial_state(), seed=5))
+    assert (
+        again.status == "fallback"
+        and again.move == run(method.decide(FIB, FIB.initial_state(), seed=5)).move
+    )
+    assert len(moves) > 1 and moves <= set(FIB.legal_moves(FIB.initial_state()))
+
+
+def test_tie_break_is_seeded_and_recorded() -> None:
+    # Two samples disagree (1 vs 2): a tie that must go to the seeded rule, not to order.
+    client = Scripted(lambda m, t, i: block({"action": 1 + i % 2}))
+    chosen = set()
+    for seed in range(16):
+        client.requests.clear()
+        d = run(SelfConsistency(client, n=2).decide(FIB, FIB.initial_state(), seed=seed))
+        assert d.tie_breaks and d.tie_breaks[0].candidates == ["1", "2"]
+        assert d.tie_breaks[0].chosen == d.answer_text
+        chosen.add(d.move)
+    assert chosen == {1, 2}
+
+
+def test_brier_weights_aggregate_by_hand() -> None:
+    assert brier_score({"A": 1.0}, [{"A": 1.0}, {"B": 1.0}]) == pytest.approx(0.5)
+    assert brier_score({"A": 1.0}, [{"A": 1.0}]) == 1.0
+    w = update_weights([1.0, 1.0, 1.0], [0.5, 0.5, 1.0], 2.0)
+    e1, e2 = math.e, math.e**2
+    assert w == pytest.approx([e1 / (2 * e1 + e2), e1 / (2 * e1 + e2), e2 / (2 * e1 + e2)])
+    agg = aggregate(w, [{"A": 1.0}, {"A": 1.0}, {"B": 1.0}])
+    assert agg["B"] > agg["A"]  # squared weights let the minority truth-holder win
+
+
+def test_acemad_truth_holder_beats_majority() -> None:
+    q = Question("q1", "Which?", ("alpha", "beta", "gamma"), "B")
+
+    def script(messages: list[Message], temperature: float, i: int) -> str:
+        skeptic = "skeptic" in messages[0]["content"]
+        if messages[-1]["content"].startswith("Now commit"):
+            if skeptic:
+                return block({"belief": {"B": 1}, "prediction": {"A": 1}})
+            return block({"belief": {"A": 1}, "prediction": {"A": 1}})
+        return "B is right." if skeptic else "A is right."
+
+    client = Scripted(script)
+    method = AceMAD(client, agents=5, rounds=3)
+    d = run(method.decide(QuestionTask(q), seed=0))
+    log = d.extra["acemad"]
+    assert list(log["roles"].values()) == ["crowd"] * 4 + ["truth_holder"]
+    assert [r["temperature"] for r in client.requests[:1]] == [0.1]
+    assert d.n_calls == 5 * 2 * 3
+    assert d.rounds[-1] == {
+        "agent_1": "A",
+        "agent_2": "A",
+        "agent_3": "A",
+        "agent_4": "A",
+        "agent_5": "B",
+    }
+    # Recompute every round from the recorded reports.
+    weights = [1.0] * 5
+    names = [f"agent_{i + 1}" for i in range(5)]
+    for rnd in log["rounds"]:
+        beliefs = [rnd["beliefs"][n] for n in names]
+        scores = [
+            brier_score(rnd["predictions"][n], [b for j, b in enumerate(beliefs) if j != i])
+            for i, n in enumerate(names)
+        ]
+        assert [rnd["scores"][n] for n in names] == pytest.approx(scores, abs=0)
+        weights = update_weights(weights, scores, 2.0)
+        assert [rnd["weights"][n] for n in names] == pytest.approx(weights, abs=0)
+    assert d.answer == "B"  # majority vote would say A
+
+
+def test_infrastructure_error_is_never_a_move() -> None:
+    def script(messages: list[Message], temperature: float, i: int) -> str:
+        raise InfrastructureError("quota exhausted", kind="quota")
+
+    with pytest.raises(DecisionInfrastructureError) as info:
+        run(ReAct(Scripted(script)).decide(FIB, FIB.initial_state(), seed=0))
+    assert info.value.decision.status == "infrastructure_error"
+    assert info.value.decision.move is None and info.value.kind == "quota"
+
+
+def test_question_parsing_and_loading(tmp_path) -> None:
+    path = tmp_path / "qa.jsonl"
+    rows = [
+        {"id": "m1", "question": "2+2?", "choices": ["3", "4"], "answer": "B"},
+        {"question": "6*7?", "answer": 42},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    mc, num = (QuestionTask(q) for q in load_questions(path))
+    assert mc.parse('"B"') == "B" and mc.parse("(b)") == "B" and mc.is_correct("B")
+    assert parse_reply(mc, block({"action": "C"})).error == "illegal"
+    assert parse_reply(mc, block({"action": "maybe"})).error == "unparsable"
+    assert num.parse("the answer is 42.0") == 42.0 and num.is_correct(42.0)
+    assert num.legal_answers() is None and num.item.id == "2"
+
+
+def test_parse_spec() -> None:
+    assert parse_spec("react:gpt-4o") == ("react", "gpt-4o", {})
+    assert parse_spec("dreamad:agents=2,rounds=3") == ("dreamad", None, {"agents": 2, "rounds": 3})
+    assert (
+        parse_spec("react:sim-biased:p=0.8,heuristic=first")[1]
+        == "sim-biased:p=0.8,heuristic=first"
+    )
+    with pytest.raises(ValueError, match="unknown method"):
+        parse_spec("telepathy")

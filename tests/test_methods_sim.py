@@ -1,0 +1,281 @@
+"""Each method's protocol, seen from the simulated server's request log over real HTTP.
+
+Number of calls per decision, temperatures, who sees whose answer, anonymization, AceMAD's
+weights and vote recomputed from the logged reports, and exact fault counting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from metanim.agents import (
+    LLMPolicy,
+    Question,
+    QuestionTask,
+    aggregate,
+    brier_score,
+    build_method,
+    make_client,
+    parse_reply,
+    update_weights,
+)
+from metanim.agents.parsing import last_object_with
+from metanim.agents.tasks import GameTask
+from metanim.games import make_game
+from metanim.llm.sim import SimServer
+
+FIB = make_game("fibonacci-20")
+START = FIB.initial_state()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with SimServer() as srv:
+        yield srv
+
+
+def decide(
+    server: SimServer, spec: str, model: str = "sim-optimal", task: Any = None, seed: int = 0
+):
+    """Run one decision on a fresh log; returns (decision, log)."""
+    server.reset_log()
+    clients: list[Any] = []
+
+    def factory(name: str):
+        client = make_client(
+            f"{name}@{server.base_url}", api_key="sim", max_retries=6, backoff_s=0.01
+        )
+        clients.append(client)
+        return client
+
+    async def go():
+        method = build_method(spec, model, client_factory=factory)
+        try:
+            return await method.decide(task or GameTask(FIB, START), seed=seed)
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    decision = asyncio.run(go())
+    return decision, [r for r in server.log if r["status"] == 200]
+
+
+def user_text(record: dict) -> str:
+    return record["messages"][-1]["content"]
+
+
+# Calls per decision when every agent plays optimally (so debates reach consensus at once).
+CALLS = {
+    "standard": 1,
+    "react": 1,
+    "cot": 1,
+    "sc": 5,
+    "refine": 7,  # answer + 3 x (feedback, refine)
+    "mad": 2,  # consensus after round 0 stops the debate
+    "anon_mad": 2,
+    "dreamad": 6,  # reinterpret, strategy, 2 rewrites, 2 answers
+    "dreamad_minus": 4,  # reinterpret, strategy, 1 rewrite, 1 answer
+    "plus_mad": 5,  # one shared rewrite
+    "mpd": 3,  # affirmative, negative, judge says "Yes" (adaptive break)
+    "acemad": 30,  # 5 agents x (argue, commit) x 3 rounds
+    "cross:models=sim-optimal|sim-optimal": 4,
+}
+
+
+@pytest.mark.parametrize("spec", list(CALLS))
+def test_calls_per_decision_and_nothing_miscounted(server, spec: str) -> None:
+    d, log = decide(server, spec)
+    assert d.status == "ok" and d.move in [2]  # 20 stones: taking 2 is the only winning move
+    assert d.n_calls == len(log) == CALLS[spec]
+    assert [c.texts[0] for c in sorted(d.calls, key=lambda c: c.index)] == [
+        r["answers"][0] for r in sorted(log, key=lambda r: r["time"])
+    ] or sorted(c.texts[0] for c in d.calls) == sorted(r["answers"][0] for r in log)
+    assert d.usage.total_tokens > 0 and d.unparsable == d.illegal == 0
+    assert d.prompt_version and d.game_prompt_version
+    json.loads(d.model_dump_json())  # the record is serializable
+
+
+def test_self_consistency_samples_are_distinct_requests(server) -> None:
+    d, log = decide(server, "sc:n=6", model="sim-random")
+    assert len(log) == 6 and {r["temperature"] for r in log} == {0.7}
+    assert len({r["seed"] for r in log}) == 6
+    counted = {}
+    for s in d.samples:
+        counted[s.answer_text] = counted.get(s.answer_text, 0) + 1
+    top = max(counted.values())
+    assert counted[d.answer_text] == top
+
+
+def test_mad_who_sees_whose_answer(server) -> None:
+    d, log = decide(server, "mad:agents=3,rounds=3", model="sim-random", seed=4)
+    assert len(log) == 9 and len(d.rounds) == 3
+    first = [r for r in log if "answers of the other agents" not in user_text(r)]
+    assert len(first) == 3 and all("Agent" not in user_text(r) for r in first)
+    by_agent_round = {(c.agent, c.round): c for c in d.calls}
+    for (agent, rnd), call in by_agent_round.items():
+        if rnd == 0:
+            continue
+        text = call.messages[-1]["content"]
+        own = by_agent_round[(agent, rnd - 1)].texts[0]
+        assert f"Your previous answer was:\n- {own}" in text
+        for other in ("agent_1", "agent_2", "agent_3"):
+            if other != agent:
+                label = f"Agent {other[-1]}: {by_agent_round[(other, rnd - 1)].texts[0]}"
+                assert label in text
+        assert f"Agent {agent[-1]}:" not in text
+
+
+def test_anonymized_mad_hides_identity_and_shuffles(server) -> None:
+    orders = set()
+    for seed in range(4):
+        d, _log = decide(server, "anon_mad:agents=3,rounds=2", model="sim-random", seed=seed)
+        prev = {c.agent: c.texts[0] for c in d.calls if c.round == 0}
+        for call in (c for c in d.calls if c.round == 1):
+            text = call.messages[-1]["content"]
+            assert "Agent " not in text and "Your previous" not in text and "agent_" not in text
+            positions = [text.index(prev[a]) for a in ("agent_1", "agent_2", "agent_3")]
+            recorded = next(o["order"] for o in d.extra["orders"] if o["agent"] == call.agent)
+            assert sorted(range(3), key=lambda k: positions[k]) == recorded
+            orders.add(tuple(recorded))
+    assert len(orders) > 1
+
+
+def test_dreamad_temperatures_and_own_prompts(server) -> None:
+    d, _log = decide(server, "dreamad:agents=3,rounds=1")
+    by_phase: dict[str, list[float]] = {}
+    for c in d.calls:
+        by_phase.setdefault(c.phase, []).append(c.temperature)
+    assert by_phase == {
+        "reinterpret": [0.1],
+        "strategy": [0.1],
+        "rewrite": [0.7] * 3,
+        "answer": [0.7] * 3,
+    }
+    rewrites = [c for c in d.calls if c.phase == "rewrite"]
+    assert len({c.seed for c in rewrites}) == 3
+    prompts = d.extra["elicitation"]["prompts"]
+    for c in (c for c in d.calls if c.phase == "answer"):
+        assert prompts[int(c.agent[-1]) - 1] in c.messages[0]["content"]
+    plus, _ = decide(server, "plus_mad:agents=3,rounds=1")
+    assert len([c for c in plus.calls if c.phase == "rewrite"]) == 1
+    assert len(set(plus.extra["elicitation"]["prompts"])) == 1
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_mpd_order_level_and_judge(server, level: int) -> None:
+    # Debaters play randomly, so the judge often has no clear winner and the debate goes on.
+    d, _log = decide(server, f"mpd:level={level},rounds=3", model="sim-random", seed=2)
+    phases = [(c.agent, c.round) for c in d.calls]
+    assert phases[:3] == [("affirmative", 1), ("negative", 1), ("judge", 1)]
+    aff, neg = d.calls[0], d.calls[1]
+    assert aff.texts[0] in neg.messages[-1]["content"]  # the negative speaks after
+    from metanim.agents.prompts import TIT_FOR_TAT
+
+    assert all(
+        TIT_FOR_TAT[level] in c.messages[0]["content"] for c in d.calls if c.agent != "judge"
+    )
+    assert all(c.temperature == 0.0 for c in d.calls if c.agent == "judge")
+    verdicts = d.extra["judge"]["verdicts"]
+    if d.extra["judge"]["adaptive_break"] is None:
+        assert d.calls[-1].phase == "extract" and len(d.rounds) == 3
+    else:
+        assert verdicts[-1]["finished"] and len(d.rounds) == d.extra["judge"]["adaptive_break"]
+
+
+def test_acemad_weights_and_vote_recomputed_from_log(server) -> None:
+    d, log = decide(server, "acemad:agents=5,rounds=3", model="sim-random", seed=7)
+    temps = [c.temperature for c in d.calls if c.phase == "argue" and c.round == 1]
+    assert sorted(temps) == [0.1, 0.1, 0.1, 0.1, 0.6]
+    task = GameTask(FIB, START)
+    weights = [1.0] * 5
+    names = [f"agent_{i + 1}" for i in range(5)]
+    for rnd in range(1, 4):
+        reports = {}
+        for c in d.calls:
+            if c.phase == "commit" and c.round == rnd:
+                obj = last_object_with(c.texts[0], "belief", "prediction")
+                norm = {}
+                for key in ("belief", "prediction"):
+                    dist = {task.text(task.parse(k)): float(v) for k, v in obj[key].items()}
+                    total = sum(dist.values())
+                    norm[key] = {k: v / total for k, v in dist.items()}
+                reports[c.agent] = norm
+        beliefs = [reports[n]["belief"] for n in names]
+        scores = [
+            brier_score(reports[n]["prediction"], [b for j, b in enumerate(beliefs) if j != i])
+            for i, n in enumerate(names)
+        ]
+        weights = update_weights(weights, scores, 2.0)
+        logged = d.extra["acemad"]["rounds"][rnd - 1]
+        assert [logged["weights"][n] for n in names] == weights
+    final = aggregate(weights, beliefs)
+    top = max(final.values())
+    assert final[d.answer_text] == top
+    # Every call of the decision reached the server and vice versa.
+    assert sorted(c.texts[0] for c in d.calls) == sorted(r["answers"][0] for r in log)
+
+
+def test_faults_counted_exactly(server) -> None:
+    totals = {"unparsable": 0, "illegal": 0}
+    for seed in range(20):
+        d, log = decide(
+            server, "react:max_reasks=3", model="sim-faulty:malformed=0.4,illegal=0.3", seed=seed
+        )
+        faults = [r["faults"][0] for r in log]
+        assert d.unparsable == faults.count("malformed")
+        assert d.illegal == faults.count("illegal")
+        assert d.n_calls == len(log)
+        for record, fault in zip(log[1:], faults[:-1], strict=True):
+            feedback = user_text(record)
+            expected = "could not be read" if fault == "malformed" else "is not allowed"
+            assert expected in feedback
+        totals["unparsable"] += d.unparsable
+        totals["illegal"] += d.illegal
+    assert totals["unparsable"] > 0 and totals["illegal"] > 0
+
+
+def test_http_errors_are_retried_not_counted(server) -> None:
+    d, _ = decide(server, "react", model="sim-optimal:burst429=2")
+    assert d.status == "ok" and d.n_calls == 1 and d.unparsable == d.illegal == 0
+
+
+def test_question_tasks(server) -> None:
+    mc = QuestionTask(
+        Question("q", "Pick one <!--sim answer=C choices=A,B,C,D-->", ("w", "x", "y", "z"), "C")
+    )
+    d, _log = decide(server, "mad:agents=3", task=mc)
+    assert d.answer == "C" and mc.is_correct(d.move)
+    num = QuestionTask(Question("n", "6*7? <!--sim answer=42-->", None, 42))
+    d, _ = decide(server, "sc:n=3", task=num)
+    assert d.answer == 42.0
+    d, _ = decide(server, "acemad:agents=3,rounds=1", task=mc)
+    assert d.answer == "C"
+
+
+def test_llm_policy_as_env_opponent_and_agent(server) -> None:
+    import metanim.envs  # noqa: F401 - registers the envs
+
+    factory = lambda name: make_client(f"{name}@{server.base_url}", api_key="sim")  # noqa: E731
+    opponent = LLMPolicy(build_method("react:sim-optimal", client_factory=factory))
+    agent = LLMPolicy(build_method("cot:sim-optimal", client_factory=factory))
+    env_id = next(k for k in gym.registry if "Fibonacci" in k or "fibonacci" in k)
+    env = gym.make(env_id, opponent=opponent)
+    obs, info = env.reset(seed=3)
+    done, steps = False, 0
+    game = env.unwrapped.game
+    while not done:
+        state = env.unwrapped._state
+        decision = agent.act(game, state, seed=steps)
+        _obs, reward, done, _, _info = env.step(game.action_id(decision.move))
+        steps += 1
+    assert reward == 1.0  # optimal play from an N-position wins
+    assert opponent.decisions and all(d.status == "ok" for d in opponent.decisions)
+    assert len(agent.decisions) == steps
+    opponent.close()
+    agent.close()
+    assert parse_reply(GameTask(FIB, START), "2").answer == 2
