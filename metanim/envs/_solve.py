@@ -1,8 +1,8 @@
-"""The env layer's one door to the solver: the cached solver object of a game.
+"""The env layer's one door to the solver: the cached solver of a game, plus memos.
 
 Every query the envs make (outcome of a start state, winning moves for the
-optimal opponent, solver facts for `info`) goes through `solver(game)`, so the
-envs never re-implement game theory.
+optimal opponent, solver facts for `info`) goes through here, so the envs never
+re-implement game theory.
 """
 
 from __future__ import annotations
@@ -15,24 +15,70 @@ import numpy as np
 from metanim.games import Game
 from metanim.solver import Solver, solver_for
 
-# Keyed by object identity: `solver_for` is cached by the game's hash, and hashing a
-# Game serializes its params, which would cost more than the query on every move.
-_CACHE: OrderedDict[int, tuple[Game[Any, Any], Solver]] = OrderedDict()
+
+class _Entry:
+    """A game's solver and memos of its answers by exact state.
+
+    Training revisits the same states over and over, and a dict hit is far cheaper
+    than re-solving every child of a state (Kayles and Chomp have up to ~40).
+    """
+
+    __slots__ = ("game", "outcome", "solver", "winning")
+
+    def __init__(self, game: Game[Any, Any]) -> None:
+        self.game = game
+        self.solver: Solver = solver_for(game)
+        self.outcome: dict[Any, str] = {}
+        self.winning: dict[Any, list[Any]] = {}
+
+
+# Keyed by object identity (checked with `is`): hashing a Game serializes its params,
+# which would cost more than the query itself on every move.
+_CACHE: OrderedDict[int, _Entry] = OrderedDict()
 _CACHE_SIZE = 64
+_MEMO_LIMIT = 200_000  # states per memo before it is cleared, to bound memory
+
+
+def _entry(game: Game[Any, Any]) -> _Entry:
+    entry = _CACHE.get(id(game))
+    if entry is None or entry.game is not game:
+        entry = _CACHE[id(game)] = _Entry(game)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return entry
 
 
 def solver(game: Game[Any, Any]) -> Solver:
     """The cached solver of `game`."""
-    hit = _CACHE.get(id(game))
-    if hit is not None and hit[0] is game:
-        return hit[1]
-    made = solver_for(game)
-    _CACHE[id(game)] = (game, made)
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return made
+    return _entry(game).solver
+
+
+def outcome(game: Game[Any, Any], state: Any) -> str:
+    """ "N" or "P" for the player to move in `state` (memoized)."""
+    entry = _entry(game)
+    found = entry.outcome.get(state)
+    if found is None:
+        if len(entry.outcome) > _MEMO_LIMIT:
+            entry.outcome.clear()
+        found = entry.outcome[state] = entry.solver.outcome(state)
+    return found
+
+
+def winning_moves(game: Game[Any, Any], state: Any) -> list[Any]:
+    """Every move to a P-position (memoized: do not mutate the list)."""
+    entry = _entry(game)
+    found = entry.winning.get(state)
+    if found is None:
+        if len(entry.winning) > _MEMO_LIMIT:
+            entry.winning.clear()
+        found = entry.winning[state] = entry.solver.winning_moves(state)
+    return found
 
 
 def optimal_move(game: Game[Any, Any], state: Any, rng: np.random.Generator) -> Any:
-    """A winning move chosen uniformly, or a uniformly random legal move in a P-position."""
-    return solver(game).optimal_move(state, rng)
+    """A winning move chosen uniformly, or a uniformly random legal move in a P-position.
+
+    Draws from `rng` exactly as `metanim.solver.optimal_move` does.
+    """
+    moves = winning_moves(game, state) or game.legal_moves(state)
+    return moves[int(rng.integers(len(moves)))]

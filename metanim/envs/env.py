@@ -9,8 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from metanim.envs import _render
-from metanim.envs._solve import solver
+from metanim.envs import _render, _solve
 from metanim.envs.opponents import OpponentSpec, make_opponent, resolve_move
 from metanim.games import PRESETS, Game, IllegalMoveError, MoveError, game_class, make_game
 
@@ -133,7 +132,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self.observation_space = spaces.Box(
             low=0, high=info.observation_high, shape=info.observation_shape, dtype=np.int64
         )
-        self._state: Any = self.game.initial_state()
+        self._set_state(self.game.initial_state())
         self._done = True
         self._status = "call reset() to start"
 
@@ -154,12 +153,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             move = resolve_move(self.game, state, self.opponent(self.game, state, self.np_random))
             state = self.game._apply(state, move)
             opponent_move = self.game.move_text(move)
-            if self.game.is_terminal(state):
+            if not self.game.legal_moves(state):
                 raise ValueError(
                     f"the opponent's first move {opponent_move} ended the game; "
                     "start from another state"
                 )
-        self._state = state
+        self._set_state(state)
         self._done = False
         self._status = "agent to move"
         info = self._info(agent_move=None, opponent_move=opponent_move, winner=None)
@@ -175,24 +174,29 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             return self._illegal(err)
         state = game._apply(self._state, move)
         agent_move = game.move_text(move)
-        if game.is_terminal(state):
-            return self._finish(state, agent_move, None, agent_moved_last=True)
+        # Legal moves are listed once per state and reused for the terminal test, the
+        # opponent's move check and the mask: they are the bulk of a step's cost.
+        legal = game.legal_moves(state)
+        if not legal:
+            return self._finish(state, [], agent_move, None, agent_moved_last=True)
 
         try:
             choice = self.opponent(game, state, self.np_random)
-            reply = resolve_move(game, state, choice)
+            reply = resolve_move(game, state, choice, legal)
         except MoveError as err:
             # The opponent forfeits; an LLM opponent can answer illegally too.
-            self._state, self._done = state, True
+            self._set_state(state, legal)
+            self._done = True
             self._status = f"opponent forfeited: {err.reason}"
             info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
             info["opponent_error"] = err.reason
             return self._obs(), 1.0, True, False, info
         state = game._apply(state, reply)
         opponent_move = game.move_text(reply)
-        if game.is_terminal(state):
-            return self._finish(state, agent_move, opponent_move, agent_moved_last=False)
-        self._state = state
+        legal = game.legal_moves(state)
+        if not legal:
+            return self._finish(state, legal, agent_move, opponent_move, agent_moved_last=False)
+        self._set_state(state, legal)
         self._status = "agent to move"
         info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=None)
         return self._obs(), 0.0, False, False, info
@@ -206,7 +210,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (sb3-contrib MaskablePPO's `action_masks()`)."""
-        return self.game.action_mask(self._state).astype(bool)
+        return self._mask().astype(bool)
 
     # ---------------------------------------------------------------- text view
     @property
@@ -235,7 +239,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 f"action {index} is outside the action space [0, {self.game.info.num_actions - 1}]"
             )
         move = self.game.move_from_action(index)
-        if move not in self.game.legal_moves(self._state):
+        if move not in self._legal:
             raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
         return move
 
@@ -253,15 +257,31 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), self.illegal_reward, False, False, info
 
     def _finish(
-        self, state: Any, agent_move: str, opponent_move: str | None, *, agent_moved_last: bool
+        self,
+        state: Any,
+        legal: list[Any],
+        agent_move: str,
+        opponent_move: str | None,
+        *,
+        agent_moved_last: bool,
     ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         # The player to move at a terminal state wins exactly in misère play.
         agent_wins = self.game.mover_wins_at_terminal != agent_moved_last
-        self._state, self._done = state, True
+        self._set_state(state, legal)
+        self._done = True
         self._status = "agent won" if agent_wins else "agent lost"
         winner = "agent" if agent_wins else "opponent"
         info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=winner)
         return self._obs(), 1.0 if agent_wins else -1.0, True, False, info
+
+    def _set_state(self, state: Any, legal: list[Any] | None = None) -> None:
+        self._state = state
+        self._legal = self.game.legal_moves(state) if legal is None else legal
+
+    def _mask(self) -> np.ndarray:
+        mask = np.zeros(self.game.info.num_actions, dtype=np.int8)
+        mask[[self.game.action_id(m) for m in self._legal]] = 1
+        return mask
 
     def _obs(self) -> np.ndarray:
         return self.game.observation(self._state)
@@ -270,21 +290,20 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "action_mask": self.game.action_mask(self._state),
+            "action_mask": self._mask(),
             "state": self.game.to_json(self._state),
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
             "illegal_action": False,
         }
-        if self.solver_info and not self.game.is_terminal(self._state):
-            facts = solver(self.game)
-            info["outcome"] = facts.outcome(self._state)
+        if self.solver_info and self._legal:
+            info["outcome"] = _solve.outcome(self.game, self._state)
             info["winning_actions"] = [
-                self.game.action_id(m) for m in facts.winning_moves(self._state)
+                self.game.action_id(m) for m in _solve.winning_moves(self.game, self._state)
             ]
             if not self.game.misere:
-                info["grundy"] = int(facts.grundy(self._state))
+                info["grundy"] = int(_solve.solver(self.game).grundy(self._state))
         return info
 
 
@@ -309,7 +328,6 @@ def sample_start(game: Game[Any, Any], rng: np.random.Generator, *, mover_wins: 
     requires that no move ends the game, so the other player surely gets a
     non-terminal N-position (in misère play a move can end the game and lose).
     """
-    facts = solver(game)
     initial = game.initial_state()
     for _ in range(_MAX_START_TRIES):
         state, trail = initial, []
@@ -322,7 +340,7 @@ def sample_start(game: Game[Any, Any], rng: np.random.Generator, *, mover_wins: 
         candidates = [
             s
             for s in trail
-            if (facts.outcome(s) == "N") == mover_wins
+            if (_solve.outcome(game, s) == "N") == mover_wins
             and (
                 mover_wins
                 or not any(game.is_terminal(game._apply(s, m)) for m in game.legal_moves(s))

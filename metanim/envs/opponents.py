@@ -101,13 +101,19 @@ def make_opponent(spec: OpponentSpec) -> Callable[[Game[Any, Any], Any, np.rando
     )
 
 
-def resolve_move(game: Game[Any, Any], state: Any, choice: Any) -> Any:
-    """The legal move a policy's return value names, or the precise `MoveError`."""
+def resolve_move(
+    game: Game[Any, Any], state: Any, choice: Any, legal: list[Any] | None = None
+) -> Any:
+    """The legal move a policy's return value names, or the precise `MoveError`.
+
+    `legal` is `game.legal_moves(state)` when the caller already has it.
+    """
     if isinstance(choice, str):
         return game.parse_move(choice, state)
     if isinstance(choice, np.integer):
         choice = int(choice)
-    legal = game.legal_moves(state)
+    if legal is None:
+        legal = game.legal_moves(state)
     if isinstance(choice, ActionId) or (
         isinstance(choice, int)
         and not isinstance(choice, bool)
