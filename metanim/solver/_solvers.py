@@ -23,7 +23,7 @@ from metanim.games import (
     SizeLimitError,
 )
 from metanim.games.kayles import runs
-from metanim.solver import _fast, kernels
+from metanim.solver import _fast, _octal, kernels
 from metanim.solver._engine import solve_dag
 
 #: Largest table (number of encoded states) the table methods will allocate.
@@ -118,7 +118,8 @@ def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 @cache
 def octal_table(code: str, size: int) -> np.ndarray:
-    return kernels.octal_grundy_direct(kernels.parse_octal(code), size)
+    """Grundy values of single heaps 0..size (by the certified period when there is one)."""
+    return _octal.octal_table(code, size)
 
 
 # ------------------------------------------------------------------------------ solvers
