@@ -1,0 +1,157 @@
+"""Seeded candidate samplers and difficulty measures, one per game.
+
+A sampler draws *valid, reachable* states of one game configuration from a numpy
+Generator in batches (vectorized draws, then Python tuples); the builder keeps the
+critical ones. Samplers never call the solver, so the builder can reject a state
+whose difficulty stratum is already full before paying for a solve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from metanim.games import Chomp, CornerQueen, FibonacciNim, Game, Kayles, Nim
+
+Sampler = Callable[[np.random.Generator, int], list[Any]]
+
+#: Default largest Chomp table a sampled shape may need (shapes in use x row-0 length).
+CHOMP_MAX_EXTENT_STATES = 250_000
+
+
+def sampler_for(game: Game[Any, Any], **options: Any) -> Sampler:
+    """The candidate sampler of a game configuration."""
+    if isinstance(game, Nim):
+        return _nim_sampler(game)
+    if isinstance(game, FibonacciNim):
+        return _fibonacci_sampler(game)
+    if isinstance(game, Kayles):
+        return _kayles_sampler(game)
+    if isinstance(game, Chomp):
+        return _chomp_sampler(game, options.get("max_extent_states", CHOMP_MAX_EXTENT_STATES))
+    if isinstance(game, CornerQueen):
+        return _queen_sampler(game)
+    raise TypeError(f"no dataset sampler for {type(game).__name__}")
+
+
+def size_left(game: Game[Any, Any], state: Any) -> int:
+    """Stones, standing pins, squares, or the queen's row + column distance to the corner."""
+    if isinstance(game, Nim):
+        return int(sum(state))
+    if isinstance(game, FibonacciNim):
+        return int(state[0])
+    if isinstance(game, Kayles):
+        return sum(row.count("1") for row in state)
+    if isinstance(game, Chomp):
+        return int(sum(state))
+    if isinstance(game, CornerQueen):
+        x, y = game.wythoff(state)
+        return x + y
+    raise TypeError(f"no difficulty measure for {type(game).__name__}")
+
+
+def depth(game: Game[Any, Any], state: Any) -> int:
+    """Most moves the game can still last from `state` (every move removes at least one
+    stone/pin/square or moves the queen at least one step; the poison square stays)."""
+    if isinstance(game, Chomp):
+        return size_left(game, state) - 1
+    return size_left(game, state)
+
+
+# ------------------------------------------------------------------------- samplers
+def _nim_sampler(game: Nim) -> Sampler:
+    caps = np.asarray(game.heaps, dtype=np.int64)
+
+    def sample(rng: np.random.Generator, size: int) -> list[Any]:
+        # A per-draw fill level spreads the total over its whole range, so every
+        # difficulty stratum gets candidates (independent uniform heaps would pile
+        # up around half the total).
+        fill = rng.random((size, 1))
+        heaps = np.floor(rng.random((size, len(caps))) * fill * (caps + 1)).astype(np.int64)
+        return [tuple(int(h) for h in row) for row in np.minimum(heaps, caps)]
+
+    return sample
+
+
+def _fibonacci_sampler(game: FibonacciNim) -> Sampler:
+    n = game.n
+
+    def sample(rng: np.random.Generator, size: int) -> list[Any]:
+        # Reachable states only: after removing s = n - r stones with last take x, the
+        # max take is min(2x, r), and x is either the whole first move (x = s) or at
+        # most 2/3 of s (a move x needs a previous move y >= x/2 with x + y <= s).
+        remaining = rng.integers(1, n, size=size)
+        taken = n - remaining
+        last = np.floor(rng.random(size) * taken).astype(np.int64) + 1
+        out: list[Any] = []
+        for r, s, x in zip(remaining.tolist(), taken.tolist(), last.tolist(), strict=True):
+            if x == s or 3 * x <= 2 * s:
+                out.append((r, min(2 * x, r)))
+        if rng.random() < 0.02:
+            out.append(game.initial_state())
+        return out
+
+    return sample
+
+
+def _kayles_sampler(game: Kayles) -> Sampler:
+    widths = game.rows
+
+    def sample(rng: np.random.Generator, size: int) -> list[Any]:
+        # Every pin pattern is reachable (knock pins down one at a time); a per-draw
+        # standing probability spreads the pin count across the strata.
+        p = rng.random((size, 1))
+        bits = rng.random((size, sum(widths))) < p
+        out = []
+        for row in bits:
+            text = "".join("1" if b else "0" for b in row)
+            rows, start = [], 0
+            for w in widths:
+                rows.append(text[start : start + w])
+                start += w
+            out.append(tuple(rows))
+        return out
+
+    return sample
+
+
+def _chomp_sampler(game: Chomp, max_extent_states: int) -> Sampler:
+    rows, cols = game.rows, game.cols
+    # The solver tabulates a shape on its own extent (rows in use x row-0 length), so
+    # only extents with a table of at most `max_extent_states` shapes are drawn; on a
+    # big square board these are the late-game shapes.
+    extents = [
+        (r, c)
+        for r in range(1, rows + 1)
+        for c in range(1, cols + 1)
+        if comb(r + c, r) <= max_extent_states and r * c >= 2
+    ]
+    full_ok = comb(rows + cols, rows) <= max_extent_states
+
+    def sample(rng: np.random.Generator, size: int) -> list[Any]:
+        picks = rng.integers(0, len(extents), size=size)
+        out: list[Any] = []
+        for k in picks.tolist():
+            r, c = extents[k]
+            below = np.sort(rng.integers(1, c + 1, size=r - 1))[::-1]
+            shape = (c, *(int(x) for x in below), *([0] * (rows - r)))
+            out.append(shape)
+        if full_ok and rng.random() < 0.05:
+            # The full square: its winning bite is (1, 1) (strategy stealing + symmetry).
+            out.append(game.initial_state())
+        return out
+
+    return sample
+
+
+def _queen_sampler(game: CornerQueen) -> Sampler:
+    h, w = game.height, game.width
+
+    def sample(rng: np.random.Generator, size: int) -> list[Any]:
+        cells = rng.integers(0, h * w, size=size)
+        return [divmod(int(c), w) for c in cells if divmod(int(c), w) != game.target]
+
+    return sample

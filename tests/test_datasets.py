@@ -1,0 +1,170 @@
+"""Critical-state datasets: every record re-solved, sizes, determinism, file round trips."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metanim.datasets import (
+    DEFAULT_SPECS,
+    DatasetError,
+    DatasetRecord,
+    build,
+    build_default,
+    load_dataset,
+    records_frame,
+    verify_record,
+    write_jsonl,
+)
+from metanim.games import make_game
+from metanim.solver import ReferenceSolver
+
+TABLE5 = {"nim": 20, "fibonacci": 11, "chomp": 20, "kayles": 18, "corner_queen": 20}
+
+
+@pytest.fixture(scope="module")
+def default_build() -> dict[str, list[DatasetRecord]]:
+    return build_default(seed=0)
+
+
+def test_default_build_reproduces_table5_sizes(default_build):
+    assert set(default_build) == {f"{g}-{v}" for g in TABLE5 for v in ("normal", "misere")}
+    for name, records in default_build.items():
+        game, variant = name.rsplit("-", 1)
+        assert len(records) == TABLE5[game]
+        assert {r.variant for r in records} == {variant}
+        assert len({r.id for r in records}) == len(records)
+        assert len({json.dumps(r.state) for r in records}) == len(records) or game == "chomp"
+
+
+def test_every_default_record_is_verified_by_the_solver(default_build):
+    for records in default_build.values():
+        for record in records:
+            assert verify_record(record) is None, record.id
+            assert record.content_hash == record.compute_hash()
+
+
+def test_default_records_agree_with_the_plain_python_reference(default_build):
+    """Independent brute force: exactly one legal move leaves a lost position."""
+    for name in ("nim-normal", "nim-misere", "fibonacci-misere", "kayles-normal"):
+        for record in default_build[name][:8]:
+            game = record.make_game()
+            state = record.game_state()
+            ref = ReferenceSolver(game)
+            winning = [
+                m for m in game.legal_moves(state) if not ref.mover_wins(game._apply(state, m))
+            ]
+            assert [game.move_text(m) for m in winning] == [record.optimal_move]
+
+
+def test_chomp_default_spans_square_boards(default_build):
+    boards = Counter(r.game_params["rows"] for r in default_build["chomp-normal"])
+    assert set(boards) == set(range(2, 20))
+    assert all(
+        r.game_params["rows"] == r.game_params["cols"] for r in default_build["chomp-normal"]
+    )
+
+
+def test_strata_are_balanced_where_the_game_allows(default_build):
+    counts = Counter(r.features.stratum for r in default_build["kayles-normal"])
+    assert counts == {"easy": 6, "medium": 6, "hard": 6}
+    for record in default_build["nim-normal"]:
+        assert record.features.size_left == record.state[0]
+        assert record.features.grundy == record.grundy
+
+
+def test_build_is_deterministic_and_seed_sensitive():
+    a = build("kayles", 30, seed=7, params={"rows": [12]})
+    b = build("kayles", 30, seed=7, params={"rows": [12]})
+    c = build("kayles", 30, seed=8, params={"rows": [12]})
+    assert [r.content_hash for r in a] == [r.content_hash for r in b]
+    assert [r.content_hash for r in a] != [r.content_hash for r in c]
+
+
+def test_too_small_a_game_raises():
+    # One NIM heap of 6 with takes 1-3 has only 5 N-positions.
+    with pytest.raises(ValueError, match="critical states"):
+        build("nim", 6, seed=0, params={"heaps": [6], "max_take": 3})
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    game=st.sampled_from(
+        [
+            ("nim", {"heaps": [7, 9, 5], "max_take": None}),
+            ("nim", {"heaps": [12, 10], "max_take": 3}),
+            ("kayles", {"rows": [6, 7]}),
+            ("fibonacci", {"n": 40}),
+            ("chomp", {"rows": 4, "cols": 5}),
+            ("corner_queen", {"height": 9, "width": 12, "start": [0, 11]}),
+        ]
+    ),
+    misere=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_built_records_are_critical_by_brute_force(game, misere, seed):
+    name, params = game
+    records = build(name, 5, seed=seed, params=params, variant="misere" if misere else "normal")
+    for record in records:
+        g = make_game(name, **params, misere=misere)
+        state = g.validate_state(record.state)
+        ref = ReferenceSolver(g)
+        winning = [m for m in g.legal_moves(state) if not ref.mover_wins(g._apply(state, m))]
+        assert len(winning) == 1
+        assert g.move_text(winning[0]) == record.optimal_move
+        assert g.action_id(winning[0]) == record.optimal_action
+        assert record.grundy == ref.grundy(state)
+        assert record.prompt == g.prompt(state)
+
+
+def test_jsonl_round_trip_and_tamper_detection(tmp_path, default_build):
+    path = write_jsonl(default_build["corner_queen-normal"], tmp_path / "cq.jsonl")
+    loaded = load_dataset(path, verify=True)
+    assert loaded == default_build["corner_queen-normal"]
+    assert not list(tmp_path.glob(".*.tmp"))  # the temp file was renamed away
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[0])
+    assert isinstance(row["state"], str) and isinstance(row["game_params"], str)
+    row["optimal_move"] = "[0, 0]"
+    (tmp_path / "bad.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(DatasetError, match="content hash"):
+        load_dataset(tmp_path / "bad.jsonl")
+
+
+def test_verify_catches_a_wrong_move_with_a_fresh_hash(default_build):
+    record = default_build["nim-normal"][0]
+    wrong = next(m for m in record.legal_moves if m != record.optimal_move)
+    forged = record.model_copy(update={"optimal_move": wrong}).with_hash()
+    assert "optimal_move" in (verify_record(forged) or "")
+
+
+def test_loads_with_pandas(tmp_path, default_build):
+    records = [
+        r for name in ("nim-normal", "kayles-misere", "chomp-normal") for r in default_build[name]
+    ]
+    path = write_jsonl(records, tmp_path / "mixed.jsonl")
+    frame = records_frame(path)
+    assert len(frame) == len(records)
+    assert list(frame["id"]) == [r.id for r in records]
+    assert [json.loads(s) for s in frame["state"]] == [r.state for r in records]
+    assert frame["features"].iloc[0]["stratum"] in {"easy", "medium", "hard"}
+
+
+def test_loads_with_huggingface_datasets(tmp_path, default_build):
+    hf = pytest.importorskip("datasets")
+    records = [r for records in default_build.values() for r in records]
+    path = write_jsonl(records, tmp_path / "all.jsonl")
+    ds = hf.load_dataset(
+        "json", data_files=str(path), split="train", cache_dir=str(tmp_path / "hf")
+    )
+    assert ds.num_rows == len(records)
+    assert [json.loads(s) for s in ds["state"]] == [r.state for r in records]
+    assert ds[0]["features"]["n_legal_moves"] == records[0].features.n_legal_moves
+
+
+def test_default_specs_name_every_file():
+    assert len({s.name for s in DEFAULT_SPECS}) == len(DEFAULT_SPECS) == 10
