@@ -203,3 +203,32 @@ def wythoff_square(size):  # pragma: no cover - numba
                     col_lost[y] = 1
                 diag_lost[d] = 1
     return grundy, mover_wins
+
+
+# ------------------------------------------------------------------- Chomp queries
+@njit(cache=True, nogil=True)
+def chomp_losing_bites(params, lengths, lost, out):  # pragma: no cover - numba
+    """Bites (r, c), encoded r * 256 + c in row-major order, whose shape is lost.
+
+    `lengths` has params[0] entries (a shape inside the table's box), so every
+    child shape is ranked in the same table as its parent.
+    """
+    rows, cols = params[0], params[1]
+    n = 0
+    prefix = 0
+    for r in range(rows):
+        for c in range(lengths[r]):
+            if r == 0 and c == 0:
+                continue
+            rank = prefix
+            for i in range(r, rows):
+                s = min(lengths[i], c)
+                if s > 0:
+                    rank += params[2 + (rows - i) * (cols + 1) + (s - 1)]
+            if lost[rank]:
+                out[n] = r * 256 + c
+                n += 1
+        s = lengths[r]
+        if s > 0:
+            prefix += params[2 + (rows - r) * (cols + 1) + (s - 1)]
+    return n

@@ -117,9 +117,27 @@ def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 @cache
+def _chomp_lost(rows: int, cols: int, misere: bool) -> np.ndarray:
+    grundy, wins, _ = chomp_table(rows, cols)
+    return ((wins == 0) if misere else (grundy == 0)).view(np.uint8)
+
+
+@cache
 def octal_table(code: str, size: int) -> np.ndarray:
     """Grundy values of single heaps 0..size (by the certified period when there is one)."""
     return _octal.octal_table(code, size)
+
+
+#: Tables up to this many states are also kept as Python lists for the move queries:
+#: indexing a list costs a fraction of indexing a numpy array from Python.
+_LIST_STATES = 1_000_000
+
+
+def _lost_lookup(grundy: np.ndarray, mover_wins: np.ndarray, misere: bool) -> Any:
+    """1 where the player to move loses under the play rule, as a list when small."""
+    lost = (mover_wins == 0) if misere else (grundy == 0)
+    lost = lost.view(np.uint8)
+    return lost.tolist() if len(lost) <= _LIST_STATES else lost
 
 
 # ------------------------------------------------------------------------------ solvers
@@ -216,7 +234,27 @@ class NimSolver(Solver):
         super().__init__(game)
         self._k = game.max_take or 0
         self._grundy_table, self._misere_table = subtraction_table(self._k, game.capacity)
+        self._values = self._grundy_table.tolist()
         self._search = _MisereSearch(self._heap_moves)
+
+    def winning_moves(self, state: tuple[int, ...]) -> list[tuple[int, int]]:
+        if self.game.misere:
+            return super().winning_moves(state)
+        values = self._values
+        total = 0
+        for h in state:
+            total ^= values[h]
+        if total == 0:
+            return []
+        moves = []
+        limit = self._k
+        for i, h in enumerate(state):
+            target = values[h] ^ total
+            lowest = 0 if limit == 0 else max(0, h - limit)
+            for rest in range(h - 1, lowest - 1, -1):  # takes in increasing order
+                if values[rest] == target:
+                    moves.append((i, h - rest))
+        return moves
 
     def _heap_moves(self, h: int) -> list[tuple[int, ...]]:
         return [(h - x,) for x in range(1, self.game.take_limit(h) + 1)]
@@ -242,6 +280,17 @@ class FibonacciSolver(Solver):
     def __init__(self, game: FibonacciNim) -> None:
         super().__init__(game)
         self._grundy_table, self._misere_table = fibonacci_table(game.n)
+        self._lost = _lost_lookup(self._grundy_table, self._misere_table, game.misere)
+
+    def winning_moves(self, state: tuple[int, int]) -> list[int]:
+        remaining, max_take = state
+        lost = self._lost
+        moves = []
+        for x in range(1, max_take + 1):
+            left = remaining - x
+            if lost[left * (left + 1) // 2 + min(2 * x, left)]:
+                moves.append(x)
+        return moves
 
     def grundy(self, state: tuple[int, int]) -> int:
         return int(self._grundy_table[kernels.fibonacci_code(*state)])
@@ -283,6 +332,17 @@ class ChompSolver(Solver):
         rank = kernels.chomp_rank(params, np.asarray(state[:used], dtype=np.int64))
         return grundy, misere, int(rank)
 
+    def winning_moves(self, state: tuple[int, ...]) -> list[tuple[int, int]]:
+        used = sum(1 for x in state if x)
+        if used == 0:
+            return []
+        _, _, params = chomp_table(used, state[0])
+        lost = _chomp_lost(used, state[0], self.game.misere)
+        out = np.empty(used * state[0], dtype=np.int64)
+        lengths = np.array(state[:used], dtype=np.int64)
+        count = _fast.chomp_losing_bites(params, lengths, lost, out)
+        return [(int(e) >> 8, int(e) & 255) for e in out[:count]]
+
     def grundy(self, state: tuple[int, ...]) -> int:
         grundy, _, rank = self._lookup(state)
         return int(grundy[rank])
@@ -303,6 +363,23 @@ class CornerQueenSolver(Solver):
     def __init__(self, game: CornerQueen) -> None:
         super().__init__(game)
         self._grundy_table, self._misere_table = wythoff_table(game.width, game.height)
+        self._lost = _lost_lookup(self._grundy_table, self._misere_table, game.misere)
+
+    def winning_moves(self, state: tuple[int, int]) -> list[tuple[int, int]]:
+        # Moves in the order of legal_moves (by action id, row-major); code = y * width + x
+        # with x = col, y = height - 1 - row.
+        row, col = state
+        width, lost = self.game.width, self._lost
+        base = (self.game.height - 1 - row) * width
+        moves = [(row, c) for c in range(col) if lost[base + c]]
+        for r in range(row + 1, self.game.height):
+            base -= width
+            d = r - row
+            if d <= col and lost[base + col - d]:
+                moves.append((r, col - d))
+            if lost[base + col]:
+                moves.append((r, col))
+        return moves
 
     def _code(self, state: tuple[int, int]) -> int:
         x, y = self.game.wythoff(state)
@@ -324,9 +401,25 @@ SOLVERS: dict[type[Game[Any, Any]], type[Solver]] = {
 }
 
 
-@cache
+#: Solvers by game object identity: hashing a game (its parameters as JSON) costs
+#: more than a whole table query, so repeated queries on one game skip it.
+_BY_IDENTITY: dict[int, tuple[Game[Any, Any], Solver]] = {}
+
+
 def solver_for(game: Game[Any, Any]) -> Solver:
     """The (cached) solver of a game configuration."""
+    entry = _BY_IDENTITY.get(id(game))
+    if entry is not None and entry[0] is game:
+        return entry[1]
+    solver = _solver_for_config(game)
+    if len(_BY_IDENTITY) >= 4096:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(game)] = (game, solver)  # holding the game keeps its id unique
+    return solver
+
+
+@cache
+def _solver_for_config(game: Game[Any, Any]) -> Solver:
     for cls, solver_cls in SOLVERS.items():
         if isinstance(game, cls):
             return solver_cls(game)
