@@ -64,7 +64,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     `action_mask`, `state` (JSON form), `agent_move` and `opponent_move` (canonical
     move texts of the last step, `None` if none), `winner` (`"agent"`,
     `"opponent"` or `None`), `illegal_action` (bool) and, when illegal, `error`
-    (the precise reason); with `solver_info=True` also `outcome` ("N"/"P" for the
+    (the precise reason), `opponent_error` when the opponent forfeited; with
+    `solver_info=True` also `outcome` ("N"/"P" for the
     agent), `winning_actions` and, in normal play, `grundy`.
 
     ## Arguments
