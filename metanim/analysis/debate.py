@@ -1,0 +1,315 @@
+"""Debate dynamics as pure functions over `DebateTrace` records.
+
+* Belief entrenchment (seed 000, Eq. 1): p⁽ᵗ⁺¹⁾ = p⁽ᵗ⁾² + 2p⁽ᵗ⁾(1−p⁽ᵗ⁾)p⁽⁰⁾, the curve
+  and the residual of observed p⁽ᵗ⁾ against it.
+* Identity bias (seed 003): Conformity, Obstinacy (Eqs. 1–2 and their multi-peer
+  form), the gap Δ = Conformity − Obstinacy, the Identity Bias Coefficient
+  IBC = Δ(vanilla) − Δ(anonymized) (Eq. 5), Subversion and Correction (Eqs. 6–7).
+* Cross-model debate outcomes (seed 001): any-correct, the outcome breakdown of its
+  Table 5, error-correction and negative-persuasion rates.
+
+A trace is one debate on one item: every agent's answer in every round (round 0 is
+the independent answer), the correct answer(s), and who saw whom. The methods'
+decision records convert to it (see docs/analysis.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from metanim.analysis.stats import Interval, wilson_interval
+
+
+class DebateTrace(BaseModel):
+    """One debate on one item."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str = ""
+    agents: list[str] = Field(min_length=1)
+    #: answers[agent][round]; round 0 is the independent answer; None = no valid answer.
+    answers: list[list[str | None]]
+    #: the correct answer(s); for a game state, the winning move(s) as canonical text.
+    correct: list[str]
+    #: peers[agent] = agents whose previous answers it saw; default: everyone else.
+    peers: dict[str, list[str]] | None = None
+    #: whether peer answers were shown without identity labels (seed 003's anonymization).
+    anonymized: bool = False
+    condition: str = ""
+
+    @field_validator("correct", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> DebateTrace:
+        if len(self.answers) != len(self.agents):
+            raise ValueError("answers needs one list per agent")
+        if len({len(a) for a in self.answers}) != 1:
+            raise ValueError("every agent needs an answer slot in every round")
+        if self.peers is not None:
+            unknown = {p for ps in self.peers.values() for p in ps} - set(self.agents)
+            if unknown or set(self.peers) - set(self.agents):
+                raise ValueError(f"peers name agents not in the debate: {sorted(unknown)}")
+        return self
+
+    @property
+    def rounds(self) -> int:
+        """Number of answer rounds including round 0."""
+        return len(self.answers[0])
+
+    def peer_indices(self, i: int) -> list[int]:
+        if self.peers is None:
+            return [j for j in range(len(self.agents)) if j != i]
+        index = {name: k for k, name in enumerate(self.agents)}
+        return [index[p] for p in self.peers.get(self.agents[i], [])]
+
+    def is_correct(self, answer: str | None) -> bool:
+        return answer is not None and answer in self.correct
+
+
+class Rate(BaseModel):
+    """A count-based rate with its Wilson 95% interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    hits: int
+    n: int
+
+    @property
+    def value(self) -> float:
+        return self.hits / self.n if self.n else float("nan")
+
+    @property
+    def ci(self) -> Interval:
+        return wilson_interval(self.hits, self.n)
+
+
+# --------------------------------------------------------------- belief entrenchment
+def entrenchment_step(p: float, p0: float) -> float:
+    """One debate round of Eq. 1: consensus p² plus belief-driven resolution 2p(1−p)p⁽⁰⁾."""
+    return p * p + 2 * p * (1 - p) * p0
+
+
+def entrenchment_curve(p0: float, rounds: int = 3) -> list[float]:
+    """[p⁽⁰⁾, p⁽¹⁾, …, p⁽ʳᵒᵘⁿᵈˢ⁾] predicted by Eq. 1."""
+    if not 0 <= p0 <= 1:
+        raise ValueError(f"p0 must be a probability, got {p0}")
+    out = [p0]
+    for _ in range(rounds):
+        out.append(entrenchment_step(out[-1], p0))
+    return out
+
+
+class EntrenchmentFit(BaseModel):
+    """Observed p⁽ᵗ⁾ against Eq. 1's prediction, per action; residual = observed − predicted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rounds: int
+    p0: list[float]
+    observed: list[float]
+    predicted: list[float]
+    residuals: list[float]
+    mean_residual: float
+    #: share of "strongly consistent" actions (p⁽⁰⁾ > 0.5) whose probability rose.
+    strong_rose: Rate
+
+
+def entrenchment_fit(points: Iterable[tuple[float, float]], rounds: int = 3) -> EntrenchmentFit:
+    """Compare observed (p⁽⁰⁾, p⁽ʳᵒᵘⁿᵈˢ⁾) pairs with Eq. 1 (seed 000 reports a mean residual of −2.5%)."""
+    pairs = list(points)
+    if not pairs:
+        raise ValueError("entrenchment_fit needs at least one (p0, p_t) pair")
+    p0 = [float(a) for a, _ in pairs]
+    observed = [float(b) for _, b in pairs]
+    predicted = [entrenchment_curve(a, rounds)[-1] for a in p0]
+    residuals = [o - p for o, p in zip(observed, predicted, strict=True)]
+    strong = [(a, b) for a, b in zip(p0, observed, strict=True) if a > 0.5]
+    return EntrenchmentFit(
+        rounds=rounds,
+        p0=p0,
+        observed=observed,
+        predicted=predicted,
+        residuals=residuals,
+        mean_residual=sum(residuals) / len(residuals),
+        strong_rose=Rate(hits=sum(1 for a, b in strong if b > a), n=len(strong)),
+    )
+
+
+def answer_distribution(answers: Iterable[str | None]) -> dict[str, float]:
+    """Empirical action probabilities (seed 000 samples N = 20 answers at T = 0.7);
+    invalid answers (None) count in the denominator under the key "<invalid>"."""
+    counts = Counter("<invalid>" if a is None else a for a in answers)
+    total = sum(counts.values())
+    return {a: c / total for a, c in counts.most_common()} if total else {}
+
+
+def entrenchment_points(
+    initial_samples: Sequence[str | None], traces: Sequence[DebateTrace], round: int = -1
+) -> list[tuple[float, float]]:
+    """(p⁽⁰⁾, p⁽ᵗ⁾) per action of one item: p⁽⁰⁾ from independent samples, p⁽ᵗ⁾ from
+    every agent's answer at `round` over repeated debates of the same item."""
+    p0 = answer_distribution(initial_samples)
+    pt = answer_distribution(a[round] for t in traces for a in t.answers)
+    return [(p, pt.get(action, 0.0)) for action, p in p0.items() if action != "<invalid>"]
+
+
+# ------------------------------------------------------------------- identity bias
+class IdentityBias(BaseModel):
+    """Conformity and Obstinacy over every (agent, round ≥ 1) with a disagreeing peer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    conformity: Rate
+    obstinacy: Rate
+
+    @property
+    def gap(self) -> float:
+        """Δ = Conformity − Obstinacy (seed 003, Eq. 4)."""
+        return self.conformity.value - self.obstinacy.value
+
+
+def conformity_obstinacy(traces: Iterable[DebateTrace], round: int | None = None) -> IdentityBias:
+    """Conformity = P[y_{i,t} ∈ {y_{j,t−1} : j disagreed}] and Obstinacy = P[y_{i,t} = y_{i,t−1}],
+    both given that at least one peer disagreed at t−1 (seed 003 Eqs. 1–2; with one
+    peer this is exactly the single-peer definition). `round` restricts to one t."""
+    conform = obstinate = n = 0
+    for trace in traces:
+        for t in _rounds(trace, round):
+            for i, mine in enumerate(trace.answers):
+                prev, now = mine[t - 1], mine[t]
+                if prev is None or now is None:
+                    continue
+                disagree = {trace.answers[j][t - 1] for j in trace.peer_indices(i)}
+                disagree.discard(prev)
+                disagree.discard(None)
+                if not disagree:
+                    continue
+                n += 1
+                conform += now in disagree
+                obstinate += now == prev
+    return IdentityBias(conformity=Rate(hits=conform, n=n), obstinacy=Rate(hits=obstinate, n=n))
+
+
+def identity_bias_coefficient(
+    vanilla: Iterable[DebateTrace], anonymized: Iterable[DebateTrace], round: int | None = None
+) -> float:
+    """IBC = Δ(vanilla) − Δ(anonymized) (seed 003, Eq. 5): > 0 sycophancy, < 0 self-bias."""
+    return conformity_obstinacy(vanilla, round).gap - conformity_obstinacy(anonymized, round).gap
+
+
+def subversion_correction(
+    traces: Iterable[DebateTrace], round: int | None = None
+) -> dict[Literal["subversion", "correction"], Rate]:
+    """Subversion = P[i wrong at t | i right, a peer wrong at t−1];
+    Correction = P[i right at t | i wrong, a peer right at t−1] (seed 003, Eqs. 6–7)."""
+    sub_hits = sub_n = cor_hits = cor_n = 0
+    for trace in traces:
+        for t in _rounds(trace, round):
+            for i, mine in enumerate(trace.answers):
+                if mine[t] is None:
+                    continue
+                peers_prev = [trace.answers[j][t - 1] for j in trace.peer_indices(i)]
+                was_right = trace.is_correct(mine[t - 1])
+                now_right = trace.is_correct(mine[t])
+                if was_right and any(not trace.is_correct(p) for p in peers_prev):
+                    sub_n += 1
+                    sub_hits += not now_right
+                elif not was_right and any(trace.is_correct(p) for p in peers_prev):
+                    cor_n += 1
+                    cor_hits += now_right
+    return {
+        "subversion": Rate(hits=sub_hits, n=sub_n),
+        "correction": Rate(hits=cor_hits, n=cor_n),
+    }
+
+
+def _rounds(trace: DebateTrace, round: int | None) -> range:
+    if round is None:
+        return range(1, trace.rounds)
+    if not 1 <= round < trace.rounds:
+        return range(0)
+    return range(round, round + 1)
+
+
+# --------------------------------------------------------------- debate outcomes
+OUTCOMES = (
+    "all correct, stay correct",
+    "all wrong, stay wrong",
+    "positive correction",
+    "error correction",
+    "negative persuasion",
+    "no change (mixed)",
+    "mixed correction + persuasion",
+)
+
+
+def outcome_of(trace: DebateTrace, final_round: int = -1) -> str:
+    """Seed 001's Table 5 category of one debate, generalized to any number of agents."""
+    before = [trace.is_correct(a[0]) for a in trace.answers]
+    after = [trace.is_correct(a[final_round]) for a in trace.answers]
+    gained = any(not b and a for b, a in zip(before, after, strict=True))
+    lost = any(b and not a for b, a in zip(before, after, strict=True))
+    if not any(before):
+        return "error correction" if any(after) else "all wrong, stay wrong"
+    if gained and lost:
+        return "mixed correction + persuasion"
+    if lost:
+        return "negative persuasion"
+    if all(before):
+        return "all correct, stay correct"
+    return "positive correction" if gained else "no change (mixed)"
+
+
+def outcome_breakdown(traces: Iterable[DebateTrace]) -> dict[str, int]:
+    """Count of each outcome category, in `OUTCOMES` order."""
+    counts = Counter(outcome_of(t) for t in traces)
+    return {name: counts.get(name, 0) for name in OUTCOMES}
+
+
+def any_correct_rate(traces: Iterable[DebateTrace], round: int = -1) -> Rate:
+    """Share of debates where at least one agent is correct at `round` (seed 001's "any correct")."""
+    items = list(traces)
+    hits = sum(1 for t in items if any(t.is_correct(a[round]) for a in t.answers))
+    return Rate(hits=hits, n=len(items))
+
+
+def error_correction_rate(traces: Iterable[DebateTrace]) -> Rate:
+    """Of debates where every agent was wrong at round 0, the share where at least one
+    agent is right at the end (seed 001: 3 of 9 on MATH-500) — what voting never does."""
+    items = [t for t in traces if not any(t.is_correct(a[0]) for a in t.answers)]
+    hits = sum(1 for t in items if any(t.is_correct(a[-1]) for a in t.answers))
+    return Rate(hits=hits, n=len(items))
+
+
+def negative_persuasion_rate(traces: Iterable[DebateTrace]) -> Rate:
+    """Share of all debates in which an initially correct agent ends on a wrong answer
+    (seed 001 reports it over all cases: 3 of 80 on GSM8K)."""
+    items = list(traces)
+    hits = sum(
+        1 for t in items if any(t.is_correct(a[0]) and not t.is_correct(a[-1]) for a in t.answers)
+    )
+    return Rate(hits=hits, n=len(items))
+
+
+def majority_answer(answers: Sequence[str | None]) -> str | None:
+    """Most common valid answer; ties go to the answer given first (a fixed, documented rule)."""
+    valid = [a for a in answers if a is not None]
+    if not valid:
+        return None
+    counts = Counter(valid)
+    best = max(counts.values())
+    return next(a for a in valid if counts[a] == best)
+
+
+def majority_accuracy(traces: Iterable[DebateTrace], round: int = -1) -> Rate:
+    """Share of debates whose majority answer at `round` is correct."""
+    items = list(traces)
+    hits = sum(1 for t in items if t.is_correct(majority_answer([a[round] for a in t.answers])))
+    return Rate(hits=hits, n=len(items))
