@@ -232,3 +232,67 @@ def chomp_losing_bites(params, lengths, lost, out):  # pragma: no cover - numba
         if s > 0:
             prefix += params[2 + (rows - r) * (cols + 1) + (s - 1)]
     return n
+
+
+# ----------------------------------------------------------------------------- Chomp
+@njit(cache=True, nogil=True)
+def chomp_packed(params, n_states):  # pragma: no cover - numba
+    """Every shape in the box, in rank order (`kernels.chomp_rank`): grundy | lost << 8.
+
+    Needs rows * cols <= 256 so a value (at most the number of bites) fits a byte.
+    Shapes are visited by stepping their row lengths like an odometer (no unranking).
+    A bite at (r, c) keeps rows above r and cuts rows r.. to min(length, c); with h
+    the height of column c, its rank is prefix[r] + sum_{r<=i<h} T(i, c) + (the
+    unchanged tail from row h on), so each successor costs O(1). One packed load per
+    successor gives both its Grundy value and its misère outcome.
+    """
+    rows, cols = params[0], params[1]
+    stride = cols + 1
+    terms = np.zeros((rows, cols + 1), np.int64)  # T(i, s), with T(i, 0) = 0
+    for i in range(rows):
+        for v in range(1, cols + 1):
+            terms[i, v] = params[2 + (rows - i) * stride + v - 1]
+    table = np.zeros(n_states, np.uint16)
+    lengths = np.zeros(rows, np.int64)
+    prefix = np.zeros(rows + 1, np.int64)
+    seen = np.zeros(rows * cols + 2, np.int64)
+    for rank in range(n_states):
+        p = 0
+        for i in range(rows):
+            prefix[i] = p
+            p += terms[i, lengths[i]]
+        prefix[rows] = p
+        stamp = rank + 1
+        lost_child = 0
+        h = rows
+        for c in range(lengths[0]):
+            while h > 0 and lengths[h - 1] <= c:
+                h -= 1
+            acc = rank - prefix[h]
+            for r in range(h - 1, 0, -1):
+                acc += terms[r, c]
+                x = table[prefix[r] + acc]
+                seen[x & 255] = stamp
+                lost_child |= x
+            if c > 0:  # (0, 0) is the poisoned square, never bitten
+                x = table[acc + terms[0, c]]
+                seen[x & 255] = stamp
+                lost_child |= x
+        m = 0
+        while seen[m] == stamp:
+            m += 1
+        # Misère: the mover wins with no bite left (the poisoned square alone) or with
+        # a bite to a lost shape; otherwise the shape is lost.
+        no_bite = lengths[0] <= 1 and (rows == 1 or lengths[1] == 0)
+        lost = 0 if no_bite or (lost_child >> 8) & 1 else 1
+        table[rank] = m | (lost << 8)
+        i = rows - 1
+        while i >= 0:
+            cap = cols if i == 0 else lengths[i - 1]
+            if lengths[i] < cap:
+                lengths[i] += 1
+                for j in range(i + 1, rows):
+                    lengths[j] = 0
+                break
+            i -= 1
+    return table

@@ -109,11 +109,18 @@ def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     states = kernels.chomp_states(rows, cols)
     _check_size(states, f"Chomp on a {rows}x{cols} extent")
     params = kernels.chomp_params(rows, cols)
-    grundy, misere = _persisted(
-        f"chomp-{rows}x{cols}",
-        lambda: solve_dag()(states, kernels.chomp_successors(), params, rows * cols),
-    )
+    grundy, misere = _persisted(f"chomp-{rows}x{cols}", lambda: _chomp(params, states))
     return grundy, misere, params
+
+
+def _chomp(params: np.ndarray, states: int) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = int(params[0]), int(params[1])
+    if rows * cols > 256:  # a value may not fit the packed byte: the generic engine
+        return solve_dag()(states, kernels.chomp_successors(), params, rows * cols)
+    packed = _fast.chomp_packed(params, states)
+    grundy = (packed & 255).astype(np.uint8)  # mex <= number of bites <= 255
+    mover_wins = (1 - (packed >> 8)).astype(np.uint8)
+    return grundy, mover_wins
 
 
 @cache
