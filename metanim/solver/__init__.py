@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from metanim.games import Game, make_game
+from metanim.solver._misere import kayles_misere_outcomes
 from metanim.solver._octal import octal_grundy, octal_period
 from metanim.solver._solvers import MAX_TABLE_STATES, Solver, solver_for
 from metanim.solver.check import CheckReport, GameCheckError, check_game
@@ -102,6 +103,7 @@ __all__ = [
     "describe_solution",
     "grundy",
     "is_critical",
+    "kayles_misere_outcomes",
     "octal_grundy",
     "octal_period",
     "optimal_move",

@@ -23,7 +23,7 @@ from metanim.games import (
     SizeLimitError,
 )
 from metanim.games.kayles import runs
-from metanim.solver import _fast, _octal, kernels
+from metanim.solver import _fast, _misere, _octal, kernels
 from metanim.solver._engine import solve_dag
 
 #: Largest table (number of encoded states) the table methods will allocate.
@@ -325,7 +325,12 @@ class KaylesSolver(Solver):
         return reduce(xor, (int(self._values[n]) for row in state for n in runs(row)), 0)
 
     def _misere_mover_wins(self, state: tuple[str, ...]) -> bool:
-        return self._search.mover_wins(tuple(n for row in state for n in runs(row)))
+        parts = [n for row in state for n in runs(row)]
+        # Every position of this game has sum + runs - 1 <= pins + rows - 1; within the
+        # numba table's reach use it, else the plain-Python search.
+        bound = min(sum(self.game.rows) + len(self.game.rows) - 1, _misere.KAYLES_MISERE_LIMIT)
+        found = _misere.kayles_misere_mover_wins(parts, bound)
+        return self._search.mover_wins(tuple(parts)) if found is None else found
 
 
 class ChompSolver(Solver):

@@ -1,0 +1,162 @@
+"""Misère Kayles by a whole-position search over multisets of runs, in numba.
+
+Misère play does not decompose into a XOR of components, so a position is the
+multiset of its runs (a partition). Every partition is ranked densely: with
+P(n, m) the number of partitions of n into parts <= m, the parts l_1 >= l_2 >= ...
+of a partition of s have rank sum_i P(s - l_1 - ... - l_{i-1}, l_i - 1). A move
+removes 1 or 2 pins, so totals fall and one pass over totals 0, 1, ... settles
+every position bottom-up; no hash table is needed.
+
+Only positions reachable from one row of at most `n_max` pins are solved: a
+position with parts summing to s in k runs needs at least k - 1 removed pins
+between its runs, so s + k - 1 <= n_max, and moves keep that bound.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from numba import njit
+
+from metanim.games import SizeLimitError
+
+#: Largest row the misère Kayles table covers (all partitions up to it: ~40 MB).
+KAYLES_MISERE_LIMIT = 72
+
+
+@njit(cache=True, nogil=True)
+def _partition_counts(n_max):  # pragma: no cover - numba
+    """P[n, m] = partitions of n into parts <= m."""
+    table = np.zeros((n_max + 1, n_max + 1), np.int64)
+    for m in range(n_max + 1):
+        table[0, m] = 1
+    for n in range(1, n_max + 1):
+        for m in range(1, n_max + 1):
+            table[n, m] = table[n, m - 1] + (table[n - m, m] if m <= n else 0)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _index(parts, count, counts, offsets):  # pragma: no cover - numba
+    """Dense index of the partition parts[:count] (non-increasing, no zeros)."""
+    s = 0
+    for i in range(count):
+        s += parts[i]
+    rank = offsets[s]
+    left = s
+    for i in range(count):
+        rank += counts[left, parts[i] - 1]
+        left -= parts[i]
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def kayles_misere_table(n_max, counts, offsets):  # pragma: no cover - numba
+    """mover_wins[index] (1 = the player to move wins misère, 0 = loses, 2 = unsolved)."""
+    wins = np.full(offsets[n_max + 1], 2, np.uint8)
+    wins[0] = 1  # no pins: the player to move has no move and wins (misère)
+    parts = np.zeros(n_max + 2, np.int64)
+    child = np.zeros(n_max + 3, np.int64)
+    for s in range(1, n_max + 1):
+        # Partitions of s in reverse lexicographic order (the classic successor rule).
+        parts[0] = s
+        k = 1
+        while True:
+            if s + k - 1 <= n_max:
+                wins[_index(parts, k, counts, offsets)] = _solve(
+                    parts, k, child, wins, counts, offsets
+                )
+            # Next partition: drop trailing ones, decrement the last part > 1, refill.
+            ones = 0
+            while k > 0 and parts[k - 1] == 1:
+                ones += 1
+                k -= 1
+            if k == 0:
+                break
+            parts[k - 1] -= 1
+            rest = ones + 1
+            v = parts[k - 1]
+            while rest > v:
+                parts[k] = v
+                k += 1
+                rest -= v
+            parts[k] = rest
+            k += 1
+    return wins
+
+
+@njit(cache=True, nogil=True)
+def _solve(parts, k, child, wins, counts, offsets):  # pragma: no cover - numba
+    """1 if some move leaves a lost position, else 0 (a non-empty position)."""
+    for j in range(k):
+        p = parts[j]
+        if j > 0 and parts[j - 1] == p:
+            continue  # equal runs give equal children
+        for take in (1, 2):
+            if take > p:
+                break
+            for a in range((p - take) // 2 + 1):
+                b = p - take - a  # b >= a
+                # child = parts without parts[j], plus b and a, kept non-increasing
+                n = 0
+                placed_b = b == 0
+                placed_a = a == 0
+                for i in range(k):
+                    if i == j:
+                        continue
+                    q = parts[i]
+                    if not placed_b and b >= q:
+                        child[n] = b
+                        n += 1
+                        placed_b = True
+                    if not placed_a and a >= q and placed_b:
+                        child[n] = a
+                        n += 1
+                        placed_a = True
+                    child[n] = q
+                    n += 1
+                if not placed_b:
+                    child[n] = b
+                    n += 1
+                if not placed_a:
+                    child[n] = a
+                    n += 1
+                if wins[_index(child, n, counts, offsets)] == 0:
+                    return 1
+    return 0
+
+
+@cache
+def _tables(n_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not 0 <= n_max <= KAYLES_MISERE_LIMIT:
+        raise SizeLimitError(
+            f"the misère Kayles table covers rows of at most {KAYLES_MISERE_LIMIT} pins "
+            f"(metanim.solver._misere.KAYLES_MISERE_LIMIT); got {n_max}"
+        )
+    counts = _partition_counts(n_max)
+    offsets = np.zeros(n_max + 2, np.int64)
+    for s in range(n_max + 1):
+        offsets[s + 1] = offsets[s] + counts[s, s]
+    return kayles_misere_table(n_max, counts, offsets), counts, offsets
+
+
+def kayles_misere_mover_wins(runs: list[int] | tuple[int, ...], n_max: int) -> bool | None:
+    """Misère outcome of a multiset of runs from the table for rows up to n_max, or None
+    when the position lies outside it (sum + runs - 1 > n_max)."""
+    parts = sorted((r for r in runs if r), reverse=True)
+    if sum(parts) + len(parts) - 1 > n_max:
+        return None
+    wins, counts, offsets = _tables(n_max)
+    value = wins[_index(np.array(parts, dtype=np.int64), len(parts), counts, offsets)]
+    return bool(value == 1)
+
+
+def kayles_misere_outcomes(n_max: int) -> np.ndarray:
+    """mover_wins[n] (uint8) of a single row of n pins under misère Kayles, n <= n_max."""
+    wins, counts, offsets = _tables(n_max)
+    out = np.zeros(n_max + 1, np.uint8)
+    for n in range(n_max + 1):
+        parts = np.array([n] if n else [], dtype=np.int64)
+        out[n] = wins[_index(parts, len(parts), counts, offsets)]
+    return out
