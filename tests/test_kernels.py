@@ -1,0 +1,99 @@
+"""The fast kernels against the simple ones and against plain-Python recurrences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metanim.solver import _fast, _misere, _octal, kernels
+from metanim.solver._engine import solve_dag
+from metanim.solver._solvers import KaylesSolver, _chomp, _MisereSearch, _wythoff
+
+
+def octal_reference(code: str, n_max: int) -> list[int]:
+    """Plain-Python octal recurrence, straight from the definition of the digits."""
+    digits = [0, *(int(ch) for ch in code.split(".")[1])]
+    g = [0] * (n_max + 1)
+    for n in range(1, n_max + 1):
+        options = set()
+        for k in range(1, min(len(digits) - 1, n) + 1):
+            d, rest = digits[k], n - k
+            if rest == 0 and d & 1:
+                options.add(0)
+            if rest > 0 and d & 2:
+                options.add(g[rest])
+            if d & 4:
+                options.update(g[a] ^ g[rest - a] for a in range(1, rest // 2 + 1))
+        m = 0
+        while m in options:
+            m += 1
+        g[n] = m
+    return g
+
+
+def test_kayles_period_is_detected_and_certified() -> None:
+    # Guy–Smith certification, from computed values: period 12 after the last
+    # exception at 70 (Winning Ways, ch. 4).
+    assert _octal.octal_period("0.77") == (71, 12)
+    values = octal_reference("0.77", 400)
+    assert [_octal.octal_grundy("0.77", n) for n in range(401)] == values
+    assert _octal.octal_grundy("0.77", 10**7) == values[71 + (10**7 - 71) % 12]
+
+
+@pytest.mark.parametrize("code", ["0.07", "0.137", "0.6", "0.77", "0.4", "0.15", "0.045"])
+def test_octal_values_match_plain_recurrence(code: str) -> None:
+    expected = octal_reference(code, 600)
+    assert _octal.octal_values(code, 600).tolist() == expected
+    assert _octal.octal_table(code, 600).tolist() == expected
+
+
+def test_octal_wide_values_switch_to_flags() -> None:
+    # 0.6 passes 63 early, exercising the byte-flag path against the simple kernel.
+    fast = _octal.octal_values("0.6", 3000)
+    assert fast.max() > 64
+    simple = kernels.octal_grundy_direct(kernels.parse_octal("0.6"), 3000)
+    assert np.array_equal(fast, simple)
+
+
+def test_dawson_periods() -> None:
+    assert _octal.octal_period("0.07")[1] == 34  # type: ignore[index]
+    assert _octal.octal_period("0.137")[1] == 34  # type: ignore[index]
+
+
+def test_misere_kayles_rows_match_search() -> None:
+    search = _MisereSearch(KaylesSolver._run_moves)
+    fast = _misere.kayles_misere_outcomes(24)
+    assert [bool(x) for x in fast] == [search.mover_wins((n,)) for n in range(25)]
+    for runs in [(3, 4), (1, 1, 1), (5, 2, 2), (7, 1), (2, 2), (9, 3, 1, 1)]:
+        assert _misere.kayles_misere_mover_wins(runs, 24) == search.mover_wins(runs)
+
+
+@pytest.mark.parametrize("rows", range(1, 6))
+@pytest.mark.parametrize("cols", range(1, 6))
+def test_chomp_fast_matches_engine(rows: int, cols: int) -> None:
+    params = kernels.chomp_params(rows, cols)
+    states = kernels.chomp_states(rows, cols)
+    grundy, wins = _chomp(params, states)
+    g2, w2 = solve_dag()(states, kernels.chomp_successors(), params, rows * cols)
+    assert np.array_equal(grundy, g2)
+    assert np.array_equal(wins, w2)
+
+
+@pytest.mark.parametrize("size", [(30, 30), (7, 19), (19, 7), (3, 30)])
+def test_wythoff_fast_matches_engine(size: tuple[int, int]) -> None:
+    width, height = size
+    grundy, wins = _wythoff(width, height)
+    params = np.array([width], dtype=np.int64)
+    g2, w2 = solve_dag()(width * height, kernels.wythoff_successors(), params, 3 * max(size))
+    assert np.array_equal(grundy, g2)
+    assert np.array_equal(wins, w2)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 60])
+def test_fibonacci_fast_matches_engine(n: int) -> None:
+    grundy, wins = _fast.fibonacci_tables(n)
+    states = kernels.fibonacci_states(n)
+    params = np.zeros(1, dtype=np.int64)
+    g2, w2 = solve_dag()(states, kernels.fibonacci_successors(), params, max(n, 1))
+    assert np.array_equal(grundy, g2)
+    assert np.array_equal(wins, w2)
