@@ -8,8 +8,10 @@ cuts it off before appending, so the next record never glues onto a fragment.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,9 @@ class AppendLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._drop_partial_tail()
         self._file = self.path.open("ab")
+        # One writer thread: appends stay whole and in order, and an fsync (milliseconds)
+        # never stalls the event loop that drives the other episodes.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metanim-log")
 
     def _drop_partial_tail(self) -> None:
         if not self.path.exists():
@@ -70,7 +75,12 @@ class AppendLog:
         self._file.flush()
         os.fsync(self._file.fileno())
 
+    async def append_async(self, record: dict[str, Any]) -> None:
+        """`append` on the writer thread; returns once the record is on disk."""
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.append, record)
+
     def close(self) -> None:
+        self._writer.shutdown(wait=True)
         self._file.close()
 
     def __enter__(self) -> AppendLog:

@@ -184,7 +184,7 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
                     stopped.append(reason)
                 return
             line = await decide_one(method, item, config)
-            log.append(line)
+            await log.append_async(line)
             spent.add(
                 line["calls"], line["prompt_tokens"] + line["completion_tokens"], line["cost_usd"]
             )
@@ -303,7 +303,8 @@ def summarize(
                 per_repeat.append(sum(bool(r["correct"]) for r in rows_rep) / len(rows_rep))
         mean, std, low, high = mean_std_ci(per_repeat)
         # An accuracy lies in [0, 1]; the t interval does not know that.
-        low, high = max(0.0, low), min(1.0, high)
+        if not math.isnan(low):
+            low, high = max(0.0, low), min(1.0, high)
         samples = sum(r["samples"] for r in group)
         rows.append(
             {

@@ -253,7 +253,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
                 episode_id=item.id, setting=item.setting, index=item.index,
             )  # fmt: skip
             line = record.model_dump(mode="json")
-            log.append(line)
+            await log.append_async(line)
             _add_usage(spent, line)
             played += 1
             bar.update(1)

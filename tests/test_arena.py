@@ -1,0 +1,331 @@
+"""Arena: episodes, tournaments and evaluations against the real simulated server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metanim.arena import SolverPolicy, TournamentConfig, load_profile, play_episode, run_tournament
+from metanim.arena._config import PROFILE_DIR
+from metanim.arena._log import AppendLog, read_records
+from metanim.arena._players import ClientPool, build_policy
+from metanim.arena._policies import CallTimes
+from metanim.arena._stats import mean_std_ci, wilson
+from metanim.arena.evaluate import EvaluationConfig, run_evaluation
+from metanim.cli import main
+from metanim.games import make_game
+from metanim.llm.sim import SimServer
+from metanim.solver import outcome, winning_moves
+
+FAULTY = "sim-faulty:malformed=0.3,illegal=0.3,http500=0.15"
+
+
+def _strip_timing(record: dict) -> dict:
+    """A record without wall-clock fields (the rest must be reproducible from the seed)."""
+    out = {k: v for k, v in record.items() if k not in ("wall_s", "chain_calls")}
+    for side in ("agent_totals", "opponent_totals"):
+        out[side] = {k: v for k, v in record[side].items() if k != "latency_s"}
+    out["moves"] = [
+        {k: v for k, v in m.items() if k not in ("latency_s", "decision")} for m in record["moves"]
+    ]
+    return out
+
+
+# ------------------------------------------------------------------ episodes
+@pytest.mark.parametrize("game_name", ["fibonacci-20", "nim-31-k3", "kayles-20", "chomp-2x8"])
+@pytest.mark.parametrize("seat", ["first", "second"])
+def test_optimal_agent_always_wins_from_n_positions(game_name: str, seat: str) -> None:
+    game = make_game(game_name)
+    for seed in range(5):
+        rec = asyncio.run(
+            play_episode(
+                game, SolverPolicy("optimal"), SolverPolicy("random"), seat=seat, seed=seed
+            )
+        )
+        assert rec.status == "win" and rec.winner == "agent" and rec.end_reason == "game_over"
+        assert rec.start_outcome == ("N" if seat == "first" else "P")
+        agent_moves = [m for m in rec.moves if m.actor == "agent"]
+        assert agent_moves[0].position == "N"  # the agent's first decision is at an N-position
+        assert all(m.optimal for m in agent_moves)
+        assert rec.agent_totals.optimal_moves == rec.agent_totals.moves == len(agent_moves)
+        # The solver grade is recomputed independently here from the logged states.
+        for m in rec.moves:
+            state = game.validate_state(m.state)
+            assert m.position == outcome(game, state)
+            best = {game.move_text(w) for w in winning_moves(game, state)}
+            assert m.optimal == (m.position == "P" or m.move in best)
+        # Moves alternate and replay legally from the start state to a terminal state.
+        state = game.validate_state(rec.start_state)
+        for m in rec.moves:
+            state = game.apply(state, game.parse_move(m.move, state))
+        assert game.is_terminal(state)
+
+
+def test_random_agent_loses_sometimes_and_episodes_are_seeded() -> None:
+    game = make_game("nim-31-k3")
+    play = lambda seed: asyncio.run(  # noqa: E731
+        play_episode(game, SolverPolicy("random"), SolverPolicy("optimal"), seed=seed)
+    )
+    records = [play(s) for s in range(12)]
+    assert {r.status for r in records} == {"win", "loss"} or all(
+        r.status == "loss" for r in records
+    )
+    assert any(not m.optimal for r in records for m in r.moves if m.actor == "agent")
+    again = play(3).model_dump(mode="json")
+    assert _strip_timing(again) == _strip_timing(records[3].model_dump(mode="json"))
+
+
+def test_llm_episode_is_reproducible_and_counts_calls(sim_server: SimServer) -> None:
+    game = make_game("fibonacci-20")
+    pool = ClientPool(sim_server.base_url, max_concurrency=8, timeout_s=10, max_retries=2)
+    agent = build_policy("mad", "sim-biased:heuristic=max_take,p=0.5", {"agents": 2}, pool)
+    opponent = build_policy("react", "sim-random", {}, pool)
+
+    async def both() -> list:
+        first = await play_episode(game, agent, opponent, seed=11)
+        second = await play_episode(game, agent, opponent, seed=11)
+        await pool.aclose()
+        return [first, second]
+
+    first, second = asyncio.run(both())
+    a, b = (r.model_dump(mode="json") for r in (first, second))
+    assert _strip_timing(a) == _strip_timing(b)
+    assert a["status"] in ("win", "loss")
+    calls = sum(m["calls"] for m in a["moves"])
+    assert calls == a["agent_totals"]["calls"] + a["opponent_totals"]["calls"] > 0
+    # Every decision keeps its calls and tokens; the chain is at most the number of calls.
+    for m in a["moves"]:
+        assert len(m["decision"]["calls"]) == m["calls"]
+    assert 0 < a["chain_calls"] <= calls
+
+
+def test_call_chain_counts_sequential_calls_only() -> None:
+    times = CallTimes([(0.0, 1.0), (0.0, 1.0), (1.0, 2.0), (1.5, 2.5), (2.5, 3.0)])
+    assert times.chain() == 3  # (0,1) -> (1,2) or (1.5,2.5) -> (2.5,3)
+
+
+# --------------------------------------------------------------------- logs
+def test_log_ignores_and_cuts_a_partial_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    with AppendLog(path) as log:
+        log.append({"id": "a"})
+        log.append({"id": "b"})
+    with path.open("ab") as f:
+        f.write(b'{"id": "c", "trunc')  # a write cut short by a crash
+    assert [r["id"] for r in read_records(path)] == ["a", "b"]
+    with AppendLog(path) as log:
+        log.append({"id": "d"})
+    assert [r["id"] for r in read_records(path)] == ["a", "b", "d"]
+    path.write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
+    with pytest.raises(ValueError, match=":2: corrupt"):
+        read_records(path)
+
+
+def test_stats() -> None:
+    low, high = wilson(8, 10)
+    assert 0.49 < low < 0.5 and 0.94 < high < 0.95  # Wilson (1927), z = 1.96
+    assert wilson(0, 0) == (0.0, 1.0)
+    mean, std, lo, _hi = mean_std_ci([0.5, 0.7, 0.6])
+    assert mean == pytest.approx(0.6) and std == pytest.approx(0.1)
+    assert lo == pytest.approx(0.6 - 4.303 * 0.1 / 3**0.5, abs=1e-4)
+
+
+# -------------------------------------------------------------- tournaments
+def _check_accounting(result: Any) -> None:
+    """Every planned episode is either finished, failed or not run — exactly once."""
+    records = result.records
+    for g in result.summary["groups"]:
+        group = [
+            r for r in records if r["setting"] == g["setting"] and g["seat"] in ("all", r["seat"])
+        ]
+        assert g["episodes"] == len(group)
+        assert (
+            g["finished"] + g["infrastructure_errors"] + g["errors"] + g["not_run"] == g["planned"]
+        )
+        assert g["wins"] == sum(r["status"] == "win" for r in group)
+        assert g["losses"] == sum(r["status"] == "loss" for r in group)
+        assert g["agent"]["illegal"] == sum(r["agent_totals"]["illegal"] for r in group)
+    for r in records:
+        if r["status"] == "infrastructure_error":
+            assert r["winner"] is None and r["end_reason"] == "infrastructure_error"
+            assert r["moves"][-1]["status"] == "infrastructure_error"
+            assert r["moves"][-1]["move"] is None
+
+
+def test_tournament_with_faults_resumes_failed_episodes(tmp_path: Path) -> None:
+    with SimServer(seed=0) as server:
+        config = TournamentConfig(
+            games=["fibonacci-20", 'nim:{"heaps":[12],"max_take":3}'],
+            method="react",
+            model=FAULTY,
+            base_url=server.base_url,
+            params={"max_reasks": 1},
+            opponent="react",
+            opponent_model="sim-biased:heuristic=max_take,p=0.5",
+            opponent_base_url=server.base_url,
+            episodes=8,
+            seat="alternate",
+            max_retries=0,
+            results_dir=str(tmp_path),
+            progress=False,
+        )
+        first = run_tournament(config)
+        ok_statuses = [
+            r["status"] for r in server.log if r.get("model") == FAULTY and r.get("status") == 200
+        ]
+        _check_accounting(first)
+        agent = [g for g in first.summary["groups"] if g["seat"] == "all"]
+        assert sum(g["infrastructure_errors"] for g in agent) > 0  # http500 with no retries
+        assert sum(g["agent"]["unparsable"] for g in agent) > 0
+        assert sum(g["agent"]["illegal"] for g in agent) > 0
+        assert {g["seat"] for g in first.summary["groups"]} == {"all", "first", "second"}
+        # Calls recorded by the decisions = answers the server gave the agent's model.
+        logged_calls = sum(r["agent_totals"]["calls"] for r in read_records(first.log_path))
+        assert logged_calls == len(ok_statuses)
+
+        failed = {r["id"] for r in first.records if r["status"] == "infrastructure_error"}
+        second = run_tournament(config)
+    assert second.played_now == len(failed)  # only the failed episodes are replayed
+    _check_accounting(second)
+    lines = read_records(second.log_path)
+    finished_first = [r["id"] for r in first.records if r["status"] in ("win", "loss")]
+    for episode_id in finished_first:
+        assert sum(line["id"] == episode_id for line in lines) == 1
+    assert len({line["id"] for line in lines}) == 16
+    assert len(second.records) == 16
+
+
+def test_budget_cap_stops_starting_episodes_and_resume_finishes(tmp_path: Path) -> None:
+    config = TournamentConfig(
+        method="react",
+        model="sim-optimal",
+        opponent="random",
+        episodes=6,
+        concurrency=1,
+        max_calls=3,
+        results_dir=str(tmp_path),
+        progress=False,
+    )
+    capped = run_tournament(config)
+    assert capped.stopped is not None and "call budget" in capped.stopped
+    assert 1 <= capped.played_now < 6
+    group = capped.summary["groups"][0]
+    assert group["not_run"] == 6 - capped.played_now and group["planned"] == 6
+    assert "stopped early" in capped.report
+    # The budget is not part of the episodes' identity: lifting it resumes the same log.
+    done = run_tournament(config.model_copy(update={"max_calls": None}))
+    assert done.log_path == capped.log_path
+    assert done.played_now == 6 - capped.played_now
+    assert len(read_records(done.log_path)) == 6 and done.summary["groups"][0]["finished"] == 6
+
+
+# ------------------------------------------------------------- evaluations
+def _dataset(path: Path) -> Path:
+    from metanim.datasets import build, write_jsonl
+
+    records = build("fibonacci", 4, seed=0, params={"n": 20}) + build(
+        "nim", 4, seed=0, params={"heaps": [31], "max_take": 3}
+    )
+    write_jsonl(records, path)
+    return path
+
+
+def test_evaluation_with_faults(tmp_path: Path) -> None:
+    dataset = _dataset(tmp_path / "ds.jsonl")
+    with SimServer(seed=1) as server:
+        config = EvaluationConfig(
+            dataset=[str(dataset)],
+            method="react",
+            model=FAULTY,
+            base_url=server.base_url,
+            params={"max_reasks": 1},
+            repeats=3,
+            max_retries=0,
+            results_dir=str(tmp_path / "out"),
+            progress=False,
+        )
+        first = run_evaluation(config)
+        second = run_evaluation(config)
+    rows = {g["game"]: g for g in first.summary["games"]}
+    assert set(rows) == {"fibonacci", "nim"}
+    for g in rows.values():
+        assert g["planned"] == 12
+        assert g["graded"] + g["infrastructure_errors"] + g["errors"] + g["not_run"] == 12
+        assert len(g["accuracy_per_repeat"]) == 3
+        assert 0.0 <= g["accuracy_ci95"][0] <= g["accuracy_mean"] <= g["accuracy_ci95"][1] <= 1.0
+    assert sum(g["infrastructure_errors"] for g in rows.values()) > 0
+    assert sum(g["unparsable"] + g["illegal"] for g in rows.values()) > 0
+    # Graded correctness is the dataset's unique optimal move, never a repaired answer.
+    for r in first.records:
+        if r["status"] == "ok":
+            assert r["correct"] == (r["answer"] == r["optimal_move"])
+        elif r["status"] == "infrastructure_error":
+            assert r["correct"] is None
+    failed = sum(r["status"] == "infrastructure_error" for r in first.records)
+    assert second.played_now == failed
+    assert len({line["id"] for line in read_records(second.log_path)}) == 24
+
+
+# --------------------------------------------------------------- CLI, profiles
+def test_every_profile_loads_and_builds() -> None:
+    pool = ClientPool(None, max_concurrency=1, timeout_s=1, max_retries=0)
+    names = {p.stem for p in PROFILE_DIR.glob("*.toml")}
+    assert "gpt-4o-react-opponent" in names
+    for method in ("standard", "react", "cot", "self-consistency", "self-refine", "mad", "mpd",
+                   "dreamad", "anonymous-mad", "acemad", "cross"):  # fmt: skip
+        assert f"gpt-4o-mini-{method}" in names
+    for name in sorted(names):
+        profile = load_profile(name)
+        assert profile.name == name
+        policy = build_policy(profile.method, profile.model, profile.params, pool)
+        assert profile.model in policy.method.models
+
+
+def test_cli_tournament_with_profiles_and_overrides(tmp_path: Path, sim_server: SimServer) -> None:
+    code = main(
+        [
+            "tournament",
+            "--profile", "gpt-4o-mini-dreamad",
+            "--model", "sim-optimal",
+            "--base-url", sim_server.base_url,
+            "--param", "rounds=1",
+            "--opponent-profile", "gpt-4o-react-opponent",
+            "--opponent-model", "sim-random",
+            "--opponent-base-url", sim_server.base_url,
+            "--game", "fibonacci-20",
+            "--episodes", "2",
+            "--results-dir", str(tmp_path),
+            "--no-progress",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    (config_file,) = tmp_path.glob("*.config.json")
+    config = json.loads(config_file.read_text())
+    assert config["method"] == "dreamad" and config["model"] == "sim-optimal"
+    assert config["params"]["rounds"] == 1 and config["params"]["agents"] == 2  # profile + flag
+    assert config["opponent"] == "react" and config["opponent_model"] == "sim-random"
+    (log,) = tmp_path.glob("*.jsonl")
+    records = read_records(log)
+    assert len(records) == 2
+    assert all(r["agent"] == "dreamad@sim-optimal@" + sim_server.base_url for r in records)
+
+
+def test_demo_runs_offline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--episodes", "2", "--results-dir", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "fibonacci-20" in out and "win rate" in out
+    (summary,) = tmp_path.glob("*.summary.json")
+    groups = json.loads(summary.read_text())["groups"]
+    assert groups[0]["planned"] == 2 and groups[0]["finished"] == 2
+
+
+def test_demo_against_a_given_server(tmp_path: Path, sim_server: SimServer) -> None:
+    args = ["demo", "--base-url", sim_server.base_url, "--model", "sim-optimal", "--episodes", "1"]
+    assert main([*args, "--results-dir", str(tmp_path), "--no-progress"]) == 0
+    (log,) = tmp_path.glob("*.jsonl")
+    (record,) = read_records(log)
+    assert record["status"] == "win"  # the optimal model never loses from an N-position
