@@ -164,6 +164,33 @@ def _demo(args: argparse.Namespace) -> int:
     return demo(args)
 
 
+# Flags and handlers of these live in metanim.datasets._cli and metanim.analysis._cli.
+def _dataset_args(p: argparse.ArgumentParser) -> None:
+    from metanim.datasets._cli import dataset_arguments
+
+    dataset_arguments(p)
+
+
+@command("dataset", "Build or inspect critical-state datasets (build, show)", _dataset_args)
+def _dataset(args: argparse.Namespace) -> int:
+    from metanim.datasets._cli import dataset
+
+    return dataset(args)
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    from metanim.analysis._cli import report_arguments
+
+    report_arguments(p)
+
+
+@command("report", "Render a results folder as tables, report.md and PNG plots", _report_args)
+def _report(args: argparse.Namespace) -> int:
+    from metanim.analysis._cli import report
+
+    return report(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="metanim", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

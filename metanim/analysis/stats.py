@@ -91,8 +91,13 @@ def t_quantile(p: float, df: int) -> float:
 
 
 def _t_cdf(t: float, df: int) -> float:
-    x = df / (df + t * t)
-    tail = 0.5 * _betainc(df / 2, 0.5, x)
+    # P(T > |t|) = I_x(df/2, 1/2) / 2 with x = df / (df + t²); near t = 0 use the
+    # complement y = t² / (df + t²) directly, since 1 - x would lose every digit.
+    t2 = t * t
+    if t2 < df:
+        tail = 0.5 * (1.0 - _betainc(0.5, df / 2, t2 / (df + t2)))
+    else:
+        tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t2))
     return 1 - tail if t >= 0 else tail
 
 

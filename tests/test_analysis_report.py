@@ -1,0 +1,75 @@
+"""`metanim report` over real arena result files (simulated models, no network)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from metanim.analysis import render_report, trace_from_decision
+from metanim.cli import main
+from metanim.datasets import build, write_jsonl
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from metanim.arena import TournamentConfig, run_tournament
+    from metanim.arena.evaluate import EvaluationConfig, run_evaluation
+
+    root = tmp_path_factory.mktemp("results")
+    dataset = write_jsonl(
+        build("nim", 8, seed=1, params={"heaps": [31], "max_take": 3}), root / "data" / "nim.jsonl"
+    )
+    for method in ("optimal", "random"):
+        run_tournament(
+            TournamentConfig(
+                name=f"t-{method}", games=["nim-31-k3", "fibonacci-20"], method=method,
+                opponent="random", episodes=6, results_dir=str(root), progress=False,
+            )
+        )  # fmt: skip
+    for method, model in (("react", "sim-optimal"), ("mad:agents=2,rounds=2", "sim-random")):
+        run_evaluation(
+            EvaluationConfig(
+                name=f"e-{method.split(':')[0]}", dataset=[str(dataset)], method=method,
+                model=model, repeats=2, results_dir=str(root), progress=False,
+            )
+        )  # fmt: skip
+    return root
+
+
+def test_report_tables_and_files(results: Path):
+    report = render_report(results)
+    wins = {(r.method, r.game): r for r in report.win_rates}
+    assert wins[("optimal", "nim-31-k3")].wins == wins[("optimal", "nim-31-k3")].finished == 6
+    assert wins[("random", "fibonacci-20")].rate < 1.0
+    acc = {(a.method, a.game): a for a in report.accuracy}
+    assert acc[("react", "nim")].mean == 1.0 and acc[("react", "nim")].repeats == 2
+    assert acc[("react", "nim")].decisions == 16
+    # A perfect method against a random one on the same items: McNemar sees only-A pairs.
+    (paired,) = report.paired
+    assert (paired.a, paired.b) == ("mad:agents=2,rounds=2", "react")
+    assert paired.pairs == 16 and paired.only_a == 0 and paired.only_b > 0
+    assert paired.p_value == pytest.approx(2 / 2**paired.only_b)
+    md = (results / "report.md").read_text()
+    assert "Win rates" in md and "Decision accuracy" in md and "McNemar" in md
+    for png in ("win_rates.png", "accuracy.png"):
+        assert (results / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "optimal" in report.terminal()
+
+
+def test_debate_rounds_become_traces(results: Path):
+    log = next(results.glob("e-mad-*.jsonl"))
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    traces = [t for t in (trace_from_decision(r) for r in rows) if t is not None]
+    assert traces and all(len(t.agents) == 2 for t in traces)
+    report = render_report(results, write=False)
+    assert report.debate and report.debate[0].debates == len(traces)
+
+
+def test_report_cli_and_empty_folder(results: Path, tmp_path: Path, capsys):
+    assert main(["report", str(results), "--no-plots"]) == 0
+    assert "Win rate" in capsys.readouterr().out
+    empty = render_report(tmp_path)
+    assert not empty.win_rates and "No tournament" in empty.markdown
+    assert main(["report", str(tmp_path / "missing")]) == 2
