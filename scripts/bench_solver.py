@@ -1,0 +1,424 @@
+"""Benchmark the numba solver against plain-Python references; writes docs/benchmarks.md.
+
+Usage: python scripts/bench_solver.py [--quick] [--chomp14]
+
+Each workload times the numba kernel and a plain-Python memoized recurrence in the
+same run (median of several runs). Where the reference cannot finish at the target
+size, both run at a smaller size for the ratio and the numba time at the target size
+is reported on its own row. Peak memory is the peak resident-set growth of a forked
+child running the workload once (numba allocates outside Python's allocator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing as mp
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _bench import machine, median_time, table, write_section
+
+from metanim.games import Chomp, CornerQueen, FibonacciNim, Nim
+from metanim.solver import ReferenceSolver, _fast, _misere, _octal, kernels, optimal_move
+from metanim.solver._solvers import KaylesSolver, _chomp, _MisereSearch, _wythoff
+
+
+# ------------------------------------------------------------------ plain-Python references
+def mex(values: set[int]) -> int:
+    m = 0
+    while m in values:
+        m += 1
+    return m
+
+
+def ref_fibonacci(n: int) -> dict[tuple[int, int], int]:
+    g: dict[tuple[int, int], int] = {}
+    for r in range(n + 1):
+        for k in range(r + 1):
+            g[r, k] = mex({g[r - x, min(2 * x, r - x)] for x in range(1, k + 1)})
+    return g
+
+
+def ref_wythoff(size: int) -> dict[tuple[int, int], int]:
+    g: dict[tuple[int, int], int] = {}
+    for y in range(size):
+        for x in range(size):
+            opts = {g[x - d, y] for d in range(1, x + 1)}
+            opts |= {g[x, y - d] for d in range(1, y + 1)}
+            opts |= {g[x - d, y - d] for d in range(1, min(x, y) + 1)}
+            g[x, y] = mex(opts)
+    return g
+
+
+def ref_octal(code: str, n_max: int) -> list[int]:
+    digits = [0, *(int(ch) for ch in code.split(".")[1])]
+    g = [0] * (n_max + 1)
+    for n in range(1, n_max + 1):
+        opts = set()
+        for k in range(1, min(len(digits) - 1, n) + 1):
+            d, rest = digits[k], n - k
+            if rest == 0 and d & 1:
+                opts.add(0)
+            if rest > 0 and d & 2:
+                opts.add(g[rest])
+            if d & 4:
+                opts.update(g[a] ^ g[rest - a] for a in range(1, rest // 2 + 1))
+        g[n] = mex(opts)
+    return g
+
+
+def ref_chomp(rows: int, cols: int) -> dict[tuple[int, ...], int]:
+    memo: dict[tuple[int, ...], int] = {}
+
+    def grundy(shape: tuple[int, ...]) -> int:
+        if shape not in memo:
+            opts = {
+                grundy(shape[:r] + tuple(min(x, c) for x in shape[r:]))
+                for r, n in enumerate(shape)
+                for c in range(n)
+                if (r, c) != (0, 0)
+            }
+            memo[shape] = mex(opts)
+        return memo[shape]
+
+    def shapes(prefix: tuple[int, ...], cap: int) -> Any:
+        if len(prefix) == rows:
+            yield prefix
+            return
+        for v in range(cap + 1):
+            yield from shapes((*prefix, v), v)
+
+    for shape in shapes((), cols):
+        grundy(shape)
+    return memo
+
+
+def ref_misere_kayles(n_max: int) -> list[bool]:
+    search = _MisereSearch(KaylesSolver._run_moves)
+    return [search.mover_wins((n,)) for n in range(n_max + 1)]
+
+
+# ------------------------------------------------------------------------ measurement
+def _vm(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _child(fn: Callable[[], Any], conn: Any) -> None:
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS (VmHWM)
+    base = _vm("VmRSS")
+    fn()
+    peak = _vm("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    conn.send(max(peak - base, 0))
+
+
+def peak_memory(fn: Callable[[], Any]) -> int:
+    """Peak RSS growth of one run of fn in a forked child (numba's arrays included)."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_child, args=(fn, child))
+    proc.start()
+    value = parent.recv()
+    proc.join()
+    return int(value)
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def fmt_mem(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+ROWS: list[list[Any]] = []
+
+
+def workload(
+    name: str,
+    states: int,
+    fast: Callable[[], Any],
+    ref: Callable[[], Any] | None,
+    target: str,
+    limit: float | None,
+    repeats: int = 3,
+    ref_repeats: int = 3,
+) -> float:
+    t_fast = median_time(fast, repeats=repeats, warmup=1 if repeats > 1 else 0)
+    t_ref = median_time(ref, repeats=ref_repeats, warmup=0) if ref else None
+    ratio = f"{t_ref / t_fast:,.0f}×" if t_ref else "—"
+    met = "—" if limit is None else ("yes" if t_fast < limit else "**no**")
+    ROWS.append(
+        [
+            name,
+            f"{states:,}",
+            fmt_time(t_fast),
+            fmt_time(t_ref) if t_ref else "—",
+            ratio,
+            f"{states / t_fast:,.0f}",
+            fmt_mem(peak_memory(fast)),
+            target,
+            met,
+        ]
+    )
+    print(" | ".join(str(c) for c in ROWS[-1]), flush=True)
+    return t_fast
+
+
+def query_latency() -> list[list[Any]]:
+    cases = [
+        ("Fibonacci Nim n=20", FibonacciNim(20), (20, 19)),
+        ("NIM heap 31", Nim(heaps=[31], max_take=None), (31,)),
+        ("NIM 31-k3", Nim(heaps=[31], max_take=3), (31,)),
+        ("Chomp 5×5", Chomp(5, 5), (5, 5, 5, 5, 5)),
+        ("Corner Queen 20×20", CornerQueen(height=20, width=20), (4, 16)),
+    ]
+    rows = []
+    for name, game, state in cases:
+        rng = np.random.default_rng(0)
+        optimal_move(game, state, rng)  # builds the table
+        times = []
+        for _ in range(3000):
+            start = time.perf_counter()
+            optimal_move(game, state, rng)
+            times.append(time.perf_counter() - start)
+        ref = ReferenceSolver(game)
+        ref.winning_moves(state)  # warm memo: the reference's best case
+        ref_times = []
+        for _ in range(300):
+            start = time.perf_counter()
+            moves = ref.winning_moves(state) or game.legal_moves(state)
+            moves[int(rng.integers(len(moves)))]
+            ref_times.append(time.perf_counter() - start)
+        t, tr = float(np.median(times)), float(np.median(ref_times))
+        rows.append([name, fmt_time(t), fmt_time(tr), "yes" if t < 20e-6 else "**no**"])
+        print(rows[-1], flush=True)
+    return rows
+
+
+COLD_SNIPPET = """
+import time
+t = time.perf_counter()
+from metanim.games import make_game
+from metanim.solver import outcome, octal_grundy
+game = make_game("fibonacci", n=30)
+outcome(game, (30, 29)); octal_grundy("0.77", 1000)
+print(time.perf_counter() - t)
+"""
+
+
+def cache_startup() -> list[list[Any]]:
+    """Time to first answer in a fresh process: empty numba cache, then warm."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(root)}
+        out = []
+        for label in ("cold (empty numba cache)", "warm (second process)"):
+            result = subprocess.run(
+                [sys.executable, "-c", COLD_SNIPPET], env=env, capture_output=True, text=True
+            )
+            out.append([label, fmt_time(float(result.stdout.strip().splitlines()[-1]))])
+            print(out[-1], flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------- main
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes, a quick smoke run")
+    parser.add_argument("--chomp14", action="store_true", help="also the 14x14 Chomp table")
+    args = parser.parse_args()
+    quick = args.quick
+
+    fib_small, fib_full = (150, 2000) if quick else (400, 10_000)
+    workload(
+        f"Fibonacci Nim, all states, n={fib_small} (both)",
+        kernels.fibonacci_states(fib_small),
+        lambda: _fast.fibonacci_tables(fib_small),
+        lambda: ref_fibonacci(fib_small),
+        "",
+        None,
+    )
+    workload(
+        f"Fibonacci Nim, all states, n={fib_full:,}",
+        kernels.fibonacci_states(fib_full),
+        lambda: _fast.fibonacci_tables(fib_full),
+        None,
+        "< 1 s at 10,000",
+        None if quick else 1.0,
+    )
+
+    wy_small, wy_full = (100, 1000) if quick else (200, 4000)
+    workload(
+        f"Corner Queen / Wythoff {wy_small}×{wy_small} (both)",
+        wy_small**2,
+        lambda: _wythoff(wy_small, wy_small),
+        lambda: ref_wythoff(wy_small),
+        "",
+        None,
+    )
+    workload(
+        f"Corner Queen / Wythoff {wy_full}×{wy_full}",
+        wy_full**2,
+        lambda: _wythoff(wy_full, wy_full),
+        None,
+        "< 2 s at 4000×4000",
+        None if quick else 2.0,
+    )
+
+    oct_small, oct_full = (1000, 20_000) if quick else (3000, 100_000)
+    for code in ("0.77", "0.137", "0.07", "0.6"):
+        workload(
+            f"octal {code} direct, n={oct_small:,} (both)",
+            oct_small + 1,
+            lambda code=code: _octal.octal_values(code, oct_small),
+            lambda code=code: ref_octal(code, oct_small),
+            "",
+            None,
+        )
+        workload(
+            f"octal {code} direct, n={oct_full:,}",
+            oct_full + 1,
+            lambda code=code: _octal.octal_values(code, oct_full),
+            None,
+            "< 2 s at 100,000",
+            None if quick else 2.0,
+            repeats=1 if code == "0.6" else 3,
+        )
+    for code in ("0.77", "0.137", "0.07"):
+
+        def periodic(code: str = code) -> None:
+            _octal._period_search.cache_clear()
+            _octal.octal_grundy(code, 10_000_000)
+            _octal.octal_table(code, 10_000_000)
+
+        period = _octal.octal_period(code)
+        workload(
+            f"octal {code}: certify period {period}, G(10^7) and all values to 10^7",
+            10_000_001,
+            periodic,
+            None,
+            "< 1 s",
+            1.0,
+        )
+
+    mk_small, mk_full = (22, 40) if quick else (32, 60)
+
+    def misere(n: int) -> Callable[[], Any]:
+        def run() -> None:
+            _misere._tables.cache_clear()
+            _misere.kayles_misere_outcomes(n)
+
+        return run
+
+    workload(
+        f"misère Kayles, every row ≤ {mk_small} pins (both)",
+        mk_small + 1,
+        misere(mk_small),
+        lambda: ref_misere_kayles(mk_small),
+        "",
+        None,
+    )
+    workload(
+        f"misère Kayles, every row ≤ {mk_full} pins",
+        mk_full + 1,
+        misere(mk_full),
+        (lambda: ref_misere_kayles(mk_full)) if not quick else None,
+        "< 10 s at 60",
+        None if quick else 10.0,
+        ref_repeats=1,
+    )
+
+    def chomp(rows: int, cols: int) -> Callable[[], Any]:
+        params = kernels.chomp_params(rows, cols)
+        states = kernels.chomp_states(rows, cols)
+        return lambda: _chomp(params, states)
+
+    ch_small = 7 if quick else 8
+    workload(
+        f"Chomp Grundy, every shape in {ch_small}×{ch_small} (both)",
+        kernels.chomp_states(ch_small, ch_small),
+        chomp(ch_small, ch_small),
+        lambda: ref_chomp(ch_small, ch_small),
+        "",
+        None,
+    )
+    ch_full = 10 if quick else 12
+    workload(
+        f"Chomp Grundy, every shape in {ch_full}×{ch_full}",
+        kernels.chomp_states(ch_full, ch_full),
+        chomp(ch_full, ch_full),
+        None,
+        "< 1.5 s at 12×12",
+        None if quick else 1.5,
+    )
+    if args.chomp14:
+        workload(
+            "Chomp Grundy, every shape in 14×14",
+            kernels.chomp_states(14, 14),
+            chomp(14, 14),
+            None,
+            "< 30 s",
+            30.0,
+            repeats=1,
+        )
+
+    latency = query_latency()
+    startup = cache_startup()
+
+    mode = "quick (small sizes; targets not judged)" if quick else "full"
+    markdown = "\n\n".join(
+        [
+            "## Solver",
+            f"Machine: {machine()}. Mode: {mode}. Written by `scripts/bench_solver.py`.",
+            "Numba times are medians of 3 runs after a warm-up (1 run where noted by the "
+            "workload); the plain-Python reference (a memoized recurrence over the same "
+            "states) runs in the same process. Where the reference cannot finish at the "
+            "target size, both run at the smaller size marked *(both)* for the ratio. "
+            "Peak memory is the resident-set growth of one numba run in a forked child. "
+            "Other engineers' jobs shared the 2 cores, so times are noisy.",
+            table(
+                [
+                    "workload",
+                    "states",
+                    "numba",
+                    "plain Python",
+                    "ratio",
+                    "states/s",
+                    "peak memory",
+                    "target",
+                    "met",
+                ],
+                ROWS,
+            ),
+            "### Optimal-move query (public `optimal_move`, state validation included)",
+            table(["game", "median", "reference (warm memo)", "< 20 µs"], latency),
+            "### Time to first answer in a fresh process",
+            table(["numba cache", "import + first table + query"], startup),
+        ]
+    )
+    write_section("solver", markdown)
+
+
+if __name__ == "__main__":
+    main()
