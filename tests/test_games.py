@@ -95,6 +95,9 @@ def test_parse_move_accepts_json_and_loose_forms() -> None:
     kayles = Kayles([5])
     assert kayles.parse_move("[3, 2]", ("11111",)) == (0, 2, 2)
     assert kayles.parse_move(4, ("11111",)) == (0, 4, 1)
+    assert kayles.parse_move('{"action": [1, 2]}', ("11111",)) == (0, 1, 2)
+    with pytest.raises(UnparsableMoveError, match="'action' key"):
+        kayles.parse_move('{"move": 1}', ("11111",))
 
 
 @settings(max_examples=60, deadline=None)

@@ -242,6 +242,11 @@ class Game(ABC, Generic[StateT, MoveT]):
                 value = answer
         else:
             value = answer
+        if isinstance(value, dict):
+            # The Output Format of every prompt asks for {"action": ...}.
+            if "action" not in value:
+                raise UnparsableMoveError(f"expected an 'action' key, got keys {sorted(value)}")
+            value = value["action"]
         move = self._move_from_value(value, state)
         if move not in self.legal_moves(state):
             raise IllegalMoveError(self.why_illegal(state, move), str(answer))
