@@ -110,13 +110,18 @@ def add_config_arguments(
         help_text = field.description or ""
         base = _base_type(field.annotation)
         origin = typing.get_origin(base)
-        if base is bool:
+        # Repeatable flags read better singular (--game a --game b, --param k=v).
+        flags = [flag, flag[:-1]] if origin in (list, dict) and flag.endswith("s") else [flag]
+        if origin is typing.Literal:
+            parser.add_argument(flag, choices=typing.get_args(base), default=None, help=help_text)
+        elif base is bool:
             parser.add_argument(
                 flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
             )
         elif origin is dict:
             parser.add_argument(
-                flag,
+                *flags,
+                dest=name,
                 action="append",
                 type=_key_value,
                 default=None,
@@ -125,7 +130,7 @@ def add_config_arguments(
             )
         elif origin is list:
             parser.add_argument(
-                flag, action="append", default=None, help=help_text + " (repeatable)"
+                *flags, dest=name, action="append", default=None, help=help_text + " (repeatable)"
             )
         elif base in (int, float):
             parser.add_argument(flag, type=base, default=None, help=help_text)
