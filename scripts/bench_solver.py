@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import multiprocessing as mp
 import os
 import resource
@@ -121,7 +122,10 @@ def _vm(field: str) -> int:
 
 def _child(fn: Callable[[], Any], conn: Any) -> None:
     with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS (VmHWM)
+        # Free chunks inherited from the parent are already resident and would hide
+        # the workload's own allocations: give them back, then reset the peak RSS.
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        Path("/proc/self/clear_refs").write_text("5")
     base = _vm("VmRSS")
     fn()
     peak = _vm("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
