@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.arena._budget import Spent
-from metanim.arena._log import AppendLog, latest_by_id, read_records
-from metanim.arena._players import ClientPool, build_method, needs_sim_server, sim_server_if_needed
+from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
+from metanim.arena._run import client_pool, pct, qualified_model, run_logged
 from metanim.arena._stats import mean_std_ci
 from metanim.arena.episodes import derive_seed
 from metanim.llm._types import InfrastructureError
@@ -141,81 +141,35 @@ async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
 
 
 async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResult:
-    from tqdm.auto import tqdm
-
     planned = plan(config)
-    log_path = config.log_path
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_path.with_suffix(".config.json").write_text(config.model_dump_json(indent=2) + "\n")
-    previous = read_records(log_path)
-    spent = Spent()
-    for r in previous:
-        spent.add(r["calls"], r["prompt_tokens"] + r["completion_tokens"], r["cost_usd"])
-    latest = latest_by_id(previous)
-    done = {
-        i for i, r in latest.items() if r["status"] in RESULT_STATUSES or not config.rerun_failed
-    }
-    todo = [p for p in planned if p.id not in done]
-    clients = ClientPool(
-        sim_url,
-        max_concurrency=config.call_concurrency,
-        timeout_s=config.timeout_s,
-        max_retries=config.max_retries,
-    )
-    model = f"{config.model}@{config.base_url}" if config.base_url else config.model
+    clients = client_pool(config, sim_url)
+    model = qualified_model(config.model, config.base_url)
     method = build_method(config.method, model, config.params, clients)
-    semaphore = asyncio.Semaphore(config.concurrency)
-    stopped: list[str] = []
-    played = 0
-    bar = tqdm(
-        total=len(planned),
-        initial=len(planned) - len(todo),
-        desc=config.name,
+    run = await run_logged(
+        config,
+        planned,
+        clients,
+        lambda item: decide_one(method, item, config),
+        finished=RESULT_STATUSES,
+        charge=_charge,
+        summarize=summarize,
+        render_report=render_report,
         unit="dec",
-        disable=not config.progress,
     )
-
-    async def one(item: PlannedDecision, log: AppendLog) -> None:
-        nonlocal played
-        async with semaphore:
-            reason = spent.exceeded(config.max_calls, config.max_tokens, config.max_cost_usd)
-            if reason is not None:
-                if not stopped:
-                    stopped.append(reason)
-                return
-            line = await decide_one(method, item, config)
-            await log.append_async(line)
-            spent.add(
-                line["calls"], line["prompt_tokens"] + line["completion_tokens"], line["cost_usd"]
-            )
-            played += 1
-            bar.update(1)
-
-    try:
-        with AppendLog(log_path) as log:
-            await asyncio.gather(*(one(item, log) for item in todo))
-    finally:
-        bar.close()
-        await clients.aclose()
-    ids = {p.id for p in planned}
-    records = [r for r in latest_by_id(read_records(log_path)).values() if r["id"] in ids]
-    summary = summarize(records, planned=planned, stopped=stopped[0] if stopped else None)
-    summary["config"] = config.model_dump(mode="json")
-    summary["config_hash"] = config.config_hash()
-    summary["log"] = str(log_path)
-    report = render_report(summary)
-    log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    log_path.with_suffix(".report.md").write_text(report)
     return EvaluationResult(
         config,
-        log_path,
-        records,
-        len(planned),
-        played,
-        stopped[0] if stopped else None,
-        summary,
-        report,
+        run.log_path,
+        run.records,
+        run.planned,
+        run.played_now,
+        run.stopped,
+        run.summary,
+        run.report,
     )
+
+
+def _charge(spent: Spent, line: dict[str, Any]) -> None:
+    spent.add(line["calls"], line["prompt_tokens"] + line["completion_tokens"], line["cost_usd"])
 
 
 async def decide_one(
@@ -341,10 +295,6 @@ def summarize(
     return {"games": rows, "stopped": stopped, "decisions_logged": len(records)}
 
 
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{100 * x:.1f}%"
-
-
 def render_report(summary: dict[str, Any]) -> str:
     """A Markdown report of an evaluation summary."""
     cfg = summary.get("config", {})
@@ -371,8 +321,8 @@ def render_report(summary: dict[str, Any]) -> str:
         low, high = g["accuracy_ci95"]
         std = "–" if g["accuracy_std"] != g["accuracy_std"] else f"{100 * g['accuracy_std']:.1f}"
         lines.append(
-            f"| {g['game']} | {g['graded']}/{g['planned']} | {_pct(g['accuracy_mean'])} ± {std} "
-            f"[{_pct(low)}, {_pct(high)}] | {_pct(g['unparsable_rate'])} | {_pct(g['illegal_rate'])} "
+            f"| {g['game']} | {g['graded']}/{g['planned']} | {pct(g['accuracy_mean'])} ± {std} "
+            f"[{pct(low)}, {pct(high)}] | {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} "
             f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
             f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
             f"| {g['cost_usd']:.4f} | {g['mean_latency_s']:.3f} |"

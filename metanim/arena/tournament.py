@@ -22,8 +22,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.arena._budget import Spent
-from metanim.arena._log import AppendLog, latest_by_id, read_records
-from metanim.arena._players import ClientPool, build_policy, needs_sim_server, sim_server_if_needed
+from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
+from metanim.arena._run import client_pool, pct, qualified_model, run_logged
 from metanim.arena._stats import wilson
 from metanim.arena.episodes import Seat, derive_seed, play_episode
 from metanim.games import PRESETS, Game, make_game
@@ -195,100 +195,48 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
 
 
 async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResult:
-    from tqdm.auto import tqdm
-
     planned = plan(config)
-    log_path = config.log_path
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    (log_path.with_suffix(".config.json")).write_text(config.model_dump_json(indent=2) + "\n")
-    previous = read_records(log_path)
-    spent = Spent()
-    for record in previous:
-        _add_usage(spent, record)
-    latest = latest_by_id(previous)
-    done = {
-        i for i, r in latest.items()
-        if r["status"] in ("win", "loss") or not config.rerun_failed
-    }  # fmt: skip
-    todo = [p for p in planned if p.id not in done]
     games = {key: game for key, game in (parse_setting(t) for t in config.games)}
-
-    clients = ClientPool(
-        sim_url,
-        max_concurrency=config.call_concurrency,
-        timeout_s=config.timeout_s,
-        max_retries=config.max_retries,
-    )
+    clients = client_pool(config, sim_url)
     agent = build_policy(
-        config.method, _qualified(config.model, config.base_url), config.params, clients,
+        config.method, qualified_model(config.model, config.base_url), config.params, clients,
         record=config.record_decisions,
     )  # fmt: skip
     opponent = build_policy(
-        config.opponent, _qualified(config.opponent_model, config.opponent_base_url),
+        config.opponent, qualified_model(config.opponent_model, config.opponent_base_url),
         config.opponent_params, clients, record=config.record_decisions,
     )  # fmt: skip
-    semaphore = asyncio.Semaphore(config.concurrency)
-    stopped: list[str] = []
-    played = 0
-    bar = tqdm(
-        total=len(planned),
-        initial=len(planned) - len(todo),
-        desc=config.name,
+
+    async def one(item: PlannedEpisode) -> dict[str, Any]:
+        record = await play_episode(
+            games[item.setting], agent, opponent,
+            seat=item.seat, start=config.start, seed=item.seed,
+            episode_id=item.id, setting=item.setting, index=item.index,
+        )  # fmt: skip
+        return record.model_dump(mode="json")
+
+    run = await run_logged(
+        config,
+        planned,
+        clients,
+        one,
+        finished=("win", "loss"),
+        charge=_add_usage,
+        summarize=summarize,
+        render_report=render_report,
         unit="ep",
-        disable=not config.progress,
+        postfix=_postfix,
     )
-
-    async def one(item: PlannedEpisode, log: AppendLog) -> None:
-        nonlocal played
-        async with semaphore:
-            # Budget caps are checked before each episode starts; episodes in flight finish.
-            reason = spent.exceeded(config.max_calls, config.max_tokens, config.max_cost_usd)
-            if reason is not None:
-                if not stopped:
-                    stopped.append(reason)
-                return
-            record = await play_episode(
-                games[item.setting], agent, opponent,
-                seat=item.seat, start=config.start, seed=item.seed,
-                episode_id=item.id, setting=item.setting, index=item.index,
-            )  # fmt: skip
-            line = record.model_dump(mode="json")
-            await log.append_async(line)
-            _add_usage(spent, line)
-            played += 1
-            bar.update(1)
-            bar.set_postfix_str(_postfix(latest_by_id([*previous, line])), refresh=False)
-
-    try:
-        with AppendLog(log_path) as log:
-            await asyncio.gather(*(one(item, log) for item in todo))
-    finally:
-        bar.close()
-        await clients.aclose()
-    records = list(latest_by_id(read_records(log_path)).values())
-    ids = {p.id for p in planned}
-    records = [r for r in records if r["id"] in ids]
-    summary = summarize(records, planned=planned, stopped=stopped[0] if stopped else None)
-    summary["config"] = config.model_dump(mode="json")
-    summary["config_hash"] = config.config_hash()
-    summary["log"] = str(log_path)
-    report = render_report(summary)
-    log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    log_path.with_suffix(".report.md").write_text(report)
     return TournamentResult(
         config=config,
-        log_path=log_path,
-        records=records,
-        planned=len(planned),
-        played_now=played,
-        stopped=stopped[0] if stopped else None,
-        summary=summary,
-        report=report,
+        log_path=run.log_path,
+        records=run.records,
+        planned=run.planned,
+        played_now=run.played_now,
+        stopped=run.stopped,
+        summary=run.summary,
+        report=run.report,
     )
-
-
-def _qualified(model: str, base_url: str | None) -> str:
-    return f"{model}@{base_url}" if base_url else model
 
 
 def _postfix(latest: dict[str, dict[str, Any]]) -> str:
@@ -377,10 +325,6 @@ def _count(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{100 * x:.1f}%"
-
-
 def render_report(summary: dict[str, Any]) -> str:
     """A Markdown report of a tournament summary."""
     cfg = summary.get("config", {})
@@ -411,11 +355,11 @@ def render_report(summary: dict[str, Any]) -> str:
         low, high = g["win_ci95"]
         lines.append(
             f"| {g['setting']} | {g['seat']} | {g['finished']}/{g['planned']} "
-            f"| {_pct(g['win_rate'])} [{_pct(low)}, {_pct(high)}] "
+            f"| {pct(g['win_rate'])} [{pct(low)}, {pct(high)}] "
             f"| {g['start_outcomes']['N']}/{g['start_outcomes']['P']} "
             f"| {g['infrastructure_errors']} | {g['errors']} | {g['not_run']} "
             f"| {a['illegal']}/{a['unparsable']}/{a['forfeits']}/{a['fallbacks']} "
-            f"| {_pct(a['optimal_rate'])} | {_pct(o['optimal_rate'])} | {o['forfeits']} "
+            f"| {pct(a['optimal_rate'])} | {pct(o['optimal_rate'])} | {o['forfeits']} "
             f"| {a['calls'] + o['calls']} "
             f"| {a['prompt_tokens'] + a['completion_tokens'] + o['prompt_tokens'] + o['completion_tokens']} "
             f"| {a['cost_usd'] + o['cost_usd']:.4f} | {a['mean_decision_latency_s']:.3f} |"

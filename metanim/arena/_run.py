@@ -1,0 +1,138 @@
+"""The resumable run loop shared by tournaments and evaluations.
+
+Both plan a list of items with deterministic ids, skip the ids already logged with a
+result, run the rest concurrently under budget caps, append each result to the JSONL
+log the moment it exists, then summarize the latest record of every planned id and
+write `<log>.summary.json` and `<log>.report.md` next to the log. Only what one item
+is (an episode, a decision), how its usage is charged and how the log is summarized
+differ; they come in as functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from metanim.arena._budget import Spent
+from metanim.arena._log import AppendLog, latest_by_id, read_records
+from metanim.arena._players import ClientPool
+
+Record = dict[str, Any]
+
+
+@dataclass
+class LoggedRun:
+    """What one run of the loop produced."""
+
+    log_path: Path
+    records: list[Record]
+    planned: int
+    played_now: int
+    stopped: str | None
+    summary: dict[str, Any]
+    report: str
+
+
+def qualified_model(model: str, base_url: str | None) -> str:
+    """`model@base_url`, the spec a `ClientPool` resolves, or `model` alone."""
+    return f"{model}@{base_url}" if base_url else model
+
+
+def client_pool(config: Any, sim_url: str | None) -> ClientPool:
+    """The run's shared clients, limited by the config's call settings."""
+    return ClientPool(
+        sim_url,
+        max_concurrency=config.call_concurrency,
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
+    )
+
+
+async def run_logged(
+    config: Any,
+    planned: Sequence[Any],
+    clients: ClientPool,
+    work: Callable[[Any], Awaitable[Record]],
+    *,
+    finished: Collection[str],
+    charge: Callable[[Spent, Record], None],
+    summarize: Callable[..., dict[str, Any]],
+    render_report: Callable[[dict[str, Any]], str],
+    unit: str,
+    postfix: Callable[[dict[str, Record]], str] | None = None,
+) -> LoggedRun:
+    """Run every planned item (each has an `id`) not yet logged with a `finished` status.
+
+    `config` is a tournament or evaluation config (name, log_path, concurrency, budget
+    caps, rerun_failed, progress). `work(item)` returns the item's log line; `charge`
+    adds a line's model usage to the budget. `clients` are closed when the run ends.
+    """
+    from tqdm.auto import tqdm
+
+    try:
+        log_path = config.log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.with_suffix(".config.json").write_text(config.model_dump_json(indent=2) + "\n")
+        previous = read_records(log_path)
+        spent = Spent()
+        for record in previous:
+            charge(spent, record)
+        latest = latest_by_id(previous)
+        done = {i for i, r in latest.items() if r["status"] in finished or not config.rerun_failed}
+        todo = [p for p in planned if p.id not in done]
+        semaphore = asyncio.Semaphore(config.concurrency)
+        stopped: list[str] = []
+        played = 0
+        bar = tqdm(
+            total=len(planned),
+            initial=len(planned) - len(todo),
+            desc=config.name,
+            unit=unit,
+            disable=not config.progress,
+        )
+
+        async def one(item: Any, log: AppendLog) -> None:
+            nonlocal played
+            async with semaphore:
+                # Budget caps are checked before each item starts; items in flight finish.
+                reason = spent.exceeded(config.max_calls, config.max_tokens, config.max_cost_usd)
+                if reason is not None:
+                    if not stopped:
+                        stopped.append(reason)
+                    return
+                line = await work(item)
+                await log.append_async(line)
+                charge(spent, line)
+                played += 1
+                bar.update(1)
+                if postfix is not None:
+                    latest[line["id"]] = line
+                    bar.set_postfix_str(postfix(latest), refresh=False)
+
+        try:
+            with AppendLog(log_path) as log:
+                await asyncio.gather(*(one(item, log) for item in todo))
+        finally:
+            bar.close()
+    finally:
+        await clients.aclose()
+    ids = {p.id for p in planned}
+    records = [r for r in latest_by_id(read_records(log_path)).values() if r["id"] in ids]
+    reason = stopped[0] if stopped else None
+    summary = summarize(records, planned=planned, stopped=reason)
+    summary["config"] = config.model_dump(mode="json")
+    summary["config_hash"] = config.config_hash()
+    summary["log"] = str(log_path)
+    report = render_report(summary)
+    log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    log_path.with_suffix(".report.md").write_text(report)
+    return LoggedRun(log_path, records, len(planned), played, reason, summary, report)
+
+
+def pct(x: float) -> str:
+    """A rate as a percentage for reports; an en dash for NaN (no denominator)."""
+    return "–" if x != x else f"{100 * x:.1f}%"
