@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-import zlib
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from metanim._seeds import derive_seed
 from metanim.agents import prompts
 from metanim.agents.parsing import Parsed, parse_reply
 from metanim.agents.tasks import Task, as_task, sorted_answers
@@ -133,11 +133,6 @@ class DecisionInfrastructureError(InfrastructureError):
     def __init__(self, cause: InfrastructureError, decision: Decision) -> None:
         super().__init__(str(cause), kind=cause.kind)
         self.decision = decision
-
-
-def derive_seed(seed: int, *parts: Any) -> int:
-    """A stable 31-bit seed for one call, from the decision seed and the call's identity."""
-    return zlib.crc32(repr((seed, *parts)).encode()) & 0x7FFFFFFF
 
 
 @dataclass(frozen=True)

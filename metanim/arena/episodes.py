@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import time
 import traceback
-import zlib
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from metanim._seeds import derive_seed
 from metanim.arena._policies import Policy, Turn, track_calls
 from metanim.games import Game
 
@@ -118,11 +118,6 @@ class EpisodeRecord(BaseModel):
     @property
     def finished(self) -> bool:
         return self.status in ("win", "loss")
-
-
-def derive_seed(seed: int, *parts: Any) -> int:
-    """A stable 31-bit seed from a base seed and any identifying parts."""
-    return zlib.crc32(repr((seed, *parts)).encode()) & 0x7FFFFFFF
 
 
 def start_position(
