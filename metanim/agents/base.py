@@ -319,6 +319,31 @@ class Context:
             )
         return chosen
 
+    async def ask_round(
+        self,
+        asks: Sequence[tuple[str, ChatModel, list[Message]]],
+        *,
+        phase: str,
+        round: int = 0,
+        temperature: float = 0.0,
+    ) -> list[Reply]:
+        """One debate round: every `(agent, client, messages)` asked at once, then recorded."""
+        replies: list[Reply] = await gather(
+            *(
+                self.ask(
+                    client,
+                    messages,
+                    agent=agent,
+                    phase=phase,
+                    round=round,
+                    temperature=temperature,
+                )
+                for agent, client, messages in asks
+            )
+        )
+        self.record_round({a[0]: r.answer for a, r in zip(asks, replies, strict=True)})
+        return replies
+
     def record_round(self, answers: dict[str, Any]) -> None:
         self.rounds.append(
             {agent: (None if a is None else self.task.text(a)) for agent, a in answers.items()}

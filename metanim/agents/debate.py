@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from metanim.agents import prompts
-from metanim.agents.base import Context, Method, Reply, gather
+from metanim.agents.base import Context, Method, gather
 from metanim.agents.parsing import Parsed, last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
@@ -72,20 +72,14 @@ class MAD(Method):
 
     async def debate(self, ctx: Context, systems: Sequence[str | None]) -> Any:
         names = self.names()
-        replies: list[Reply] = await gather(
-            *(
-                ctx.ask(
-                    client,
-                    answer_messages(ctx, "react", system),
-                    agent=name,
-                    phase="answer",
-                    round=0,
-                    temperature=self.temperature,
-                )
+        replies = await ctx.ask_round(
+            [
+                (name, client, answer_messages(ctx, "react", system))
                 for name, client, system in zip(names, self.clients, systems, strict=True)
-            )
+            ],
+            phase="answer",
+            temperature=self.temperature,
         )
-        ctx.record_round({n: r.answer for n, r in zip(names, replies, strict=True)})
         ctx.extra.setdefault("orders", [])
         for rnd in range(1, self.rounds):
             if self.agents > 1 and _consensus(ctx, [r.answer for r in replies]):
@@ -93,20 +87,12 @@ class MAD(Method):
                 break
             texts = [r.text for r in replies]
             messages = [self.update_messages(ctx, i, texts, systems[i]) for i in range(self.agents)]
-            replies = await gather(
-                *(
-                    ctx.ask(
-                        client,
-                        msgs,
-                        agent=name,
-                        phase="update",
-                        round=rnd,
-                        temperature=self.temperature,
-                    )
-                    for name, client, msgs in zip(names, self.clients, messages, strict=True)
-                )
+            replies = await ctx.ask_round(
+                list(zip(names, self.clients, messages, strict=True)),
+                phase="update",
+                round=rnd,
+                temperature=self.temperature,
             )
-            ctx.record_round({n: r.answer for n, r in zip(names, replies, strict=True)})
         return ctx.vote([r.answer for r in replies], "majority of the last round")
 
     def update_messages(
@@ -435,19 +421,11 @@ class CrossModel(Method):
     async def run(self, ctx: Context) -> Any:
         task = ctx.task
         names = [f"model_{i + 1}" for i in range(len(self.clients))]
-        first: list[Reply] = await gather(
-            *(
-                ctx.ask(
-                    c,
-                    answer_messages(ctx, "cot"),
-                    agent=n,
-                    phase="solve",
-                    temperature=self.temperature,
-                )
-                for n, c in zip(names, self.clients, strict=True)
-            )
+        first = await ctx.ask_round(
+            [(n, c, answer_messages(ctx, "cot")) for n, c in zip(names, self.clients, strict=True)],
+            phase="solve",
+            temperature=self.temperature,
         )
-        ctx.record_round({n: r.answer for n, r in zip(names, first, strict=True)})
         fmt = prompts.output_format("react", task.action_schema())
 
         def revise(i: int) -> list[Message]:
@@ -457,13 +435,10 @@ class CrossModel(Method):
             )
             return [{"role": "user", "content": content}]
 
-        second: list[Reply] = await gather(
-            *(
-                ctx.ask(
-                    c, revise(i), agent=n, phase="revise", round=1, temperature=self.temperature
-                )
-                for i, (n, c) in enumerate(zip(names, self.clients, strict=True))
-            )
+        second = await ctx.ask_round(
+            [(n, c, revise(i)) for i, (n, c) in enumerate(zip(names, self.clients, strict=True))],
+            phase="revise",
+            round=1,
+            temperature=self.temperature,
         )
-        ctx.record_round({n: r.answer for n, r in zip(names, second, strict=True)})
         return ctx.vote([r.answer for r in second], "majority of the revised answers")
