@@ -7,6 +7,7 @@ Subcommands are added with `@command(...)`; see `main`.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -112,83 +113,61 @@ def _play(args: argparse.Namespace) -> int:
     from metanim.games import make_game
 
     def client(model: str) -> Any:
-        return make_client(model if "@" in model or not args.base_url else f"{model}@{args.base_url}")
+        return make_client(
+            model if "@" in model or not args.base_url else f"{model}@{args.base_url}"
+        )
 
     agent = LLMPolicy(build_method(args.agent, args.model, client_factory=client))
     opponent = LLMPolicy(build_method(args.opponent, client_factory=client))
-    record = play_game(make_game(args.game), agent, opponent, seed=args.seed, start=args.start,
-                       agent_first=not args.second)
+    record = play_game(
+        make_game(args.game),
+        agent,
+        opponent,
+        seed=args.seed,
+        start=args.start,
+        agent_first=not args.second,
+    )
     print(format_record(record))
     return 0
 
 
-# ------------------------------------------------------- evaluate, tournament, demo
-# Flags and handlers live in metanim.arena._cli: one flag per config field.
-def _arena(name: str) -> Callable[[argparse.ArgumentParser], None]:
+# ------------------------------------------- evaluate, tournament, demo, dataset, report
+def _library_command(name: str, module: str, help: str) -> None:
+    """A subcommand whose flags (`<name>_arguments`) and handler (`<name>`) live in `module`.
+
+    The module is imported only when the parser is built or the command runs.
+    """
+
     def arguments(p: argparse.ArgumentParser) -> None:
-        from metanim.arena import _cli
+        getattr(importlib.import_module(module), f"{name}_arguments")(p)
 
-        getattr(_cli, f"{name}_arguments")(p)
+    def handler(args: argparse.Namespace) -> int:
+        return getattr(importlib.import_module(module), name)(args)
 
-    return arguments
+    command(name, help, arguments)(handler)
 
 
-@command(
+_library_command(
     "evaluate",
+    "metanim.arena._cli",
     "Decision accuracy of a method on critical-state datasets, R repeats",
-    _arena("evaluate"),
 )
-def _evaluate(args: argparse.Namespace) -> int:
-    from metanim.arena._cli import evaluate
-
-    return evaluate(args)
-
-
-@command(
+_library_command(
     "tournament",
+    "metanim.arena._cli",
     "Method vs opponent over E episodes per game setting (resumable)",
-    _arena("tournament"),
 )
-def _tournament(args: argparse.Namespace) -> int:
-    from metanim.arena._cli import tournament
-
-    return tournament(args)
-
-
-@command(
-    "demo", "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default", _arena("demo")
+_library_command(
+    "demo",
+    "metanim.arena._cli",
+    "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
 )
-def _demo(args: argparse.Namespace) -> int:
-    from metanim.arena._cli import demo
-
-    return demo(args)
-
-
-# Flags and handlers of these live in metanim.datasets._cli and metanim.analysis._cli.
-def _dataset_args(p: argparse.ArgumentParser) -> None:
-    from metanim.datasets._cli import dataset_arguments
-
-    dataset_arguments(p)
-
-
-@command("dataset", "Build or inspect critical-state datasets (build, show)", _dataset_args)
-def _dataset(args: argparse.Namespace) -> int:
-    from metanim.datasets._cli import dataset
-
-    return dataset(args)
-
-
-def _report_args(p: argparse.ArgumentParser) -> None:
-    from metanim.analysis._cli import report_arguments
-
-    report_arguments(p)
-
-
-@command("report", "Render a results folder as tables, report.md and PNG plots", _report_args)
-def _report(args: argparse.Namespace) -> int:
-    from metanim.analysis._cli import report
-
-    return report(args)
+_library_command(
+    "dataset", "metanim.datasets._cli", "Build or inspect critical-state datasets (build, show)"
+)
+_library_command(
+    "report", "metanim.analysis._cli", "Render a results folder as tables, report.md and PNG plots"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
