@@ -45,8 +45,7 @@ def tournament(args: argparse.Namespace) -> int:
 
     config = config_from_args(TournamentConfig, args, _profiles(args))
     result = run_tournament(config)
-    print(result.report)
-    _print_paths(result.log_path, result.played_now, result.planned, "episodes")
+    _print_result(result, "episodes")
     return 0
 
 
@@ -62,8 +61,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
     config = config_from_args(EvaluationConfig, args, _profiles(args))
     result = run_evaluation(config)
-    print(result.report)
-    _print_paths(result.log_path, result.played_now, result.planned, "decisions")
+    _print_result(result, "decisions")
     return 0
 
 
@@ -111,13 +109,15 @@ def demo(args: argparse.Namespace) -> int:
         f"{args.episodes} episodes, seats alternating, on {where}."
     )
     result = run_tournament(config)
-    print(result.report)
-    _print_paths(result.log_path, result.played_now, result.planned, "episodes")
+    _print_result(result, "episodes")
     return 0
 
 
-def _print_paths(log_path: Any, played: int, planned: int, unit: str) -> None:
-    print(f"{unit}: {played} run now, {planned} planned; log {log_path}")
+def _print_result(result: Any, unit: str) -> None:
+    """A run's report, then how much ran and where the log, summary and report lie."""
+    log_path = result.log_path
+    print(result.report)
+    print(f"{unit}: {result.played_now} run now, {result.planned} planned; log {log_path}")
     print(
         f"summary {log_path.with_suffix('.summary.json')}, report {log_path.with_suffix('.report.md')}"
     )
