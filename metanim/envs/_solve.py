@@ -8,6 +8,7 @@ re-implement game theory.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,16 @@ def _entry(game: Game[Any, Any]) -> _Entry:
     return entry
 
 
+def _memoized(memo: dict[Any, Any], state: Any, compute: Callable[[Any], Any]) -> Any:
+    """`memo[state]`, computed on a miss; the memo is cleared when it outgrows its limit."""
+    found = memo.get(state)
+    if found is None:
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        found = memo[state] = compute(state)
+    return found
+
+
 def solver(game: Game[Any, Any]) -> Solver:
     """The cached solver of `game`."""
     return _entry(game).solver
@@ -56,23 +67,13 @@ def solver(game: Game[Any, Any]) -> Solver:
 def outcome(game: Game[Any, Any], state: Any) -> str:
     """ "N" or "P" for the player to move in `state` (memoized)."""
     entry = _entry(game)
-    found = entry.outcome.get(state)
-    if found is None:
-        if len(entry.outcome) > _MEMO_LIMIT:
-            entry.outcome.clear()
-        found = entry.outcome[state] = entry.solver.outcome(state)
-    return found
+    return _memoized(entry.outcome, state, entry.solver.outcome)
 
 
 def winning_moves(game: Game[Any, Any], state: Any) -> list[Any]:
     """Every move to a P-position (memoized: do not mutate the list)."""
     entry = _entry(game)
-    found = entry.winning.get(state)
-    if found is None:
-        if len(entry.winning) > _MEMO_LIMIT:
-            entry.winning.clear()
-        found = entry.winning[state] = entry.solver.winning_moves(state)
-    return found
+    return _memoized(entry.winning, state, entry.solver.winning_moves)
 
 
 def optimal_move(game: Game[Any, Any], state: Any, rng: np.random.Generator) -> Any:
