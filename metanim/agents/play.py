@@ -72,8 +72,11 @@ def play_game(
     if game.is_terminal(state):
         last = record.moves[-1].player
         other = "opponent" if last == "agent" else "agent"
-        record.winner = other if game.misere else last
-        record.reason = "took the last move" if not game.misere else "opponent took the last move"
+        # The game says who wins at a terminal state: the player to move there (`other`)
+        # exactly when `mover_wins_at_terminal` (misère play).
+        mover_wins = game.mover_wins_at_terminal
+        record.winner = other if mover_wins else last
+        record.reason = "opponent took the last move" if mover_wins else "took the last move"
     else:
         record.reason = f"stopped after {limit} moves"
     return record
