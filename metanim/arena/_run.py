@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from metanim.arena._budget import Spent
 from metanim.arena._log import AppendLog, latest_by_id, read_records
@@ -25,16 +25,20 @@ Record = dict[str, Any]
 
 
 @dataclass
-class LoggedRun:
-    """What one run of the loop produced."""
+class RunResult:
+    """What a run produced: the log path, the latest record per planned id, and the summary."""
 
+    config: Any
     log_path: Path
     records: list[Record]
     planned: int
     played_now: int
     stopped: str | None
-    summary: dict[str, Any]
-    report: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    report: str = ""
+
+
+R = TypeVar("R", bound=RunResult)
 
 
 def qualified_model(model: str, base_url: str | None) -> str:
@@ -63,13 +67,15 @@ async def run_logged(
     summarize: Callable[..., dict[str, Any]],
     render_report: Callable[[dict[str, Any]], str],
     unit: str,
+    result: type[R],
     postfix: Callable[[dict[str, Record]], str] | None = None,
-) -> LoggedRun:
+) -> R:
     """Run every planned item (each has an `id`) not yet logged with a `finished` status.
 
     `config` is a tournament or evaluation config (name, log_path, concurrency, budget
     caps, rerun_failed, progress). `work(item)` returns the item's log line; `charge`
     adds a line's model usage to the budget. `clients` are closed when the run ends.
+    Returns a `result` (a `RunResult` subclass).
     """
     from tqdm.auto import tqdm
 
@@ -130,7 +136,7 @@ async def run_logged(
     report = render_report(summary)
     log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     log_path.with_suffix(".report.md").write_text(report)
-    return LoggedRun(log_path, records, len(planned), played, reason, summary, report)
+    return result(config, log_path, records, len(planned), played, reason, summary, report)
 
 
 def pct(x: float) -> str:

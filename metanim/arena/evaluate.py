@@ -17,7 +17,7 @@ import math
 import time
 import traceback
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.arena._budget import Spent
 from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
-from metanim.arena._run import client_pool, pct, qualified_model, run_logged
+from metanim.arena._run import RunResult, client_pool, pct, qualified_model, run_logged
 from metanim.arena._stats import mean_std_ci
 from metanim.arena.episodes import derive_seed
 from metanim.llm._types import InfrastructureError
@@ -117,15 +117,8 @@ def plan(config: EvaluationConfig) -> list[PlannedDecision]:
 
 
 @dataclass
-class EvaluationResult:
+class EvaluationResult(RunResult):
     config: EvaluationConfig
-    log_path: Path
-    records: list[dict[str, Any]]
-    planned: int
-    played_now: int
-    stopped: str | None
-    summary: dict[str, Any] = field(default_factory=dict)
-    report: str = ""
 
 
 def run_evaluation(config: EvaluationConfig) -> EvaluationResult:
@@ -145,7 +138,7 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
     clients = client_pool(config, sim_url)
     model = qualified_model(config.model, config.base_url)
     method = build_method(config.method, model, config.params, clients)
-    run = await run_logged(
+    return await run_logged(
         config,
         planned,
         clients,
@@ -155,16 +148,7 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
         summarize=summarize,
         render_report=render_report,
         unit="dec",
-    )
-    return EvaluationResult(
-        config,
-        run.log_path,
-        run.records,
-        run.planned,
-        run.played_now,
-        run.stopped,
-        run.summary,
-        run.report,
+        result=EvaluationResult,
     )
 
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.arena._budget import Spent
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
-from metanim.arena._run import client_pool, pct, qualified_model, run_logged
+from metanim.arena._run import RunResult, client_pool, pct, qualified_model, run_logged
 from metanim.arena._stats import wilson
 from metanim.arena.episodes import Seat, derive_seed, play_episode
 from metanim.games import PRESETS, Game, make_game
@@ -163,17 +163,10 @@ def _add_usage(spent: Spent, record: dict[str, Any]) -> None:
 
 
 @dataclass
-class TournamentResult:
+class TournamentResult(RunResult):
     """What a run produced: the log path, the latest record per episode, and the summary."""
 
     config: TournamentConfig
-    log_path: Path
-    records: list[dict[str, Any]]
-    planned: int
-    played_now: int
-    stopped: str | None
-    summary: dict[str, Any] = field(default_factory=dict)
-    report: str = ""
 
 
 def run_tournament(config: TournamentConfig) -> TournamentResult:
@@ -215,7 +208,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
         )  # fmt: skip
         return record.model_dump(mode="json")
 
-    run = await run_logged(
+    return await run_logged(
         config,
         planned,
         clients,
@@ -225,17 +218,8 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
         summarize=summarize,
         render_report=render_report,
         unit="ep",
+        result=TournamentResult,
         postfix=_postfix,
-    )
-    return TournamentResult(
-        config=config,
-        log_path=run.log_path,
-        records=run.records,
-        planned=run.planned,
-        played_now=run.played_now,
-        stopped=run.stopped,
-        summary=run.summary,
-        report=run.report,
     )
 
 
