@@ -49,6 +49,12 @@ def tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _have_matplotlib() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def evaluate_arguments(p: argparse.ArgumentParser) -> None:
     from metanim.arena.evaluate import EvaluationConfig
 
@@ -110,6 +116,12 @@ def demo(args: argparse.Namespace) -> int:
     )
     result = run_tournament(config)
     _print_result(result, "episodes")
+    # Then the folder report a user would run next: tables, report.md and the plots.
+    from metanim.analysis.report import render_report
+
+    folder = render_report(args.results_dir, plots=_have_matplotlib())
+    written = [f"{args.results_dir}/report.md", *folder.plots]
+    print("folder report: " + ", ".join(str(p) for p in written))
     return 0
 
 
