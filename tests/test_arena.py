@@ -321,6 +321,9 @@ def test_demo_runs_offline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     (summary,) = tmp_path.glob("*.summary.json")
     groups = json.loads(summary.read_text())["groups"]
     assert groups[0]["planned"] == 2 and groups[0]["finished"] == 2
+    # ... and then the folder report: Markdown and the win-rate plot.
+    assert "fibonacci-20" in (tmp_path / "report.md").read_text()
+    assert (tmp_path / "win_rates.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_demo_against_a_given_server(tmp_path: Path, sim_server: SimServer) -> None:
