@@ -57,16 +57,17 @@ def kayles_misere_table(n_max, counts, offsets):  # pragma: no cover - numba
     wins = np.full(offsets[n_max + 1], 2, np.uint8)
     wins[0] = 1  # no pins: the player to move has no move and wins (misère)
     parts = np.zeros(n_max + 2, np.int64)
-    child = np.zeros(n_max + 3, np.int64)
+    rest = np.zeros(n_max + 3, np.int64)
+    suffix = np.zeros(n_max + 3, np.int64)
+    shifted = np.zeros((3, n_max + 3), np.int64)
     for s in range(1, n_max + 1):
         # Partitions of s in reverse lexicographic order (the classic successor rule).
         parts[0] = s
         k = 1
         while True:
             if s + k - 1 <= n_max:
-                wins[_index(parts, k, counts, offsets)] = _solve(
-                    parts, k, child, wins, counts, offsets
-                )
+                index = _prepare(parts, k, counts, rest, suffix, shifted) + offsets[s]
+                wins[index] = _solve(parts, k, s, wins, counts, offsets, rest, suffix, shifted)
             # Next partition: drop trailing ones, decrement the last part > 1, refill.
             ones = 0
             while k > 0 and parts[k - 1] == 1:
@@ -75,54 +76,79 @@ def kayles_misere_table(n_max, counts, offsets):  # pragma: no cover - numba
             if k == 0:
                 break
             parts[k - 1] -= 1
-            rest = ones + 1
+            left = ones + 1
             v = parts[k - 1]
-            while rest > v:
+            while left > v:
                 parts[k] = v
                 k += 1
-                rest -= v
-            parts[k] = rest
+                left -= v
+            parts[k] = left
             k += 1
     return wins
 
 
 @njit(cache=True, nogil=True)
-def _solve(parts, k, child, wins, counts, offsets):  # pragma: no cover - numba
-    """1 if some move leaves a lost position, else 0 (a non-empty position)."""
+def _prepare(parts, k, counts, rest, suffix, shifted):  # pragma: no cover - numba
+    """Per-position sums that make each child's index O(parts it moves past), not O(k).
+
+    rest[t] = parts[t] + ... + parts[k-1] (the sum still to place before part t);
+    suffix[t] = the index terms of parts t.. (unchanged in a child past its new runs);
+    shifted[take][t] = the index terms of parts before t with `take` pins fewer in
+    total (the parts before the bitten run keep their values, their rests shrink).
+    Returns suffix[0], the position's own index within its total.
+    """
+    rest[k] = 0
+    suffix[k] = 0
+    for t in range(k - 1, -1, -1):
+        rest[t] = rest[t + 1] + parts[t]
+        suffix[t] = suffix[t + 1] + counts[rest[t], parts[t] - 1]
+    shifted[1, 0] = 0
+    shifted[2, 0] = 0
+    for t in range(k):
+        shifted[1, t + 1] = shifted[1, t] + counts[rest[t] - 1, parts[t] - 1]
+        if rest[t] >= 2:
+            shifted[2, t + 1] = shifted[2, t] + counts[rest[t] - 2, parts[t] - 1]
+    return suffix[0]
+
+
+@njit(cache=True, nogil=True)
+def _solve(parts, k, s, wins, counts, offsets, rest, suffix, shifted):  # pragma: no cover
+    """1 if some move leaves a lost position, else 0 (a non-empty position).
+
+    A move takes 1 or 2 pins from a run p, leaving runs b >= a >= 0. The child's
+    parts are: the parts before p's block (index terms `shifted`), the parts after
+    it that exceed b (their rest grows by b + a), b, the parts in (a, b] (rest grows
+    by a), a, then the unchanged tail (`suffix`). Only the middle is summed, and the
+    parts above b are carried over from one split to the next (b only falls).
+    """
     for j in range(k):
         p = parts[j]
-        if j > 0 and parts[j - 1] == p:
-            continue  # equal runs give equal children
+        if j + 1 < k and parts[j + 1] == p:
+            continue  # equal runs give equal children: bite the last of the block
         for take in (1, 2):
             if take > p:
                 break
-            for a in range((p - take) // 2 + 1):
-                b = p - take - a  # b >= a
-                # child = parts without parts[j], plus b and a, kept non-increasing
-                n = 0
-                placed_b = b == 0
-                placed_a = a == 0
-                for i in range(k):
-                    if i == j:
-                        continue
-                    q = parts[i]
-                    if not placed_b and b >= q:
-                        child[n] = b
-                        n += 1
-                        placed_b = True
-                    if not placed_a and a >= q and placed_b:
-                        child[n] = a
-                        n += 1
-                        placed_a = True
-                    child[n] = q
-                    n += 1
-                if not placed_b:
-                    child[n] = b
-                    n += 1
-                if not placed_a:
-                    child[n] = a
-                    n += 1
-                if wins[_index(child, n, counts, offsets)] == 0:
+            base = offsets[s - take] + shifted[take, j]
+            left = p - take  # pins of the run that stay, as b + a
+            if left == 0:
+                if wins[base + suffix[j + 1]] == 0:
+                    return 1
+                continue
+            u = j + 1  # first part after the block that is <= b
+            above = 0  # index terms of parts j+1 .. u-1 (those > b), rest grown by b + a
+            for a in range(left // 2 + 1):
+                b = left - a
+                while u < k and parts[u] > b:
+                    above += counts[rest[u] + left, parts[u] - 1]
+                    u += 1
+                index = base + above + counts[rest[u] + left, b - 1]
+                t = u
+                if a > 0:
+                    while t < k and parts[t] > a:
+                        index += counts[rest[t] + a, parts[t] - 1]
+                        t += 1
+                    index += counts[rest[t] + a, a - 1]
+                if wins[index + suffix[t]] == 0:
                     return 1
     return 0
 
