@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metanim.solver import _fast, _misere, _octal, kernels
+from metanim.games import SizeLimitError
+from metanim.solver import _chomp16, _fast, _misere, _octal, kernels
 from metanim.solver._engine import solve_dag
 from metanim.solver._solvers import KaylesSolver, _chomp, _MisereSearch, _wythoff
 
@@ -77,6 +78,26 @@ def test_chomp_fast_matches_engine(rows: int, cols: int) -> None:
     g2, w2 = solve_dag()(states, kernels.chomp_successors(), params, rows * cols)
     assert np.array_equal(grundy, g2)
     assert np.array_equal(wins, w2)
+
+
+def test_chomp_outcomes_match_grundy_tables() -> None:
+    # Every box up to 8×8: P (bit set) exactly where the Grundy value is 0.
+    for rows in range(1, 9):
+        for cols in range(1, 9):
+            states = kernels.chomp_states(rows, cols)
+            bits, stats, params = _chomp16.chomp_outcomes(rows, cols)
+            p = np.unpackbits(bits, bitorder="little")[:states].astype(bool)
+            grundy, _ = _chomp(params, states)
+            assert np.array_equal(p, grundy == 0), (rows, cols)
+            assert stats[0] == np.count_nonzero(p)
+    bits, _, params = _chomp16.chomp_outcomes(8, 8)
+    assert _chomp16.is_p(bits, params, [8, 1, 1, 1, 1, 1, 1, 1])  # the square's (1, 1) bite
+    assert not _chomp16.is_p(bits, params, [8] * 8)
+
+
+def test_chomp_outcomes_size_limit() -> None:
+    with pytest.raises(SizeLimitError, match="CHOMP_OUTCOME_LIMIT"):
+        _chomp16.chomp_outcomes(17, 4)
 
 
 @pytest.mark.parametrize("size", [(30, 30), (7, 19), (19, 7), (3, 30)])
