@@ -1,6 +1,6 @@
 """Benchmark the numba solver against plain-Python references; writes docs/benchmarks.md.
 
-Usage: python scripts/bench_solver.py [--quick] [--chomp14]
+Usage: python scripts/bench_solver.py [--quick] [--chomp14] [--chomp16]
 
 Each workload times the numba kernel and a plain-Python memoized recurrence in the
 same run (median of several runs). Where the reference cannot finish at the target
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import json
 import multiprocessing as mp
 import os
 import resource
@@ -33,7 +34,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _bench import machine, median_time, table, write_section
 
 from metanim.games import Chomp, CornerQueen, FibonacciNim, Nim
-from metanim.solver import ReferenceSolver, _fast, _misere, _octal, kernels, optimal_move
+from metanim.solver import (
+    ReferenceSolver,
+    _chomp16,
+    _fast,
+    _misere,
+    _octal,
+    kernels,
+    optimal_move,
+)
 from metanim.solver._solvers import KaylesSolver, _chomp, _MisereSearch, _wythoff
 
 
@@ -189,6 +198,99 @@ def workload(
     return t_fast
 
 
+CHOMP16_JSON = Path(__file__).resolve().parent / "chomp16.json"
+
+
+def _chomp16_child(conn: Any) -> None:
+    """One 16×16 outcome run in this (forked) process: time, peak RSS, cross-checks."""
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        Path("/proc/self/clear_refs").write_text("5")
+    base = _vm("VmRSS")
+    start = time.perf_counter()
+    bits, stats, params = _chomp16.chomp_outcomes(16, 16)
+    seconds = time.perf_counter() - start
+    peak = _vm("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    full = [16] * 16
+    # Every square board is N by the bite (1, 1): it leaves an L with equal arms,
+    # which the second player mirrors. Here it must be the only winning bite.
+    winning = [
+        [r, c]
+        for r in range(16)
+        for c in range(16)
+        if (r, c) != (0, 0)
+        and _chomp16.is_p(bits, params, full[:r] + [min(x, c) for x in full[r:]])
+    ]
+    # Two rows (a >= 1, b) are P exactly when b = a - 1; an L (a, 1 × k) exactly when k = a - 1.
+    two_rows = all(
+        _chomp16.is_p(bits, params, [a, b]) == (b == a - 1)
+        for a in range(1, 17)
+        for b in range(a + 1)
+    )
+    ells = all(
+        _chomp16.is_p(bits, params, [a] + [1] * k) == (k == a - 1)
+        for a in range(1, 17)
+        for k in range(16)
+    )
+    conn.send(
+        {
+            "seconds": seconds,
+            "peak_rss": max(peak - base, 0),
+            "shapes": int(kernels.chomp_states(16, 16)),
+            "p_positions": int(stats[0]),
+            "probes": int(stats[1]),
+            "hint_hits": int(stats[2]),
+            "full_board_winning_bites": winning,
+            "two_row_rule": two_rows,
+            "l_shape_rule": ells,
+            "machine": machine(),
+        }
+    )
+
+
+def chomp16() -> dict[str, Any]:
+    """Run the 16×16 outcome table once in a forked child; store the result as JSON."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_chomp16_child, args=(child,))
+    proc.start()
+    result = parent.recv()
+    proc.join()
+    # Smaller boxes: the outcome kernel's P count equals the Grundy table's zeros.
+    small = {}
+    for size in range(1, 13):
+        _, stats, params = _chomp16.chomp_outcomes(size, size)
+        grundy, _ = _chomp(params, kernels.chomp_states(size, size))
+        small[size] = int(stats[0])
+        assert small[size] == int(np.count_nonzero(grundy == 0)), size
+    result["p_positions_small_boxes"] = small
+    CHOMP16_JSON.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def chomp16_row(result: dict[str, Any]) -> list[Any]:
+    checks = (
+        result["full_board_winning_bites"] == [[1, 1]]
+        and result["two_row_rule"]
+        and result["l_shape_rule"]
+    )
+    return [
+        f"Chomp outcome (P/N), every shape in 16×16: {result['p_positions']:,} P-positions; "
+        f"full board's only winning bite (1, 1): {'checked' if checks else '**FAILED**'} "
+        f"(`--chomp16` run, kept in `scripts/chomp16.json`)",
+        f"{result['shapes']:,}",
+        fmt_time(result["seconds"]),
+        "—",
+        "—",
+        f"{result['shapes'] / result['seconds']:,.0f}",
+        fmt_mem(result["peak_rss"]),
+        "< 10 min, < 24 GiB",
+        "yes"
+        if result["seconds"] < 600 and result["peak_rss"] < 24 * 2**30 and checks
+        else "**no**",
+    ]
+
+
 def query_latency() -> list[list[Any]]:
     cases = [
         ("Fibonacci Nim n=20", FibonacciNim(20), (20, 19)),
@@ -251,6 +353,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, a quick smoke run")
     parser.add_argument("--chomp14", action="store_true", help="also the 14x14 Chomp table")
+    parser.add_argument(
+        "--chomp16",
+        action="store_true",
+        help="also the 16x16 Chomp outcome table (minutes; else the stored run is reported)",
+    )
     args = parser.parse_args()
     quick = args.quick
 
@@ -386,6 +493,20 @@ def main() -> None:
             30.0,
             repeats=1,
         )
+
+    workload(
+        f"Chomp outcome (P/N), every shape in {ch_full}×{ch_full}",
+        kernels.chomp_states(ch_full, ch_full),
+        lambda: _chomp16.chomp_outcomes(ch_full, ch_full),
+        None,
+        "",
+        None,
+    )
+    if args.chomp16:
+        ROWS.append(chomp16_row(chomp16()))
+        print(" | ".join(str(c) for c in ROWS[-1]), flush=True)
+    elif CHOMP16_JSON.exists():
+        ROWS.append(chomp16_row(json.loads(CHOMP16_JSON.read_text())))
 
     latency = query_latency()
     startup = cache_startup()
