@@ -279,3 +279,37 @@ def test_llm_policy_as_env_opponent_and_agent(server) -> None:
     opponent.close()
     agent.close()
     assert parse_reply(GameTask(FIB, START), "2").answer == 2
+
+
+def test_failed_call_lets_its_siblings_settle_and_records_them(server) -> None:
+    """One call of a round fails: the others finish and all answered calls are recorded."""
+    from metanim.agents import DecisionInfrastructureError
+
+    raised = 0
+    for seed in range(6):
+        server.reset_log()
+
+        async def go(seed: int = seed):
+            client = make_client(
+                f"sim-faulty:http500=0.3@{server.base_url}", api_key="sim", max_retries=0
+            )
+            method = build_method("sc:n=8", "unused", client_factory=lambda _name: client)
+            try:
+                return await method.decide(GameTask(FIB, START), seed=seed)
+            finally:
+                await client.aclose()
+
+        try:
+            d = asyncio.run(go())
+        except DecisionInfrastructureError as exc:
+            raised += 1
+            d = exc.decision
+            assert d.status == "infrastructure_error"
+        log = server.log
+        answered = [r for r in log if r["status"] == 200]
+        assert len(log) == 8  # every sample was sent once, none left running
+        assert d.n_calls == len(answered)
+        assert sorted(c.texts[0] for c in d.calls) == sorted(r["answers"][0] for r in answered)
+        assert d.usage.total_tokens == sum(c.usage.total_tokens for c in d.calls) > 0
+        assert sorted(c.seed for c in d.calls) == sorted(r["seed"] for r in answered)
+    assert raised > 0

@@ -457,5 +457,15 @@ class Method:
 
 
 async def gather(*aws: Any) -> list[Any]:
-    """`asyncio.gather` for the independent calls of one round."""
-    return list(await asyncio.gather(*aws))
+    """Run the independent calls of one round concurrently and let every one settle.
+
+    If one call fails, its siblings are not orphaned: all of them finish (and are
+    recorded in the context, with their usage) before the first error, in argument
+    order, is raised. So a partial decision holds every call the server answered, and
+    no call keeps spending tokens outside the record and the budget.
+    """
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return list(results)
