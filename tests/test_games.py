@@ -155,3 +155,28 @@ def test_cli_solve_misere_and_bad_input() -> None:
     assert "outcome (misère play): N" in result.stdout
     bad = run_cli("solve", "chomp", "[1, 3]")
     assert bad.returncode == 2 and "must not increase" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["solve", "nim", "abc"], "cannot read 'abc' as a NIM state"),
+        (["solve", "chomp", "[[1,1],[1]]"], "as a Chomp state"),
+        (["solve", "corner_queen", "[24, 16]"], "off the 20x20 board"),
+        (["solve", "nim", "[3]", "-p", "heapz=[3]"], "unknown parameter(s) heapz for nim"),
+        (["solve", "kayles", "1101"], "write them as JSON"),
+    ],
+)
+def test_cli_solve_rejects_bad_input_with_one_line(args: list[str], message: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_solve_reads_positions_as_the_paper_does() -> None:
+    # [4, 16] on the paper's 20x20 board, not on a board fitted to the position.
+    queen = run_cli("solve", "corner_queen", "[4, 16]")
+    assert "winning moves: [4, 9], [18, 2]" in queen.stdout
+    # A bare number is a Fibonacci pile at its start: 20 = 13 + 5 + 2, so take 2.
+    fib = run_cli("solve", "fibonacci", "20")
+    assert "state: [20, 19]" in fib.stdout and "winning moves: 2" in fib.stdout

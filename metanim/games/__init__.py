@@ -6,6 +6,7 @@ interface; no rule is written twice.
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 
@@ -65,9 +66,16 @@ def game_class(name: str) -> type[Game[Any, Any]]:
 def make_game(name: str, **params: Any) -> Game[Any, Any]:
     """Build a game from its name (or a preset name) and JSON-friendly parameters."""
     if name in PRESETS:
-        base, preset = PRESETS[name]
-        return GAMES[base](**{**preset, **params})
-    return game_class(name)(**params)
+        cls, params = GAMES[PRESETS[name][0]], {**PRESETS[name][1], **params}
+    else:
+        cls = game_class(name)
+    valid = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) {', '.join(unknown)} for {cls.name}; valid: {', '.join(valid)}"
+        )
+    return cls(**params)
 
 
 def game_from_prompt(text: str) -> tuple[Game[Any, Any], Any]:

@@ -305,6 +305,15 @@ def ints(value: Any, count: int, what: str) -> tuple[int, ...]:
     return out
 
 
+def plural(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
+
+
+def there_are(count: int, word: str) -> str:
+    """ "There is 1 stone" / "There are 3 stones" (prompts should read naturally)."""
+    return f"There is 1 {word}" if count == 1 else f"There are {count} {word}s"
+
+
 def find_int(pattern: str, text: str, what: str) -> int:
     """The integer captured by `pattern` in `text`, or `InvalidStateError` naming `what`."""
     match = re.search(pattern, text)

@@ -7,7 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from metanim.games._base import Game, GameInfo, InvalidStateError, find_int, ints
+from metanim.games._base import (
+    Game,
+    GameInfo,
+    InvalidStateError,
+    find_int,
+    ints,
+    plural,
+    there_are,
+)
 
 FibState = tuple[int, int]  # (stones remaining, max take now), max take capped at remaining
 FibMove = int  # stones taken
@@ -129,18 +137,18 @@ class FibonacciNim(Game[FibState, FibMove]):
 
     def describe(self, state: FibState) -> str:
         return (
-            f"There are {state[0]} stones remaining in the pile. "
-            f"This turn you may take between 1 and {state[1]} stones."
+            f"{there_are(state[0], 'stone')} remaining in the pile. "
+            f"This turn you may take between 1 and {state[1]} {plural(state[1], 'stone')}."
         )
 
     def parse_state(self, text: str) -> FibState:
-        remaining = find_int(r"There are (\d+) stones? remaining", text, "the pile size")
-        max_take = find_int(r"you may take between 1 and (\d+) stones", text, "the max take")
+        remaining = find_int(r"There (?:are|is) (\d+) stones? remaining", text, "the pile size")
+        max_take = find_int(r"you may take between 1 and (\d+) stones?", text, "the max take")
         return self.validate_state((remaining, max_take))
 
     @classmethod
     def config_from_text(cls, text: str) -> dict[str, Any]:
-        remaining = find_int(r"There are (\d+) stones? remaining", text, "the pile size")
+        remaining = find_int(r"There (?:are|is) (\d+) stones? remaining", text, "the pile size")
         # One more stone than is left: every (remaining, max take) is then a valid state.
         return {"n": max(remaining + 1, 2), "misere": bool(re.search(r"last stone loses", text))}
 

@@ -13,6 +13,7 @@ from metanim.games._base import (
     InvalidStateError,
     find_int,
     ints,
+    there_are,
 )
 
 NimState = tuple[int, ...]
@@ -168,14 +169,14 @@ class Nim(Game[NimState, NimMove]):
 
     def describe(self, state: NimState) -> str:
         if self.single_heap:
-            return f"There are {state[0]} items remaining in the pile."
+            return f"{there_are(state[0], 'item')} remaining in the pile."
         listing = ", ".join(f"heap {i}: {h}" for i, h in enumerate(state))
         return f"The heaps hold these numbers of items: {listing}."
 
     def parse_state(self, text: str) -> NimState:
         if self.single_heap:
             return self.validate_state(
-                (find_int(r"There are (\d+) items? remaining", text, "the pile size"),)
+                (find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size"),)
             )
         found = dict((int(i), int(h)) for i, h in re.findall(r"heap (\d+): (\d+)", text))
         if sorted(found) != list(range(len(self.heaps))):
@@ -190,7 +191,7 @@ class Nim(Game[NimState, NimMove]):
         if match:
             max_take = int(match.group(1))
         if "single pile" in text:
-            heaps = [find_int(r"There are (\d+) items? remaining", text, "the pile size")]
+            heaps = [find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size")]
         else:
             heaps = [int(h) for _, h in re.findall(r"heap (\d+): (\d+)", text)]
         return {"heaps": [max(h, 1) for h in heaps], "max_take": max_take, "misere": misere}

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from metanim.games import Game, make_game
+from metanim.games import Game, InvalidStateError, make_game
 from metanim.solver._misere import kayles_misere_outcomes
 from metanim.solver._octal import octal_grundy, octal_period
 from metanim.solver._solvers import MAX_TABLE_STATES, Solver, solver_for
@@ -55,7 +55,8 @@ def is_critical(game: Game[Any, Any], state: Any) -> bool:
 
 def describe_solution(name: str, state: Any, *, misere: bool = False, **params: Any) -> str:
     """Human-readable solution of a state, for `metanim solve` (sizes fitted to the state)."""
-    game = make_game(name, misere=misere, **_fit_params(name, state, params))
+    state, fitted = _fit_params(name, state, params)
+    game = make_game(name, misere=misere, **fitted)
     state = game.validate_state(state)
     solver = solver_for(game)
     moves = solver.winning_moves(state)
@@ -70,27 +71,50 @@ def describe_solution(name: str, state: Any, *, misere: bool = False, **params: 
     return "\n".join(lines)
 
 
-def _fit_params(name: str, state: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """Game sizes that fit a state typed on the command line, unless given explicitly."""
+def _fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The state and the game sizes for a state typed on the command line.
+
+    Sizes come from the state unless given; a bare number is a Fibonacci pile at its
+    start. Corner Queen keeps the paper's 20x20 board, because a [row, col] position
+    means a different game on a board of another height.
+    """
     from metanim.games import PRESETS, game_class
 
     if name in PRESETS:
-        return params
+        return state, params
     cls = game_class(name)
     fitted: dict[str, Any] = {}
-    if cls.name == "nim":
-        heaps = [state] if isinstance(state, int) else list(state)
-        fitted = {"heaps": [max(h, 1) for h in heaps], "max_take": None}
-    elif cls.name == "fibonacci":
-        fitted = {"n": int(state[0]) + 1}
-    elif cls.name == "kayles":
-        rows = [state] if isinstance(state, str) else list(state)
-        fitted = {"rows": [len(r) for r in rows]}
-    elif cls.name == "chomp":
-        fitted = {"rows": len(state), "cols": max(max(int(x) for x in state), 2)}
-    elif cls.name == "corner_queen":
-        fitted = {"height": int(state[0]) + 1, "width": int(state[1]) + 1, "start": list(state)}
-    return {**fitted, **params}
+    try:
+        if cls.name == "nim":
+            heaps = [state] if isinstance(state, int) else [int(h) for h in state]
+            fitted = {"heaps": [max(h, 1) for h in heaps], "max_take": None}
+        elif cls.name == "fibonacci":
+            if isinstance(state, int):
+                state = [state, state - 1]
+            fitted = {"n": max(int(state[0]) + 1, 2)}
+        elif cls.name == "kayles":
+            if isinstance(state, int):
+                raise InvalidStateError(
+                    f"Kayles pins are a string per row; write them as JSON, e.g. '[\"{state}\"]'"
+                )
+            rows = [state] if isinstance(state, str) else [str(r) for r in state]
+            fitted = {"rows": [max(len(r), 1) for r in rows]}
+        elif cls.name == "chomp":
+            fitted = {"rows": len(state), "cols": max(max(int(x) for x in state), 2)}
+        elif cls.name == "corner_queen":
+            height, width = int(params.get("height", 20)), int(params.get("width", 20))
+            row, col = (int(x) for x in state)
+            if not (0 <= row < height and 0 <= col < width):
+                raise InvalidStateError(
+                    f"[{row}, {col}] is off the {height}x{width} board; give the board with "
+                    "-p height=H -p width=W (row 0 is the top row, the target is [H-1, 0])"
+                )
+            fitted = {"height": height, "width": width, "start": [0, width - 1]}
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InvalidStateError):
+            raise
+        raise InvalidStateError(f"cannot read {state!r} as a {cls.title} state ({exc})") from exc
+    return state, {**fitted, **params}
 
 
 __all__ = [
