@@ -11,6 +11,7 @@ differ; they come in as functions.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,34 @@ R = TypeVar("R", bound=RunResult)
 def qualified_model(model: str, base_url: str | None) -> str:
     """`model@base_url`, the spec a `ClientPool` resolves, or `model` alone."""
     return f"{model}@{base_url}" if base_url else model
+
+
+#: The server identity of a `sim-*` model with no URL: the in-process simulated server,
+#: whose port changes on every run, so its URL must not enter a config hash.
+SIM_IN_PROCESS = "sim:in-process"
+
+
+def server_identity(model: str, base_url: str | None) -> str:
+    """The server a model is called on, as it enters a config hash.
+
+    A given URL (without a trailing slash); for a `sim-*` model with none, the fixed
+    token `sim:in-process` (its server is started in-process on a random port);
+    otherwise where the client goes: `OPENAI_BASE_URL` or the OpenAI API.
+    """
+    import os
+
+    from metanim.llm.client import DEFAULT_BASE_URL
+
+    if base_url:
+        return base_url.strip().rstrip("/")
+    if model.strip().startswith("sim-"):
+        return SIM_IN_PROCESS
+    return (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def config_digest(body: dict[str, Any]) -> str:
+    """The 12-hex-digit hash of a config's identifying fields."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def client_pool(config: Any, sim_url: str | None) -> ClientPool:

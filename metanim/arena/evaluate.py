@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import math
 import time
 import traceback
@@ -25,7 +24,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.arena._budget import Spent
 from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
-from metanim.arena._run import RunResult, client_pool, pct, qualified_model, run_logged
+from metanim.arena._run import (
+    RunResult,
+    client_pool,
+    config_digest,
+    pct,
+    qualified_model,
+    run_logged,
+    server_identity,
+)
 from metanim.arena._stats import mean_std_ci
 from metanim.arena.episodes import derive_seed
 from metanim.llm._types import InfrastructureError
@@ -34,7 +41,7 @@ _RUN_ONLY = frozenset(
     {
         "name", "repeats", "limit", "concurrency", "call_concurrency", "timeout_s", "max_retries",
         "max_calls", "max_tokens", "max_cost_usd", "results_dir", "progress", "rerun_failed",
-        "base_url", "record_decisions",
+        "record_decisions",
     }
 )  # fmt: skip
 
@@ -80,7 +87,9 @@ class EvaluationConfig(BaseModel):
         body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))
         # The dataset is identified by its content, not by where the file lies.
         body["dataset"] = [_file_digest(p) for p in self.dataset]
-        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+        # Another server is another run; the in-process simulator hashes stably.
+        body["base_url"] = server_identity(self.model, self.base_url)
+        return config_digest(body)
 
     @property
     def log_path(self) -> Path:

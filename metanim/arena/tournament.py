@@ -23,7 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.arena._budget import Spent
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
-from metanim.arena._run import RunResult, client_pool, pct, qualified_model, run_logged
+from metanim.arena._run import (
+    RunResult,
+    client_pool,
+    config_digest,
+    pct,
+    qualified_model,
+    run_logged,
+    server_identity,
+)
 from metanim.arena._stats import wilson
 from metanim.arena.episodes import Seat, derive_seed, play_episode
 from metanim.games import PRESETS, Game, make_game
@@ -36,7 +44,7 @@ _RUN_ONLY = frozenset(
     {
         "name", "episodes", "concurrency", "call_concurrency", "timeout_s", "max_retries",
         "max_calls", "max_tokens", "max_cost_usd", "results_dir", "progress", "rerun_failed",
-        "base_url", "opponent_base_url", "record_decisions",
+        "record_decisions",
     }
 )  # fmt: skip
 
@@ -103,9 +111,16 @@ class TournamentConfig(BaseModel):
     progress: bool = Field(True, description="show a progress bar")
 
     def config_hash(self) -> str:
-        """Hash of the fields that define the episodes (see `_RUN_ONLY`)."""
+        """Hash of the fields that define the episodes (see `_RUN_ONLY`).
+
+        The servers enter it normalized (`server_identity`): the same command against
+        another server starts a new log, while a `sim-*` model on the in-process
+        simulated server hashes the same on every run.
+        """
         body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))
-        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+        body["base_url"] = server_identity(self.model, self.base_url)
+        body["opponent_base_url"] = server_identity(self.opponent_model, self.opponent_base_url)
+        return config_digest(body)
 
     @property
     def log_path(self) -> Path:
