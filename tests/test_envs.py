@@ -90,7 +90,7 @@ def test_size_kwargs_and_game_params_and_misere() -> None:
         nim(preset="fibonacci-20")
     with pytest.raises(ValueError, match="unknown preset"):
         nim(preset="nim-99")
-    with pytest.raises(TypeError, match="bad arguments"):
+    with pytest.raises(ValueError, match="unknown parameter.*pins for nim; valid: heaps"):
         nim(pins=3)
 
 
