@@ -353,3 +353,9 @@ def test_oversized_table_names_the_limit() -> None:
     game = Chomp(19, 19)
     with pytest.raises(SizeLimitError, match="limit"):
         outcome(game, game.initial_state())
+
+
+def test_misere_kayles_beyond_the_table_names_the_limit() -> None:
+    game = Kayles([80], misere=True)
+    with pytest.raises(SizeLimitError, match="KAYLES_MISERE_LIMIT"):
+        outcome(game, game.initial_state())

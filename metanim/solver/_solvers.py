@@ -315,7 +315,6 @@ class KaylesSolver(Solver):
     def __init__(self, game: Kayles) -> None:
         super().__init__(game)
         self._values = octal_table(self.OCTAL, max(game.width, 1))
-        self._search = _MisereSearch(self._run_moves)
 
     @staticmethod
     def _run_moves(n: int) -> list[tuple[int, ...]]:
@@ -330,7 +329,15 @@ class KaylesSolver(Solver):
         # numba table's reach use it, else the plain-Python search.
         bound = min(sum(self.game.rows) + len(self.game.rows) - 1, _misere.KAYLES_MISERE_LIMIT)
         found = _misere.kayles_misere_mover_wins(parts, bound)
-        return self._search.mover_wins(tuple(parts)) if found is None else found
+        if found is None:
+            # A whole-position search beyond the table is exponential (80 pins: a minute),
+            # so refuse rather than stall a tournament.
+            raise SizeLimitError(
+                f"misère Kayles is solved for positions with pins + runs - 1 <= "
+                f"{_misere.KAYLES_MISERE_LIMIT} (metanim.solver._misere.KAYLES_MISERE_LIMIT); "
+                f"this one needs {sum(parts) + len(parts) - 1}"
+            )
+        return found
 
 
 class ChompSolver(Solver):
