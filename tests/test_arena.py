@@ -332,3 +332,20 @@ def test_demo_against_a_given_server(tmp_path: Path, sim_server: SimServer) -> N
     (log,) = tmp_path.glob("*.jsonl")
     (record,) = read_records(log)
     assert record["status"] == "win"  # the optimal model never loses from an N-position
+
+
+def test_solver_players_carry_no_model_in_label_or_hash(tmp_path: Path) -> None:
+    config = TournamentConfig(
+        method="random", opponent="optimal", episodes=1, results_dir=str(tmp_path), progress=False
+    )
+    other_models = config.model_copy(
+        update={"model": "gpt-4o", "opponent_model": "sim-optimal", "opponent_base_url": "http://x"}
+    )
+    assert config.config_hash() == other_models.config_hash()
+    llm = config.model_copy(update={"opponent": "react"})
+    assert (
+        llm.config_hash() != llm.model_copy(update={"opponent_model": "sim-random"}).config_hash()
+    )
+    result = run_tournament(config)
+    assert "agent: `random`; opponent: `optimal`\n" in result.report
+    assert "sim-biased" not in result.report

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.arena._budget import Spent
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
+from metanim.arena._policies import is_solver_spec
 from metanim.arena._run import (
     RunResult,
     client_pool,
@@ -118,8 +119,16 @@ class TournamentConfig(BaseModel):
         simulated server hashes the same on every run.
         """
         body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))
-        body["base_url"] = server_identity(self.model, self.base_url)
-        body["opponent_base_url"] = server_identity(self.opponent_model, self.opponent_base_url)
+        for side in ("", "opponent_"):
+            method = body["opponent" if side else "method"]
+            if is_solver_spec(method):
+                # A solver policy calls no model: its unused model is not part of the run.
+                for name in ("model", "params", "base_url"):
+                    body.pop(side + name)
+            else:
+                body[side + "base_url"] = server_identity(
+                    body[side + "model"], body[side + "base_url"]
+                )
         return config_digest(body)
 
     @property
@@ -324,14 +333,19 @@ def _count(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def _player_label(method: str, model: str) -> str:
+    """`method` on `model`, or the solver policy alone (it calls no model)."""
+    return f"`{method}`" if is_solver_spec(method) else f"`{method}` on `{model}`"
+
+
 def render_report(summary: dict[str, Any]) -> str:
     """A Markdown report of a tournament summary."""
     cfg = summary.get("config", {})
     lines = [f"# Tournament {cfg.get('name', '')}", ""]
     if cfg:
         lines += [
-            f"- agent: `{cfg['method']}` on `{cfg['model']}`; opponent: `{cfg['opponent']}` on "
-            f"`{cfg['opponent_model']}`",
+            f"- agent: {_player_label(cfg['method'], cfg['model'])}; "
+            f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
             f"- {cfg['episodes']} episodes per setting, seat policy `{cfg['seat']}`, start "
             f"`{cfg['start']}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
         ]
