@@ -16,6 +16,7 @@ from metanim.analysis.debate import (
     entrenchment_curve,
     entrenchment_fit,
     entrenchment_points,
+    entrenchment_steps,
     error_correction_rate,
     identity_bias_coefficient,
     majority_accuracy,
@@ -129,6 +130,22 @@ def test_entrenchment_fit_residuals():
     assert fit.predicted == pytest.approx(pred)
     assert fit.mean_residual == pytest.approx(((0.9 - pred[0]) + (0.05 - pred[1])) / 2)
     assert (fit.strong_rose.hits, fit.strong_rose.n) == (1, 1)
+
+
+def test_entrenchment_steps_come_from_the_traces():
+    # Round 0 plus two update rounds: p(2), compared with a 2-step curve, not the default 3.
+    two = DebateTrace(agents=["a", "b"], answers=[["3", "3", "3"], ["1", "3", "3"]], correct="1")
+    assert entrenchment_steps([two, two]) == 2
+    fit = entrenchment_fit([(0.7, 0.9)], traces=[two])
+    assert fit.rounds == 2
+    assert fit.predicted == pytest.approx([entrenchment_curve(0.7, 2)[-1]])
+    assert entrenchment_fit([(0.7, 0.9)], traces=[two], round=1).rounds == 1
+    three = DebateTrace(agents=["a"], answers=[["3", "3", "3", "3"]], correct="1")
+    assert entrenchment_fit([(0.7, 0.9)], traces=[three]).rounds == 3
+    with pytest.raises(ValueError, match="different debate steps"):
+        entrenchment_steps([two, three])
+    with pytest.raises(ValueError, match="rounds=3"):
+        entrenchment_fit([(0.7, 0.9)], 3, traces=[two])
 
 
 def test_entrenchment_points_from_samples_and_debates():

@@ -112,8 +112,8 @@ def test_self_consistency_samples_are_distinct_requests(server) -> None:
 
 
 def test_mad_who_sees_whose_answer(server) -> None:
-    d, log = decide(server, "mad:agents=3,rounds=3", model="sim-random", seed=4)
-    assert len(log) == 9 and len(d.rounds) == 3
+    d, log = decide(server, "mad:agents=3,rounds=2", model="sim-random", seed=4)
+    assert len(log) == 9 and len(d.rounds) == 3  # round 0 + 2 update rounds
     first = [r for r in log if "answers of the other agents" not in user_text(r)]
     assert len(first) == 3 and all("Agent" not in user_text(r) for r in first)
     by_agent_round = {(c.agent, c.round): c for c in d.calls}
@@ -128,6 +128,29 @@ def test_mad_who_sees_whose_answer(server) -> None:
                 label = f"Agent {other[-1]}: {by_agent_round[(other, rnd - 1)].texts[0]}"
                 assert label in text
         assert f"Agent {agent[-1]}:" not in text
+
+
+@pytest.mark.parametrize("spec", ["mad", "anon_mad", "dreamad", "plus_mad"])
+def test_debate_rounds_count_updates_after_the_initial_answers(server, spec: str) -> None:
+    """`rounds=3` (the default) is the seed's p⁽³⁾: initial answers + 3 update rounds."""
+    full = []
+    for seed in range(8):
+        d, log = decide(server, f"{spec}:agents=3", model="sim-random", seed=seed)
+        debate = [c for c in d.calls if c.phase in ("answer", "update")]
+        assert d.n_calls == len(log)
+        assert len(debate) == 3 * len(d.rounds) and len(d.rounds) <= 4
+        assert {c.round for c in debate} == set(range(len(d.rounds)))
+        if "stopped_early" not in d.extra:
+            full.append(seed)
+            assert len(d.rounds) == 4 and len(debate) == 12
+    assert full  # some debates ran all 3 update rounds
+    d, _log = decide(server, f"{spec}:agents=3,rounds=0", model="sim-random")
+    assert len(d.rounds) == 1 and {c.phase for c in d.calls} <= {
+        "answer",
+        "reinterpret",
+        "strategy",
+        "rewrite",
+    }
 
 
 def test_anonymized_mad_hides_identity_and_shuffles(server) -> None:

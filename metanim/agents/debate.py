@@ -31,9 +31,11 @@ class MAD(Method):
 
     Round 0: every agent answers alone. Each later round: every agent sees its own previous
     answer and the other agents' answers (labelled "Agent k") and updates. `rounds` counts
-    all answer rounds, as in Du et al.'s code; the debate stops early once every agent gives
-    the same valid answer (MetaNIM §5), and the final answer is the plurality of the last
-    round with the seeded tie-break. Each round's calls run concurrently.
+    the update rounds after round 0 (default 3, as in the MetaNIM seed's §B.1 and Eq. 1,
+    which compare p⁽⁰⁾ with p⁽³⁾), so a full debate has `rounds + 1` answer rounds. The
+    debate stops early once every agent gives the same valid answer (MetaNIM §5), and the
+    final answer is the plurality of the last round with the seeded tie-break. Each round's
+    calls run concurrently.
     """
 
     name = "mad"
@@ -50,8 +52,10 @@ class MAD(Method):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if agents < 1 or rounds < 1:
-            raise ValueError("agents and rounds must be >= 1")
+        if agents < 1:
+            raise ValueError("agents must be >= 1")
+        if rounds < 0:
+            raise ValueError("rounds (update rounds after the initial answers) must be >= 0")
         self.agents, self.rounds, self.temperature = agents, rounds, temperature
         self.clients = _clients(client, agents)
 
@@ -81,7 +85,7 @@ class MAD(Method):
             temperature=self.temperature,
         )
         ctx.extra.setdefault("orders", [])
-        for rnd in range(1, self.rounds):
+        for rnd in range(1, self.rounds + 1):
             if self.agents > 1 and _consensus(ctx, [r.answer for r in replies]):
                 ctx.extra["stopped_early"] = rnd
                 break
@@ -182,7 +186,7 @@ class DReaMAD(MAD):
         if variant not in ("full", "minus", "plus_mad"):
             raise ValueError("variant must be 'full', 'minus' or 'plus_mad'")
         if variant == "minus":
-            agents, rounds = 1, 1
+            agents, rounds = 1, 0
         super().__init__(client, agents=agents, rounds=rounds, temperature=temperature, **kwargs)
         self.elicit_temperature = elicit_temperature
         self.rewrite_temperature = rewrite_temperature

@@ -121,8 +121,43 @@ class EntrenchmentFit(BaseModel):
     strong_rose: Rate
 
 
-def entrenchment_fit(points: Iterable[tuple[float, float]], rounds: int = 3) -> EntrenchmentFit:
-    """Compare observed (p⁽⁰⁾, p⁽ʳᵒᵘⁿᵈˢ⁾) pairs with Eq. 1 (seed 000 reports a mean residual of −2.5%)."""
+def entrenchment_steps(traces: Iterable[DebateTrace], round: int = -1) -> int:
+    """The number of debate steps t that answers at `round` are after round 0.
+
+    Every trace must reach the same step (a debate stopped early on consensus has fewer
+    rounds), so p⁽ᵗ⁾ is never compared with a curve of another length.
+    """
+    steps = {range(t.rounds)[round] for t in traces}
+    if not steps:
+        raise ValueError("no debate traces")
+    if len(steps) > 1:
+        raise ValueError(
+            f"the traces reach different debate steps {sorted(steps)}; pad early-stopped "
+            "debates with their final answers or pass traces of one length"
+        )
+    return steps.pop()
+
+
+def entrenchment_fit(
+    points: Iterable[tuple[float, float]],
+    rounds: int | None = None,
+    *,
+    traces: Iterable[DebateTrace] | None = None,
+    round: int = -1,
+) -> EntrenchmentFit:
+    """Compare observed (p⁽⁰⁾, p⁽ᵗ⁾) pairs with Eq. 1 (seed 000 reports a mean residual of −2.5%).
+
+    The number of steps t comes from `traces` when given (`entrenchment_steps`: the round
+    the observed answers were read at, `len(rounds) - 1` for the last one), else from
+    `rounds` (default 3, the seed's three debate rounds after the initial answers).
+    """
+    if traces is not None:
+        steps = entrenchment_steps(traces, round)
+        if rounds is not None and rounds != steps:
+            raise ValueError(f"rounds={rounds} but the traces are at debate step {steps}")
+        rounds = steps
+    elif rounds is None:
+        rounds = 3
     pairs = list(points)
     if not pairs:
         raise ValueError("entrenchment_fit needs at least one (p0, p_t) pair")
