@@ -84,6 +84,17 @@ def test_extract_action_unparsable() -> None:
         extract_action("I would take a few stones, probably.")
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["The reaction: 5 stones", "my_action = 4 maybe", "'reaction': 2 is odd", "Transaction=3"],
+)
+def test_key_stage_needs_action_as_a_whole_word(text: str) -> None:
+    with pytest.raises(UnparsableMoveError):
+        extract_action(text)
+    assert extract_action(f"{text}; so, action: 7") == ("7", "key")
+    assert extract_action(f"{text} 'action': 7") == ("7", "key")
+
+
 def test_parse_reply_kinds() -> None:
     task = GameTask(CHOMP, CHOMP.initial_state())
     assert parse_reply(task, block({"action": [0, 3]})).answer == (0, 3)

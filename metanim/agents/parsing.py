@@ -34,7 +34,8 @@ class ActionReply(BaseModel):
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _KEY = re.compile(
-    r"""["']?action["']?\s*[:=]\s*(\[[^\]\[]*\]|\([^()]*\)|-?\d+(?:\.\d+)?|"[^"]*"|'[^']*'|[A-Za-z]\b)""",
+    # The lookbehind keeps "reaction: 5" or "transaction=3" from reading as an action.
+    r"""(?<![A-Za-z0-9_])["']?action["']?\s*[:=]\s*(\[[^\]\[]*\]|\([^()]*\)|-?\d+(?:\.\d+)?|"[^"]*"|'[^']*'|[A-Za-z]\b)""",
     re.IGNORECASE,
 )
 _BARE = re.compile(
