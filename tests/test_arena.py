@@ -349,3 +349,28 @@ def test_solver_players_carry_no_model_in_label_or_hash(tmp_path: Path) -> None:
     result = run_tournament(config)
     assert "agent: `random`; opponent: `optimal`\n" in result.report
     assert "sim-biased" not in result.report
+
+
+def test_a_preset_starts_at_its_initial_state_as_in_the_env(tmp_path: Path) -> None:
+    import gymnasium as gym
+
+    config = TournamentConfig(
+        games=["fibonacci-20", 'fibonacci:{"n":20}'],
+        method="optimal",
+        opponent="random",
+        episodes=4,
+        seat="alternate",
+        results_dir=str(tmp_path),
+        progress=False,
+    )
+    records = run_tournament(config).records
+    preset = [r for r in records if r["setting"] == "fibonacci-20"]
+    other = [r for r in records if r["setting"] != "fibonacci-20"]
+    env = gym.make("MetaNIM/Fibonacci-v0", preset="fibonacci-20")
+    _, info = env.reset(seed=0)
+    assert info["state"] == [20, 19]  # the env's preset default ...
+    assert all(r["start_state"] == [20, 19] for r in preset)  # ... is the tournament's
+    assert {r["start_outcome"] for r in preset} == {"N"}
+    # Otherwise random N-positions for the agent: N when it moves first, P when second.
+    assert len({json.dumps(r["start_state"]) for r in other}) > 1
+    assert all(r["start_outcome"] == ("N" if r["seat"] == "first" else "P") for r in other)

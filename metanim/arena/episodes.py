@@ -130,11 +130,10 @@ def start_position(
     from which no move ends the game (the env's own sampler, `resolve_start`).
     `"initial"` or an explicit state is used as given.
     """
-    from metanim.envs.env import resolve_start
+    from metanim.envs.env import resolve_start, start_setting
     from metanim.solver import outcome
 
-    if isinstance(start, list):
-        start = game.validate_state(start)
+    start = start_setting(game, start, preset=False)
     rng = np.random.default_rng(derive_seed(seed, "start"))
     state = resolve_start(game, start, rng, mover_wins=seat == "first")
     return state, outcome(game, state)  # type: ignore[return-value]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from metanim.arena._budget import Spent
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
@@ -35,7 +35,7 @@ from metanim.arena._run import (
 )
 from metanim.arena._stats import wilson
 from metanim.arena.episodes import Seat, derive_seed, play_episode
-from metanim.games import PRESETS, Game, make_game
+from metanim.games import PRESETS, Game, InvalidStateError, make_game
 
 SeatPolicy = Literal["first", "second", "alternate", "random"]
 
@@ -86,9 +86,10 @@ class TournamentConfig(BaseModel):
     seat: SeatPolicy = Field(
         "first", description="the agent's seat: first, second, alternate or random"
     )
-    start: str = Field(
-        "random_n",
-        description="start states: random_n (the agent first meets an N-position) or initial",
+    start: str | None = Field(
+        None,
+        description="start states: random_n (the agent first meets an N-position), initial, or "
+        "a state as JSON, e.g. [5,4] (default: initial for a preset, else random_n, as the env)",
     )
     seed: int = Field(0, description="base seed: the same seed gives the same episodes")
     concurrency: int = Field(8, ge=1, description="episodes played at once")
@@ -110,6 +111,12 @@ class TournamentConfig(BaseModel):
         True, description="on resume, rerun episodes that ended in an infrastructure error"
     )
     progress: bool = Field(True, description="show a progress bar")
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _state_as_json(cls, value: Any) -> Any:
+        # A config file may give the state itself; the flag gives its JSON text.
+        return json.dumps(value) if isinstance(value, list) else value
 
     def config_hash(self) -> str:
         """Hash of the fields that define the episodes (see `_RUN_ONLY`).
@@ -146,6 +153,29 @@ def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
     if name in PRESETS and not params:
         return name, game
     return f"{game.name}:{json.dumps(game.params, sort_keys=True, separators=(',', ':'))}", game
+
+
+def setting_start(start: str | None, key: str, game: Game[Any, Any]) -> Any:
+    """The start setting of one game setting: "random_n", "initial" or a valid state.
+
+    The rule is the env's (`metanim.envs.env.start_setting`): by default a preset starts
+    at its initial state, any other setting at a random N-position. A JSON state is
+    checked with the game's `validate_state`, so a bad one fails before any episode.
+    """
+    from metanim.envs.env import START_MODES, start_setting
+
+    value: Any = start
+    if isinstance(start, str) and start not in START_MODES:
+        try:
+            value = json.loads(start)
+        except json.JSONDecodeError:
+            raise ValueError(
+                f"start must be random_n, initial or a state as JSON (e.g. [5,4]), got {start!r}"
+            ) from None
+    try:
+        return start_setting(game, value, preset=key in PRESETS)
+    except InvalidStateError as exc:
+        raise InvalidStateError(f"start {start} is not a state of {key}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -214,6 +244,7 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
 async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResult:
     planned = plan(config)
     games = {key: game for key, game in (parse_setting(t) for t in config.games)}
+    starts = {key: setting_start(config.start, key, game) for key, game in games.items()}
     clients = client_pool(config, sim_url)
     agent = build_policy(
         config.method, qualified_model(config.model, config.base_url), config.params, clients,
@@ -227,7 +258,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
     async def one(item: PlannedEpisode) -> dict[str, Any]:
         record = await play_episode(
             games[item.setting], agent, opponent,
-            seat=item.seat, start=config.start, seed=item.seed,
+            seat=item.seat, start=starts[item.setting], seed=item.seed,
             episode_id=item.id, setting=item.setting, index=item.index,
         )  # fmt: skip
         return record.model_dump(mode="json")
@@ -347,7 +378,7 @@ def render_report(summary: dict[str, Any]) -> str:
             f"- agent: {_player_label(cfg['method'], cfg['model'])}; "
             f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
             f"- {cfg['episodes']} episodes per setting, seat policy `{cfg['seat']}`, start "
-            f"`{cfg['start']}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
+            f"`{cfg['start'] or 'initial for a preset, else random_n'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
         ]
     if summary.get("stopped"):
         lines.append(f"- **stopped early:** {summary['stopped']}")

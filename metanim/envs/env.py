@@ -116,12 +116,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
-        if start is None:
-            start = "initial" if preset is not None else "random_n"
-        if isinstance(start, str) and start in START_MODES:
-            self._start: Any = start
-        else:
-            self._start = self.game.validate_state(_as_state(start))
+        self._start: Any = start_setting(self.game, start, preset=preset is not None)
         self.seat = seat
         self.illegal = illegal
         self.illegal_reward = float(illegal_reward)
@@ -306,6 +301,20 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             if not self.game.misere:
                 info["grundy"] = int(_solve.solver(self.game).grundy(self._state))
         return info
+
+
+def start_setting(game: Game[Any, Any], start: Any, *, preset: bool) -> Any:
+    """A `start` argument as a start setting: "random_n", "initial" or a valid state.
+
+    `None` is the default the env and the arena share: "initial" for a preset (the
+    paper's simulator settings start there), else "random_n". A mode name is kept; any
+    other value is a state (JSON lists allowed), checked by `game.validate_state`.
+    """
+    if start is None:
+        return "initial" if preset else "random_n"
+    if isinstance(start, str) and start in START_MODES:
+        return start
+    return game.validate_state(_as_state(start))
 
 
 def resolve_start(
