@@ -336,3 +336,46 @@ def test_failed_call_lets_its_siblings_settle_and_records_them(server) -> None:
         assert d.usage.total_tokens == sum(c.usage.total_tokens for c in d.calls) > 0
         assert sorted(c.seed for c in d.calls) == sorted(r["seed"] for r in answered)
     assert raised > 0
+
+
+# ---------------------------------------------------------------- metanim play
+def _play(argv: list[str]) -> int:
+    import argparse
+
+    from metanim.agents.play import play, play_arguments
+
+    parser = argparse.ArgumentParser()
+    play_arguments(parser)
+    return play(parser.parse_args(argv))
+
+
+def test_play_starts_the_simulator_for_sim_models(monkeypatch, capsys) -> None:
+    # Nothing listens here: only the in-process simulator can answer.
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    argv = ["--game", "fibonacci-20", "--agent", "react", "--model", "sim-optimal"]
+    assert _play([*argv, "--opponent", "react:sim-random"]) == 0
+    out = capsys.readouterr().out
+    assert "winner: agent" in out and "1. agent" in out
+
+
+def test_play_keeps_the_transcript_on_an_infrastructure_error(capsys) -> None:
+    argv = ["--game", "fibonacci-20", "--agent", "react", "--model", "sim-faulty:quota=1.0"]
+    assert _play([*argv, "--opponent", "react:sim-optimal", "--second"]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert any("1. opponent" in line for line in lines)  # the move played before the error
+    assert not any("2. agent" in line for line in lines)
+    assert "interrupted: agent's model could not be reached at move 2" in captured.out
+    assert "quota" in captured.err
+
+
+def test_play_refuses_a_terminal_start(capsys) -> None:
+    from metanim.agents.play import play_game
+
+    argv = ["--game", "fibonacci-20", "--agent", "react", "--model", "sim-optimal"]
+    with pytest.raises(ValueError, match="terminal: nothing to play"):
+        _play([*argv, "--start", "[0, 0]"])
+    assert capsys.readouterr().out == ""
+    policy = LLMPolicy(build_method("react", "sim-optimal", client_factory=make_client))
+    with pytest.raises(ValueError, match="terminal"):
+        play_game(FIB, policy, policy, start=(0, 0))
