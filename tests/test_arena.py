@@ -374,3 +374,49 @@ def test_a_preset_starts_at_its_initial_state_as_in_the_env(tmp_path: Path) -> N
     # Otherwise random N-positions for the agent: N when it moves first, P when second.
     assert len({json.dumps(r["start_state"]) for r in other}) > 1
     assert all(r["start_outcome"] == ("N" if r["seat"] == "first" else "P") for r in other)
+
+
+def test_an_episode_that_raises_is_logged_as_an_error_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    # One heap of 1 has no P-position to hand the opponent: every episode with the
+    # agent second fails to draw its start (a ValueError outside the move loop).
+    config = TournamentConfig(
+        games=['nim:{"heaps":[1],"max_take":1}', "fibonacci-20"],
+        method="optimal",
+        opponent="random",
+        episodes=4,
+        seat="alternate",
+        concurrency=4,
+        results_dir=str(tmp_path),
+        progress=False,
+    )
+    result = run_tournament(config)
+    lines = read_records(result.log_path)
+    assert result.played_now == len(lines) == 8
+    broken = [r for r in lines if r["status"] == "error"]
+    assert {(r["setting"], r["seat"]) for r in broken} == {
+        ('nim:{"heaps":[1],"max_take":1,"misere":false}', "second")
+    }
+    assert len(broken) == 2 and all("found no P-position" in r["error"] for r in broken)
+    assert sum(r["status"] == "win" for r in lines) == 6
+    (nim_all,) = [
+        g for g in result.summary["groups"] if g["seat"] == "all" and "nim" in g["setting"]
+    ]
+    assert nim_all["errors"] == 2 and nim_all["finished"] == 2
+
+
+def test_an_oversized_setting_fails_before_any_episode(tmp_path: Path) -> None:
+    from metanim.games import SizeLimitError
+
+    config = TournamentConfig(
+        games=["fibonacci-20", 'chomp:{"rows":40,"cols":40}'],
+        method="optimal",
+        opponent="random",
+        episodes=1,
+        results_dir=str(tmp_path),
+        progress=False,
+    )
+    with pytest.raises(SizeLimitError, match="MAX_TABLE_STATES"):
+        run_tournament(config)
+    assert not list(tmp_path.glob("*.jsonl"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import traceback
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,13 +98,16 @@ async def run_logged(
     render_report: Callable[[dict[str, Any]], str],
     unit: str,
     result: type[R],
+    failed: Callable[[Any, str], Record],
     postfix: Callable[[dict[str, Record]], str] | None = None,
 ) -> R:
     """Run every planned item (each has an `id`) not yet logged with a `finished` status.
 
     `config` is a tournament or evaluation config (name, log_path, concurrency, budget
     caps, rerun_failed, progress). `work(item)` returns the item's log line; `charge`
-    adds a line's model usage to the budget. `clients` are closed when the run ends.
+    adds a line's model usage to the budget. Any exception `work` raises is caught for
+    that item alone: `failed(item, reason)` is logged in its place (status `error`), and
+    the other items go on. `clients` are closed when the run ends.
     Returns a `result` (a `RunResult` subclass).
     """
     from tqdm.auto import tqdm
@@ -139,7 +143,11 @@ async def run_logged(
                     if not stopped:
                         stopped.append(reason)
                     return
-                line = await work(item)
+                try:
+                    line = await work(item)
+                except Exception as exc:  # one broken item never aborts the run
+                    reason = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+                    line = failed(item, reason)
                 await log.append_async(line)
                 charge(spent, line)
                 played += 1

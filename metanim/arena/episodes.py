@@ -101,8 +101,8 @@ class EpisodeRecord(BaseModel):
     opponent: str
     game: str
     game_params: dict[str, Any]
-    start_state: Any
-    start_outcome: Literal["N", "P"]  # for the first mover
+    start_state: Any  # None when the episode failed before its start was drawn
+    start_outcome: Literal["N", "P"] | None  # for the first mover
     status: EpisodeStatus
     end_reason: EndReason
     winner: Actor | None

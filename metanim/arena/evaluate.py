@@ -158,7 +158,21 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
         render_report=render_report,
         unit="dec",
         result=EvaluationResult,
+        failed=_failed_decision,
     )
+
+
+def _failed_decision(item: PlannedDecision, reason: str) -> dict[str, Any]:
+    """The log line of a decision that raised outside the method (status `error`)."""
+    record = item.record
+    return {
+        "id": item.id, "record_id": record.id, "game": record.game, "variant": record.variant,
+        "stratum": record.features.stratum, "repeat": item.repeat, "seed": item.seed,
+        "optimal_move": record.optimal_move, "status": "error", "answer": None, "correct": None,
+        "illegal": 0, "unparsable": 0, "samples": 0, "calls": 0, "prompt_tokens": 0,
+        "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "error": reason,
+        "decision": None,
+    }  # fmt: skip
 
 
 def _charge(spent: Spent, line: dict[str, Any]) -> None:
