@@ -16,6 +16,7 @@ from metanim.llm import (
     Completion,
     InfrastructureError,
     OpenAIChatClient,
+    Price,
     PriceTable,
     ResponseCache,
     Usage,
@@ -203,11 +204,27 @@ def test_price_table_prefix_and_override(tmp_path, monkeypatch):
     assert table.lookup("gpt-4o-mini-2024-07-18") == table.lookup("gpt-4o-mini")
     assert table.cost("sim-biased:p=0.5", usage) == 0.0
     assert table.cost("unknown-model", usage) == 0.0
+    assert not table.is_priced("unknown-model") and table.is_priced("sim-optimal")
     override = tmp_path / "prices.json"
     override.write_text(json.dumps({"models": {"gpt-4o": {"input": 1, "output": 2}}}))
     monkeypatch.setenv("METANIM_PRICES", str(override))
     assert PriceTable.load().cost("gpt-4o", usage) == pytest.approx(3.0)
     assert PriceTable.load().cost("gpt-4o-mini", usage) == pytest.approx(0.75)
+
+
+def test_price_prefixes_only_cover_dated_snapshots():
+    table = PriceTable.load()
+    assert table.is_priced("o1") and table.lookup("o1-2024-12-17") == table.lookup("o1")
+    assert table.lookup("gpt-4o-2024-08-06") == table.lookup("gpt-4o")
+    assert table.lookup("gpt-4o-mini-2024-07-18") == table.lookup("gpt-4o-mini")
+    assert table.lookup("gpt-3.5-turbo-0125") == table.lookup("gpt-3.5-turbo")
+    # Another model, not a snapshot: unpriced rather than priced as its prefix.
+    for model in ("o1-pro", "o1pro", "o10", "gpt-4o-search-preview", "gpt-4.1o", "deepseek-chatx"):
+        assert not table.is_priced(model), model
+        assert table.lookup(model) is None
+    assert table.lookup("o1-mini") == table.lookup("o1-mini-2024-09-12") != table.lookup("o1")
+    custom = PriceTable({"acme-": Price(input=1, output=1), "acme-big": Price(input=9, output=9)})
+    assert custom.lookup("acme-small").input == 1 and custom.lookup("acme-big").input == 9
 
 
 def test_api_key_never_appears_in_logs_records_or_files(tmp_path, caplog, monkeypatch):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -31,11 +32,21 @@ class Price(BaseModel):
     output: float
 
 
+#: What may follow a priced name in a model name: a dated snapshot (`-2024-08-06`,
+#: `-20240806`, `-0613`). Anything else (`o1-pro` after `o1`) is another model.
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})")
+
+
 class PriceTable:
-    """Model name -> `Price`; a name matches exactly or as the longest prefix.
+    """Model name -> `Price`.
+
+    A name matches a model exactly, or as its longest prefix when the rest is a dated
+    snapshot suffix (`gpt-4o` prices `gpt-4o-2024-08-06` but not `gpt-4o-search` and
+    `o1` does not price `o1-pro`); an entry ending in `-` (e.g. "sim-") is a family
+    prefix and prices every model that starts with it.
 
     Args:
-        prices: entries by model name (or name prefix, e.g. "sim-").
+        prices: entries by model name (or family prefix ending in "-", e.g. "sim-").
     """
 
     def __init__(self, prices: dict[str, Price]) -> None:
@@ -66,8 +77,21 @@ class PriceTable:
         """The price of `model`: an exact entry, else the longest matching prefix, else None."""
         if model in self.prices:
             return self.prices[model]
-        matches = [name for name in self.prices if model.startswith(name)]
+        matches = [name for name in self.prices if self._prefix_of(name, model)]
         return self.prices[max(matches, key=len)] if matches else None
+
+    @staticmethod
+    def _prefix_of(name: str, model: str) -> bool:
+        if not name or not model.startswith(name):
+            return False
+        if name.endswith("-"):
+            return True
+        return _SNAPSHOT.fullmatch(model[len(name) :]) is not None
+
+    def is_priced(self, model: str) -> bool:
+        """Whether `model` has a price; an unpriced model is counted as $0 by `cost`, so a
+        cost cap cannot be enforced for it (callers with a cap should refuse it)."""
+        return self.lookup(model) is not None
 
     def cost(self, model: str, usage: Usage) -> float:
         """Dollars for `usage` on `model`; 0.0 (with one warning) if the model is not listed."""
