@@ -14,9 +14,9 @@ import pytest
 
 import metanim
 from metanim import solver
-from metanim.envs import ENV_IDS, ActionId, ImpartialGameEnv, register_envs
+from metanim.envs import ENV_IDS, ActionId, ImpartialGameEnv, OpponentForfeitError, register_envs
 from metanim.envs.opponents import EpsilonOptimalOpponent, make_opponent
-from metanim.games import IllegalMoveError, InvalidStateError, UnparsableMoveError
+from metanim.games import IllegalMoveError, InvalidStateError, MoveError, UnparsableMoveError
 
 
 def nim(**kwargs: Any) -> ImpartialGameEnv:
@@ -90,7 +90,7 @@ def test_size_kwargs_and_game_params_and_misere() -> None:
         nim(preset="fibonacci-20")
     with pytest.raises(ValueError, match="unknown preset"):
         nim(preset="nim-99")
-    with pytest.raises(ValueError, match="unknown parameter.*pins for nim; valid: heaps"):
+    with pytest.raises(ValueError, match=r"unknown parameter.*pins for nim; valid: heaps"):
         nim(pins=3)
 
 
@@ -298,3 +298,45 @@ def test_prompt_and_parse_action_let_text_play_through_step() -> None:
     _, reward, terminated, _, info = env.step("take banana")
     assert (reward, terminated, info["illegal_action"]) == (-1.0, True, True)
     assert "number" in info["error"]
+
+
+@pytest.mark.parametrize("action", [0.7, 2.0, np.float64(1.0), True, np.bool_(False), None, [0]])
+def test_a_non_integer_action_is_refused_never_truncated(action: Any) -> None:
+    env = nim(illegal="penalize", illegal_reward=-0.5)
+    env.reset(options={"state": [10]})
+    obs, reward, terminated, _, info = env.step(action)
+    assert (obs.tolist(), reward, terminated) == ([10], -0.5, False)  # nothing was played
+    assert info["illegal_kind"] == "unparsable" and "neither an integer" in info["error"]
+    # Integers of every kind are action ids: int, NumPy scalar, 0-d array.
+    for index in (1, np.int64(1), np.array(1)):
+        env.reset(options={"state": [10]})
+        assert env.step(index)[4]["agent_move"] == "2"
+
+
+def test_info_tells_unparsable_from_illegal_text() -> None:
+    env = nim(illegal="penalize")
+    env.reset(options={"state": [2]})
+    info = env.step("I pass")[4]
+    assert (info["illegal_action"], info["illegal_kind"]) == (True, "unparsable")
+    info = env.step("3")[4]
+    assert (info["illegal_action"], info["illegal_kind"]) == (True, "illegal")
+    assert "only 2" in info["error"]
+    assert "illegal_kind" not in env.step(0)[4]
+
+
+@pytest.mark.parametrize("choice", [2.0, np.float32(1.0), (0.0,), True])
+def test_an_opponent_float_is_a_forfeit_not_a_move(choice: Any) -> None:
+    env = gym.make("MetaNIM/Fibonacci-v0", opponent=lambda g, s, r: choice)
+    env.reset(options={"state": [20, 19]})
+    _, reward, terminated, _, info = env.step(0)
+    assert (reward, terminated, info["winner"], info["opponent_move"]) == (1.0, True, "agent", None)
+    assert "is not a move" in info["opponent_error"]
+
+
+def test_an_opponent_forfeit_in_reset_raises_a_named_error() -> None:
+    env = nim(seat="second", opponent=lambda game, state, rng: "7")
+    with pytest.raises(OpponentForfeitError, match=r"forfeited its first move.*at most 3") as err:
+        env.reset(seed=0, options={"state": [10]})
+    assert isinstance(err.value, MoveError) and err.value.text == "7"
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)  # no half-started episode is left to play

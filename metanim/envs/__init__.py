@@ -8,7 +8,7 @@ when asked for, so PettingZoo stays an optional extra.
 
 from __future__ import annotations
 
-from metanim.envs.env import ImpartialGameEnv
+from metanim.envs.env import ImpartialGameEnv, OpponentForfeitError
 from metanim.envs.opponents import (
     ActionId,
     EpsilonOptimalOpponent,
@@ -26,6 +26,7 @@ __all__ = [
     "EpsilonOptimalOpponent",
     "ImpartialGameEnv",
     "Opponent",
+    "OpponentForfeitError",
     "OptimalOpponent",
     "RandomOpponent",
     "make_opponent",

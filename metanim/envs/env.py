@@ -10,14 +10,33 @@ import numpy as np
 from gymnasium import spaces
 
 from metanim.envs import _render, _solve
-from metanim.envs.opponents import OpponentSpec, make_opponent, resolve_move
-from metanim.games import PRESETS, Game, IllegalMoveError, MoveError, game_class, make_game
+from metanim.envs.opponents import OpponentSpec, as_action_index, make_opponent, resolve_move
+from metanim.games import (
+    PRESETS,
+    Game,
+    IllegalMoveError,
+    MoveError,
+    UnparsableMoveError,
+    game_class,
+    make_game,
+)
 
 ILLEGAL_POLICIES = ("lose", "penalize", "raise")
 SEATS = ("first", "second")
 START_MODES = ("random_n", "initial")
 # Rejection sampling of start states gives up after this many playouts (it needs ~2).
 _MAX_START_TRIES = 1000
+
+
+class OpponentForfeitError(MoveError):
+    """Raised by `reset()` when the opponent, moving first, gives no legal move.
+
+    In `step()` the same forfeit ends the episode as the agent's win; `reset()` cannot
+    return a finished episode, so it raises instead (never silently asks again). The
+    env stays done: call `reset()` again, e.g. with another seed.
+    """
+
+    kind = "opponent_forfeit"
 
 
 class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
@@ -63,8 +82,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     ## Information
     `action_mask`, `state` (JSON form), `agent_move` and `opponent_move` (canonical
     move texts of the last step, `None` if none), `winner` (`"agent"`,
-    `"opponent"` or `None`), `illegal_action` (bool) and, when illegal, `error`
-    (the precise reason), `opponent_error` when the opponent forfeited; with
+    `"opponent"` or `None`), `illegal_action` (bool) and, when illegal,
+    `illegal_kind` (`"unparsable"`: not an action id or a readable answer;
+    `"illegal"`: a move the rules forbid here) and `error` (the precise reason), `opponent_error` when the opponent forfeited; with
     `solver_info=True` also `outcome` ("N"/"P" for the
     agent), `winning_actions` and, in normal play, `grundy`.
 
@@ -146,7 +166,19 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         # the opponent starts from a P-position.
         state = resolve_start(self.game, start, self.np_random, mover_wins=self.seat == "first")
         if self.seat == "second":
-            move = resolve_move(self.game, state, self.opponent(self.game, state, self.np_random))
+            try:
+                move = resolve_move(
+                    self.game, state, self.opponent(self.game, state, self.np_random)
+                )
+            except MoveError as err:
+                # A forfeit in step() is the agent's win; reset() cannot return a finished
+                # episode, and replaying the opponent would hide the forfeit. Say so.
+                self._done = True
+                self._status = f"opponent forfeited its first move: {err.reason}"
+                raise OpponentForfeitError(
+                    f"the opponent forfeited its first move (seat='second'): {err.reason}",
+                    err.text,
+                ) from err
             state = self.game._apply(state, move)
             opponent_move = self.game.move_text(move)
             if not self.game.legal_moves(state):
@@ -226,10 +258,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _agent_move(self, action: Any) -> Any:
         if isinstance(action, str):
             return self.game.parse_move(action, self._state)
-        try:
-            index = int(action)
-        except (TypeError, ValueError):
-            raise IllegalMoveError(f"action {action!r} is not an integer action id") from None
+        index = as_action_index(action)
+        if index is None:  # never truncate 0.7 to 0 or read True as 1
+            raise UnparsableMoveError(
+                f"action {action!r} ({type(action).__name__}) is neither an integer action id "
+                "nor an answer text"
+            )
         if not 0 <= index < self.game.info.num_actions:
             raise IllegalMoveError(
                 f"action {index} is outside the action space [0, {self.game.info.num_actions - 1}]"
@@ -245,6 +279,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         lose = self.illegal == "lose"
         info = self._info(agent_move=None, opponent_move=None, winner="opponent" if lose else None)
         info["illegal_action"] = True
+        info["illegal_kind"] = "unparsable" if isinstance(err, UnparsableMoveError) else "illegal"
         info["error"] = err.reason
         if lose:
             self._done = True

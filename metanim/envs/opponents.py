@@ -110,8 +110,7 @@ def resolve_move(
     """
     if isinstance(choice, str):
         return game.parse_move(choice, state)
-    if isinstance(choice, np.integer):
-        choice = int(choice)
+    choice = _exact_ints(choice)
     if legal is None:
         legal = game.legal_moves(state)
     if isinstance(choice, ActionId) or (
@@ -125,8 +124,6 @@ def resolve_move(
                 f"action id {int(choice)} outside [0, {game.info.num_actions - 1}]"
             )
         choice = game.move_from_action(int(choice))
-    if isinstance(choice, list):
-        choice = tuple(choice)
     if choice not in legal:
         try:
             reason = game.why_illegal(state, choice)
@@ -136,6 +133,40 @@ def resolve_move(
     return choice
 
 
+def as_action_index(action: Any) -> int | None:
+    """`action` as an int if it is an integer (int, NumPy integer, 0-d integer array), else None.
+
+    A bool, a float (even `2.0`) or anything else is not an action id: it is never
+    truncated or rounded into one.
+    """
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    return None
+
+
+def _exact_ints(choice: Any) -> Any:
+    """A policy's choice with NumPy integers made ints; a non-integer number is refused.
+
+    `2.0 == 2`, so without this a float would pass the legality test as a move.
+    """
+    index = as_action_index(choice)
+    if index is not None:
+        return ActionId(index) if isinstance(choice, ActionId) else index
+    if isinstance(choice, (list, tuple)):
+        parts = [as_action_index(x) for x in choice]
+        if any(p is None for p in parts):
+            raise UnparsableMoveError(f"{choice!r} is not a move: its parts must be integers")
+        return tuple(parts)
+    raise UnparsableMoveError(
+        f"{choice!r} ({type(choice).__name__}) is not a move: "
+        "expected an integer, an ActionId, a move tuple or an answer text"
+    )
+
+
 __all__ = [
     "ActionId",
     "EpsilonOptimalOpponent",
@@ -143,6 +174,7 @@ __all__ = [
     "OpponentSpec",
     "OptimalOpponent",
     "RandomOpponent",
+    "as_action_index",
     "make_opponent",
     "resolve_move",
 ]

@@ -26,6 +26,7 @@ from pettingzoo.utils import AgentSelector, wrappers
 
 from metanim.envs import _render
 from metanim.envs.env import START_MODES, _as_state, _build_game, resolve_start
+from metanim.envs.opponents import as_action_index
 from metanim.games import Game, IllegalMoveError, MoveError
 
 ILLEGAL_POLICIES = ("lose", "raise")
@@ -169,9 +170,10 @@ class MetaNimAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def _move(self, action: Any) -> Any:
         if isinstance(action, str):
             return self.game.parse_move(action, self._state)
-        if action is None or not 0 <= int(action) < self.game.info.num_actions:
-            raise IllegalMoveError(f"action {action!r} is outside the action space")
-        move = self.game.move_from_action(int(action))
+        index = as_action_index(action)
+        if index is None or not 0 <= index < self.game.info.num_actions:
+            raise IllegalMoveError(f"action {action!r} is not an action id of the action space")
+        move = self.game.move_from_action(index)
         if move not in self.game.legal_moves(self._state):
             raise IllegalMoveError(self.game.why_illegal(self._state, move), str(action))
         return move
