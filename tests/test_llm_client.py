@@ -188,6 +188,17 @@ def test_cache_hits_and_separates_samples(sim_server, tmp_path):
     assert asyncio.run(reopened.chat(MESSAGES)).cached
 
 
+def test_cached_answer_keeps_its_tokens_but_costs_nothing(sim_server, tmp_path):
+    prices = PriceTable({"sim-": Price(input=2.0, output=4.0)})
+    c = client(sim_server, "sim-optimal", cache=ResponseCache(tmp_path / "c.sqlite"), prices=prices)
+    paid = asyncio.run(c.chat(MESSAGES))
+    expected = (paid.usage.prompt_tokens * 2.0 + paid.usage.completion_tokens * 4.0) / 1e6
+    assert not paid.cached and paid.cost_usd == pytest.approx(expected) and expected > 0
+    hit = asyncio.run(c.chat(MESSAGES))
+    assert hit.cached and hit.usage == paid.usage and hit.usage.total_tokens > 0
+    assert hit.cost_usd == 0.0  # budgets count money actually spent
+
+
 def test_cache_key_covers_base_url_request_and_sample():
     request = {"model": "m", "messages": MESSAGES, "temperature": 0.0, "n": 1}
     key = cache_key("http://a/v1", request, 0)

@@ -62,9 +62,9 @@ class Completion(BaseModel):
     model: str
     texts: list[str]
     usage: Usage = Field(default_factory=Usage)
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # dollars actually spent: 0.0 for a cached answer
     latency_s: float = 0.0
-    cached: bool = False
+    cached: bool = False  # from the response cache; `usage` still holds its tokens
     # model, temperature, n, seed, sample_index (and, from the client, base_url, max_tokens)
     request: dict[str, Any] = Field(default_factory=dict)
     retries: int = 0  # failed attempts before this answer (0 for a cached answer)

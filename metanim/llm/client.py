@@ -172,11 +172,12 @@ class OpenAIChatClient:
             hit = self.cache.get(key)
             if hit is not None:
                 texts, usage = hit
+                # No money was spent: the tokens are kept (what the answer took), the cost is 0.
                 return Completion(
                     model=self._model,
                     texts=texts,
                     usage=usage,
-                    cost_usd=self.prices.cost(self._model, usage),
+                    cost_usd=0.0,
                     latency_s=time.perf_counter() - start,
                     cached=True,
                     request=record,
