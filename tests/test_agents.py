@@ -20,6 +20,7 @@ from metanim.agents import (
     QuestionTask,
     ReAct,
     SelfConsistency,
+    SelfRefine,
     aggregate,
     brier_score,
     extract_action,
@@ -133,6 +134,22 @@ def test_forfeit_and_seeded_fallback() -> None:
         and again.move == run(method.decide(FIB, FIB.initial_state(), seed=5)).move
     )
     assert len(moves) > 1 and moves <= set(FIB.legal_moves(FIB.initial_state()))
+
+
+def test_self_refine_records_a_failed_final_step() -> None:
+    # answer 2, feedback, refine 3, feedback, refine unreadable (no re-asks).
+    replies = [block({"action": 2}), "fine", block({"action": 3}), "hmm", "no idea"]
+    client = Scripted(lambda m, t, i: replies[i])
+    d = run(SelfRefine(client, iterations=2, max_reasks=0).decide(FIB, FIB.initial_state(), seed=1))
+    assert d.move == 3 and d.status == "ok" and d.n_calls == 5
+    assert d.extra["fell_back_to_iteration"] == 1 and d.extra["invalid_steps"] == [2]
+    assert d.unparsable == 1 and d.failed_agents == 1
+    # Invalid first, valid last: the last answer is used, nothing to fall back from.
+    replies = ["??", "fine", block({"action": 2}), "ok", block({"action": 3})]
+    client = Scripted(lambda m, t, i: replies[i])
+    d = run(SelfRefine(client, iterations=2, max_reasks=0).decide(FIB, FIB.initial_state(), seed=1))
+    assert d.move == 3 and "fell_back_to_iteration" not in d.extra
+    assert d.extra["invalid_steps"] == [0]
 
 
 def test_tie_break_is_seeded_and_recorded() -> None:

@@ -112,7 +112,10 @@ class SelfConsistency(Method):
 class SelfRefine(Method):
     """Self-Refine (Madaan et al. 2023): answer, then `iterations` rounds of feedback and refinement.
 
-    MetaNIM applies three refinement steps. The final answer is the last valid one.
+    MetaNIM applies three refinement steps. The final answer is the last valid one. When
+    the last step stays invalid (after its re-asks) and an earlier answer is used, the
+    decision records it: `extra["fell_back_to_iteration"]` is that answer's step (0 = the
+    initial answer), and `extra["invalid_steps"]` lists every step that stayed invalid.
     """
 
     name = "self_refine"
@@ -138,7 +141,8 @@ class SelfRefine(Method):
         )
         answer, text = reply.answer, reply.text
         ctx.record_round({"agent": answer})
-        best = answer
+        best, best_step = answer, 0
+        invalid = [] if answer is not None else [0]
         fmt = prompts.output_format("react", task.action_schema())
         for it in range(1, self.iterations + 1):
             messages = [
@@ -170,5 +174,12 @@ class SelfRefine(Method):
             answer, text = reply.answer, reply.text
             ctx.record_round({"agent": answer})
             if answer is not None:
-                best = answer
+                best, best_step = answer, it
+            else:
+                invalid.append(it)
+        if invalid:
+            ctx.extra["invalid_steps"] = invalid
+        if answer is None and best is not None:
+            # The final step failed: say so rather than report a plain "ok".
+            ctx.extra["fell_back_to_iteration"] = best_step
         return best
