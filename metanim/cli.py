@@ -187,9 +187,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return int(args.handler(args) or 0)
-    except (MetaNimError, ValueError) as exc:
-        print(f"metanim {args.command}: error: {exc}", file=sys.stderr)
+    except (MetaNimError, ValueError, OSError) as exc:
+        # A user's mistake (bad value, bad state, missing file): one line, exit code 2.
+        # Anything else is a bug and keeps its traceback.
+        print(f"metanim {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error as one line: pydantic's per-field errors joined, a file error with its path."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(x) for x in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors()
+        )
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 SOLVER_PLAYERS = ["--method", "optimal", "--opponent", "random", "--no-progress"]
 
 
@@ -43,14 +41,39 @@ def test_tournament_starts_from_a_json_state(tmp_path: Path) -> None:
     assert all(r["start_outcome"] == "P" for r in records)  # [5, 4] is a P-position
 
 
-@pytest.mark.parametrize(
-    ("start", "message"),
-    [("[5,9]", "max take 9 outside [1, 5]"), ("five", "random_n, initial or a state as JSON")],
-)
-def test_tournament_refuses_a_bad_start(tmp_path: Path, start: str, message: str) -> None:
-    result = _metanim(
-        "tournament", "--game", "fibonacci-20", "--start", start, "--episodes", "1",
-        "--results-dir", str(tmp_path), *SOLVER_PLAYERS,
-    )  # fmt: skip
-    assert message in _one_line_error(result, "tournament")
-    assert not list(tmp_path.glob("*.jsonl"))
+#: User mistakes: (arguments, the message the one error line must hold).
+USER_ERRORS = [
+    (["tournament", "--game", 'nim:{"heapz":[12]}', *SOLVER_PLAYERS],
+     "unknown parameter(s) heapz for nim; valid: heaps, max_take, misere"),
+    (["solve", "nim", "abc"], "as a NIM state"),
+    (["solve", "chomp", "[[1,1],[1]]"], "as a Chomp state"),
+    (["tournament", "--game", "fibonacci-20", "--start", "[5,9]", *SOLVER_PLAYERS],
+     "start [5,9] is not a state of fibonacci-20: max take 9 outside [1, 5]"),
+    (["evaluate", "--dataset", "nope.jsonl", "--no-progress"], "No such file or directory: nope.jsonl"),
+    (["tournament", "--episodes", "0", "--no-progress"], "episodes: Input should be greater than"),
+]  # fmt: skip
+
+
+def test_user_errors_are_one_line_with_exit_code_2(tmp_path: Path) -> None:
+    # Started at once and collected after: the interpreter start-ups overlap.
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "metanim.cli", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        for args, _ in USER_ERRORS
+    ]
+    for proc, (args, message) in zip(procs, USER_ERRORS, strict=True):
+        out, err = proc.communicate(timeout=120)
+        result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        assert message in _one_line_error(result, args[0]), args
+    assert not list(tmp_path.iterdir())  # nothing was run, nothing written
+
+
+def test_solve_reads_a_bare_fibonacci_pile() -> None:
+    result = _metanim("solve", "fibonacci", "20")
+    assert result.returncode == 0, result.stderr
+    assert "winning moves" in result.stdout
