@@ -249,3 +249,30 @@ def test_parse_spec() -> None:
     )
     with pytest.raises(ValueError, match="unknown method"):
         parse_spec("telepathy")
+
+
+def test_build_method_names_an_unknown_parameter() -> None:
+    from metanim.agents import build_method
+
+    made: list[str] = []
+
+    def factory(name: str) -> Scripted:
+        made.append(name)
+        return Scripted(lambda m, t, i: block({"action": 2}), model=name)
+
+    with pytest.raises(ValueError, match=r"'bogus' for method 'mad'.*valid: agents, max_reasks"):
+        build_method("mad:bogus=1", "m", client_factory=factory)
+    with pytest.raises(ValueError, match=r"'sim-biased:p'.*valid: .*rounds.*whole tail"):
+        build_method("mad:agents=3,sim-biased:p=0.8", "m", client_factory=factory)
+    with pytest.raises(ValueError, match=r"'agents' for method 'sc'.*valid: .*\bn\b"):
+        build_method("sc:agents=3", "m", client_factory=factory)
+    assert made == []  # refused before any client is made
+    # Every valid parameter, base-class ones included, still builds.
+    mad = build_method(
+        "mad:agents=3,rounds=1,max_reasks=0,on_failure=random", "m", client_factory=factory
+    )
+    assert (mad.agents, mad.rounds, mad.max_reasks, mad.on_failure) == (3, 1, 0, "random")
+    assert (
+        build_method("dreamad_minus:elicit_temperature=0.2", "m", client_factory=factory).variant
+        == "minus"
+    )

@@ -18,7 +18,14 @@ from metanim.agents.debate import MAD, MPD, AnonymousMAD, CrossModel, DReaMAD
 from metanim.agents.parsing import ActionReply, Parsed, extract_action, parse_reply
 from metanim.agents.policy import LLMPolicy
 from metanim.agents.prompts import METHOD_PROMPT_VERSION
-from metanim.agents.registry import METHODS, build_method, make_client, parse_spec
+from metanim.agents.registry import (
+    METHODS,
+    build_method,
+    check_parameters,
+    make_client,
+    method_parameters,
+    parse_spec,
+)
 from metanim.agents.single import CoT, ReAct, SelfConsistency, SelfRefine, Standard
 from metanim.agents.tasks import GameTask, Question, QuestionTask, Task, as_task, load_questions
 
@@ -54,9 +61,11 @@ __all__ = [
     "as_task",
     "brier_score",
     "build_method",
+    "check_parameters",
     "extract_action",
     "load_questions",
     "make_client",
+    "method_parameters",
     "parse_reply",
     "parse_spec",
     "update_weights",

@@ -8,6 +8,7 @@ colon takes the whole tail: `react:sim-biased:heuristic=max_take,p=0.8`.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from typing import Any
@@ -79,6 +80,45 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     return name, model, params
 
 
+def method_parameters(name: str) -> list[str]:
+    """The keyword parameters method `name` (or an alias) accepts, from its class signature."""
+    cls, _ = METHODS[name]
+    names: list[str] = ["models"] if cls is CrossModel else []
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        more = False
+        for param in inspect.signature(vars(klass)["__init__"]).parameters.values():
+            if param.kind is param.VAR_KEYWORD:
+                more = True
+            elif param.kind is param.KEYWORD_ONLY and param.name not in names:
+                names.append(param.name)
+        if not more or klass is Method:
+            break
+    return sorted(names)
+
+
+def check_parameters(name: str, params: dict[str, Any], spec: str | None = None) -> None:
+    """Raise a `ValueError` naming any parameter method `name` does not take."""
+    valid = method_parameters(name)
+    unknown = [key for key in params if key not in valid]
+    if not unknown:
+        return
+    hint = ""
+    if any(":" in key for key in unknown):
+        hint = (
+            "; a model with its own parameters must be the whole tail of the spec "
+            "(react:sim-biased:p=0.8): give the model separately (--model) to combine "
+            "it with method parameters"
+        )
+    where = f" in {spec!r}" if spec else ""
+    raise ValueError(
+        f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+        f"{', '.join(map(repr, unknown))} for method {name!r}{where}; "
+        f"valid: {', '.join(valid)}{hint}"
+    )
+
+
 def build_method(
     spec: str, model: str | None = None, *, client_factory: ClientFactory = make_client
 ) -> Method:
@@ -88,6 +128,7 @@ def build_method(
     points at the simulated server).
     """
     name, spec_model, params = parse_spec(spec)
+    check_parameters(name, params, spec)
     cls, fixed = METHODS[name]
     if cls is CrossModel:
         models = params.pop("models", None)
