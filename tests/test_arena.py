@@ -420,3 +420,21 @@ def test_an_oversized_setting_fails_before_any_episode(tmp_path: Path) -> None:
     with pytest.raises(SizeLimitError, match="MAX_TABLE_STATES"):
         run_tournament(config)
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_a_cost_cap_refuses_an_unpriced_model(tmp_path: Path) -> None:
+    config = TournamentConfig(
+        method="react",
+        model="my-local-llama",
+        opponent="random",
+        opponent_model="also-unpriced",  # a solver opponent calls no model
+        max_cost_usd=1.0,
+        episodes=1,
+        results_dir=str(tmp_path),
+        progress=False,
+    )
+    with pytest.raises(ValueError, match=r"'my-local-llama' has no price.*METANIM_PRICES"):
+        run_tournament(config)
+    assert not list(tmp_path.iterdir())
+    # A sim-* model is priced at 0: the cap applies and the run starts.
+    assert run_tournament(config.model_copy(update={"model": "sim-optimal"})).played_now == 1

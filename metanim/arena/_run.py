@@ -71,6 +71,26 @@ def server_identity(model: str, base_url: str | None) -> str:
     return (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
+def refuse_unpriced(max_cost_usd: float | None, models: list[str]) -> None:
+    """Refuse a cost cap over a model the price table does not know.
+
+    An unpriced model's calls cost $0 in the accounts, so the cap would never stop the
+    run. `sim-*` models are priced at 0 in the shipped table.
+    """
+    if max_cost_usd is None:
+        return
+    from metanim.llm.prices import PRICES_ENV, PriceTable
+
+    table = PriceTable.load()
+    for model in models:
+        if not table.is_priced(model):
+            raise ValueError(
+                f"--max-cost-usd is set but model {model!r} has no price, so its calls would "
+                f"count as $0 and the cap could not stop the run; add its price to a JSON file "
+                f"named by {PRICES_ENV} (same shape as metanim/llm/prices.json)"
+            )
+
+
 def config_digest(body: dict[str, Any]) -> str:
     """The 12-hex-digit hash of a config's identifying fields."""
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]

@@ -30,6 +30,7 @@ from metanim.arena._run import (
     config_digest,
     pct,
     qualified_model,
+    refuse_unpriced,
     run_logged,
     server_identity,
 )
@@ -137,6 +138,7 @@ def run_evaluation(config: EvaluationConfig) -> EvaluationResult:
 
 async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
     """Make every planned decision not yet logged, then summarize the whole log."""
+    refuse_unpriced(config.max_cost_usd, [config.model])
     needed = needs_sim_server((config.method, config.model, config.base_url))
     with sim_server_if_needed(needed, seed=config.seed) as sim_url:
         return await _run(config, sim_url)

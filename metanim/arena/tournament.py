@@ -30,6 +30,7 @@ from metanim.arena._run import (
     config_digest,
     pct,
     qualified_model,
+    refuse_unpriced,
     run_logged,
     server_identity,
 )
@@ -233,6 +234,8 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
 
     A simulated model with no server URL gets the simulated server in-process.
     """
+    sides = ((config.method, config.model), (config.opponent, config.opponent_model))
+    refuse_unpriced(config.max_cost_usd, [m for s, m in sides if not is_solver_spec(s)])
     needed = needs_sim_server(
         (config.method, config.model, config.base_url),
         (config.opponent, config.opponent_model, config.opponent_base_url),
