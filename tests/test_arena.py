@@ -438,3 +438,27 @@ def test_a_cost_cap_refuses_an_unpriced_model(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())
     # A sim-* model is priced at 0: the cap applies and the run starts.
     assert run_tournament(config.model_copy(update={"model": "sim-optimal"})).played_now == 1
+
+
+def test_cli_cache_answers_a_rerun_and_stays_out_of_the_hash(
+    tmp_path: Path, sim_server: SimServer
+) -> None:
+    dataset = _dataset(tmp_path / "ds.jsonl")
+    cache = tmp_path / "cache.sqlite"
+    args = [
+        "evaluate", "--dataset", str(dataset), "--method", "react", "--model", "sim-optimal",
+        "--base-url", sim_server.base_url, "--repeats", "1", "--limit", "2", "--no-progress",
+        "--cache", str(cache),
+    ]  # fmt: skip
+    sim_server.reset_log()
+    assert main([*args, "--results-dir", str(tmp_path / "a")]) == 0
+    asked = len(sim_server.log)
+    assert asked > 0 and cache.exists()
+    assert main([*args, "--results-dir", str(tmp_path / "b")]) == 0
+    assert len(sim_server.log) == asked  # every call of the rerun came from the cache
+    (log_a,) = (tmp_path / "a").glob("*.jsonl")
+    (log_b,) = (tmp_path / "b").glob("*.jsonl")
+    assert log_a.name == log_b.name  # the cache is not part of the run's identity
+    assert json.loads(log_a.with_suffix(".config.json").read_text())["cache"] == str(cache)
+    a, b = read_records(log_a), read_records(log_b)
+    assert [r["answer"] for r in a] == [r["answer"] for r in b] and len(a) == 2

@@ -29,13 +29,19 @@ class ClientPool:
         timeout_s: float,
         max_retries: int,
         backoff_s: float = 0.5,
+        cache_path: str | None = None,
     ) -> None:
+        from metanim.llm import ResponseCache
+
         self.sim_base_url = sim_base_url
+        # One response cache (a SQLite file) shared by every client of the run.
+        self.cache = ResponseCache(cache_path) if cache_path else None
         self.kwargs = {
             "max_concurrency": max_concurrency,
             "timeout_s": timeout_s,
             "max_retries": max_retries,
             "backoff_s": backoff_s,
+            "cache": self.cache,
         }
         self.clients: dict[tuple[str, str | None], TimedModel] = {}
 
@@ -55,6 +61,8 @@ class ClientPool:
     async def aclose(self) -> None:
         for client in self.clients.values():
             await client.inner.aclose()  # type: ignore[attr-defined]
+        if self.cache is not None:
+            self.cache.close()
 
 
 def build_method(method: str, model: str, params: dict[str, Any], clients: ClientPool) -> Any:

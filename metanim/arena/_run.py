@@ -103,6 +103,7 @@ def client_pool(config: Any, sim_url: str | None) -> ClientPool:
         max_concurrency=config.call_concurrency,
         timeout_s=config.timeout_s,
         max_retries=config.max_retries,
+        cache_path=config.cache,
     )
 
 

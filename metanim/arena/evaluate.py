@@ -42,7 +42,7 @@ _RUN_ONLY = frozenset(
     {
         "name", "repeats", "limit", "concurrency", "call_concurrency", "timeout_s", "max_retries",
         "max_calls", "max_tokens", "max_cost_usd", "results_dir", "progress", "rerun_failed",
-        "record_decisions",
+        "record_decisions", "cache",
     }
 )  # fmt: skip
 
@@ -79,6 +79,11 @@ class EvaluationConfig(BaseModel):
     max_cost_usd: float | None = Field(None, description="budget: ... after this many dollars")
     results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
     record_decisions: bool = Field(True, description="keep every decision's full record in the log")
+    cache: str | None = Field(
+        None,
+        description="a response cache (SQLite file) for deterministic calls (temperature 0); "
+        "a rerun answers them from it",
+    )
     rerun_failed: bool = Field(
         True, description="on resume, rerun decisions that hit an infrastructure error"
     )

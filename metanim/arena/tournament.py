@@ -46,7 +46,7 @@ _RUN_ONLY = frozenset(
     {
         "name", "episodes", "concurrency", "call_concurrency", "timeout_s", "max_retries",
         "max_calls", "max_tokens", "max_cost_usd", "results_dir", "progress", "rerun_failed",
-        "record_decisions",
+        "record_decisions", "cache",
     }
 )  # fmt: skip
 
@@ -107,6 +107,11 @@ class TournamentConfig(BaseModel):
     results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
     record_decisions: bool = Field(
         True, description="keep every decision's full record (messages, samples) in the log"
+    )
+    cache: str | None = Field(
+        None,
+        description="a response cache (SQLite file) for deterministic calls (temperature 0); "
+        "a rerun answers them from it",
     )
     rerun_failed: bool = Field(
         True, description="on resume, rerun episodes that ended in an infrastructure error"
