@@ -462,3 +462,31 @@ def test_cli_cache_answers_a_rerun_and_stays_out_of_the_hash(
     assert json.loads(log_a.with_suffix(".config.json").read_text())["cache"] == str(cache)
     a, b = read_records(log_a), read_records(log_b)
     assert [r["answer"] for r in a] == [r["answer"] for r in b] and len(a) == 2
+
+
+def test_evaluation_shows_how_many_repeats_entered_the_mean(tmp_path: Path) -> None:
+    from metanim.arena import evaluate
+
+    config = EvaluationConfig(
+        dataset=[str(_dataset(tmp_path / "ds.jsonl"))],
+        method="react",
+        model="sim-optimal",
+        repeats=3,
+        results_dir=str(tmp_path),
+        progress=False,
+    )
+    result = run_evaluation(config)
+    (row,) = [g for g in result.summary["games"] if g["game"] == "fibonacci"]
+    assert (row["repeats_in_mean"], row["repeats"]) == (3, 3)
+    # The same log with every decision of repeat 1 lost to the server: that repeat has no
+    # accuracy, so the mean is over 2 repeats, and the table says so.
+    lines = read_records(result.log_path)
+    for line in lines:
+        if line["repeat"] == 1:
+            line.update(status="infrastructure_error", correct=None)
+    summary = evaluate.summarize(lines, planned=evaluate.plan(config))
+    summary["config"] = config.model_dump(mode="json")
+    (row,) = [g for g in summary["games"] if g["game"] == "fibonacci"]
+    assert (row["repeats_in_mean"], row["repeats"]) == (2, 3)
+    assert len(row["accuracy_per_repeat"]) == 2
+    assert "| fibonacci | 8/12 | 2/3 |" in evaluate.render_report(summary)

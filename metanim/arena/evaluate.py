@@ -282,6 +282,10 @@ def summarize(
                 "graded": len(graded),
                 "correct": sum(bool(r["correct"]) for r in graded),
                 "accuracy_per_repeat": per_repeat,
+                # A repeat with no graded decision has no accuracy: it is left out of
+                # the mean, and this says so (n of the mean ± std, against all repeats).
+                "repeats_in_mean": len(per_repeat),
+                "repeats": len(repeats),
                 "accuracy_mean": mean,
                 "accuracy_std": std,
                 "accuracy_ci95": [low, high],
@@ -323,19 +327,21 @@ def render_report(summary: dict[str, Any]) -> str:
     lines += [
         "",
         "Accuracy: share of decisions choosing the unique optimal move, per repeat, then mean ± "
-        "std over repeats with a 95% t interval. Forfeits and fallbacks count as wrong; "
+        "std over the repeats with at least one graded decision (repeats in mean: how many of "
+        "all), with a 95% t interval. Forfeits and fallbacks count as wrong; "
         "infrastructure errors and unrun decisions are not graded and are counted apart. "
         "Rates are per sampled answer.",
         "",
-        "| game | graded/planned | accuracy mean ± std [95% CI] | unparsable | illegal | forfeit | "
+        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] | unparsable | illegal | forfeit | "
         "fallback | infra err | errors | not run | calls | tokens | cost $ | s/decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["games"]:
         low, high = g["accuracy_ci95"]
         std = "–" if g["accuracy_std"] != g["accuracy_std"] else f"{100 * g['accuracy_std']:.1f}"
         lines.append(
-            f"| {g['game']} | {g['graded']}/{g['planned']} | {pct(g['accuracy_mean'])} ± {std} "
+            f"| {g['game']} | {g['graded']}/{g['planned']} | {g['repeats_in_mean']}/{g['repeats']} "
+            f"| {pct(g['accuracy_mean'])} ± {std} "
             f"[{pct(low)}, {pct(high)}] | {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} "
             f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
             f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
