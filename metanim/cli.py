@@ -94,43 +94,6 @@ def _serve_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-# ----------------------------------------------------------------------------- play
-def _play_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", required=True, help="game or preset name, e.g. fibonacci, nim-31-k3")
-    p.add_argument("--agent", required=True, help="method spec, e.g. dreamad, mad:agents=3")
-    p.add_argument("--model", required=True, help="the agent's model (model or model@base_url)")
-    p.add_argument("--opponent", default="react:gpt-4o", help="method:model (default react:gpt-4o)")
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible server for both sides")
-    p.add_argument("--seed", type=int, default=0, help="decision seeds derive from it")
-    p.add_argument("--start", type=_json_arg, default=None, help="start state as JSON")
-    p.add_argument("--second", action="store_true", help="the opponent moves first")
-
-
-@command("play", "Play one game between two methods; each move graded by the solver", _play_args)
-def _play(args: argparse.Namespace) -> int:
-    from metanim.agents import LLMPolicy, build_method, make_client
-    from metanim.agents.play import format_record, play_game
-    from metanim.games import make_game
-
-    def client(model: str) -> Any:
-        return make_client(
-            model if "@" in model or not args.base_url else f"{model}@{args.base_url}"
-        )
-
-    agent = LLMPolicy(build_method(args.agent, args.model, client_factory=client))
-    opponent = LLMPolicy(build_method(args.opponent, client_factory=client))
-    record = play_game(
-        make_game(args.game),
-        agent,
-        opponent,
-        seed=args.seed,
-        start=args.start,
-        agent_first=not args.second,
-    )
-    print(format_record(record))
-    return 0
-
-
 # ------------------------------------------- evaluate, tournament, demo, dataset, report
 def _library_command(name: str, module: str, help: str) -> None:
     """A subcommand whose flags (`<name>_arguments`) and handler (`<name>`) live in `module`.
@@ -147,6 +110,11 @@ def _library_command(name: str, module: str, help: str) -> None:
     command(name, help, arguments)(handler)
 
 
+_library_command(
+    "play",
+    "metanim.agents.play",
+    "Play one game between two methods; each move graded by the solver",
+)
 _library_command(
     "evaluate",
     "metanim.arena._cli",

@@ -67,12 +67,13 @@ class ClientPool:
 
 def build_method(method: str, model: str, params: dict[str, Any], clients: ClientPool) -> Any:
     """A `metanim.agents` method from a spec (`name[:k=v,...]`) plus `params` on top."""
-    from metanim.agents.registry import METHODS, parse_spec
+    from metanim.agents.registry import METHODS, check_parameters, parse_spec
     from metanim.agents.registry import build_method as build_from_spec
 
     name, spec_model, spec_params = parse_spec(method)
     merged = {**spec_params, **params}
     cls, fixed = METHODS[name]
+    check_parameters(name, merged, method)  # a bad profile parameter is one clear error
     if name == "cross":
         # Cross-model debate names its models inside the spec; the registry reads them.
         return build_from_spec(method, model, client_factory=clients)
