@@ -70,7 +70,11 @@ def write_section(name: str, markdown: str) -> None:
     start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
     block = f"{start}\n{markdown.strip()}\n{end}"
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    text = (
+        pattern.sub(lambda _: block, text)
+        if pattern.search(text)
+        else text.rstrip() + "\n\n" + block + "\n"
+    )
     DOC.write_text(text)
 
 
