@@ -34,6 +34,40 @@ class AgentProfile(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict, description="method parameters")
 
 
+class RunConfig(BaseModel):
+    """The settings every run shares (tournaments and evaluations): how it is run.
+
+    The fields left bare are reworded per run (episodes or decisions): each subclass
+    declares them with its own default and description.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    concurrency: int
+    call_concurrency: int = Field(64, ge=1, description="model calls in flight at once, per model")
+    timeout_s: float = Field(60.0, gt=0, description="per-call timeout in seconds")
+    max_retries: int
+    max_calls: int | None
+    max_tokens: int | None = Field(None, description="budget: ... after this many tokens")
+    max_cost_usd: float | None = Field(None, description="budget: ... after this many dollars")
+    results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
+    record_decisions: bool
+    cache: str | None = Field(
+        None,
+        description="a response cache (SQLite file) for deterministic calls (temperature 0); "
+        "a rerun answers them from it",
+    )
+    rerun_failed: bool
+    progress: bool = Field(True, description="show a progress bar")
+
+
+#: Fields that do not change what a run plays or decides (its name, and every run
+#: setting but the seed): left out of the config hash, so that a rerun with another
+#: concurrency or budget resumes the same log.
+RUN_ONLY = frozenset(RunConfig.model_fields) - {"seed"} | {"name"}
+
+
 def load_file(path: str | Path) -> dict[str, Any]:
     """A TOML or JSON file as a dict."""
     path = Path(path)

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from metanim.arena._budget import Spent
+from metanim.arena._config import RUN_ONLY, RunConfig
 from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
 from metanim.arena._run import (
     RunResult,
@@ -38,21 +39,14 @@ from metanim.arena._stats import mean_std_ci
 from metanim.arena.episodes import derive_seed
 from metanim.llm._types import InfrastructureError
 
-_RUN_ONLY = frozenset(
-    {
-        "name", "repeats", "limit", "concurrency", "call_concurrency", "timeout_s", "max_retries",
-        "max_calls", "max_tokens", "max_cost_usd", "results_dir", "progress", "rerun_failed",
-        "record_decisions", "cache",
-    }
-)  # fmt: skip
+#: Also left out of the config hash: a rerun with more repeats resumes the same log.
+_RUN_ONLY = RUN_ONLY | {"repeats", "limit"}
 
 RESULT_STATUSES = ("ok", "fallback", "forfeit")
 
 
-class EvaluationConfig(BaseModel):
+class EvaluationConfig(RunConfig):
     """A dataset evaluation: every field is a CLI flag of `metanim evaluate`."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str = Field("evaluation", description="run name, the stem of the result files")
     dataset: list[str] = Field(description="critical-state dataset JSONL file(s)")
@@ -67,27 +61,16 @@ class EvaluationConfig(BaseModel):
     limit: int | None = Field(None, ge=1, description="use only the first N records of each file")
     seed: int = Field(0, description="base seed: the same seed gives the same decisions")
     concurrency: int = Field(16, ge=1, description="decisions made at once")
-    call_concurrency: int = Field(64, ge=1, description="model calls in flight at once, per model")
-    timeout_s: float = Field(60.0, gt=0, description="per-call timeout in seconds")
     max_retries: int = Field(
         4, ge=0, description="retries before a call is an infrastructure error"
     )
     max_calls: int | None = Field(
         None, description="budget: stop starting decisions after this many calls"
     )
-    max_tokens: int | None = Field(None, description="budget: ... after this many tokens")
-    max_cost_usd: float | None = Field(None, description="budget: ... after this many dollars")
-    results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
     record_decisions: bool = Field(True, description="keep every decision's full record in the log")
-    cache: str | None = Field(
-        None,
-        description="a response cache (SQLite file) for deterministic calls (temperature 0); "
-        "a rerun answers them from it",
-    )
     rerun_failed: bool = Field(
         True, description="on resume, rerun decisions that hit an infrastructure error"
     )
-    progress: bool = Field(True, description="show a progress bar")
 
     def config_hash(self) -> str:
         body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))

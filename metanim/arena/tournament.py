@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from metanim.arena._budget import Spent
+from metanim.arena._config import RUN_ONLY, RunConfig
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
 from metanim.arena._policies import is_solver_spec
 from metanim.arena._run import (
@@ -40,21 +41,12 @@ from metanim.games import PRESETS, Game, InvalidStateError, make_game
 
 SeatPolicy = Literal["first", "second", "alternate", "random"]
 
-#: Fields that do not change what an episode is; left out of the config hash so that
-#: a rerun with more episodes, another concurrency or a budget resumes the same log.
-_RUN_ONLY = frozenset(
-    {
-        "name", "episodes", "concurrency", "call_concurrency", "timeout_s", "max_retries",
-        "max_calls", "max_tokens", "max_cost_usd", "results_dir", "progress", "rerun_failed",
-        "record_decisions", "cache",
-    }
-)  # fmt: skip
+#: Also left out of the config hash: a rerun with more episodes resumes the same log.
+_RUN_ONLY = RUN_ONLY | {"episodes"}
 
 
-class TournamentConfig(BaseModel):
+class TournamentConfig(RunConfig):
     """A tournament: every field is a CLI flag of `metanim tournament` (`--field-name`)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str = Field("tournament", description="run name, the stem of the result files")
     games: list[str] = Field(
@@ -94,29 +86,18 @@ class TournamentConfig(BaseModel):
     )
     seed: int = Field(0, description="base seed: the same seed gives the same episodes")
     concurrency: int = Field(8, ge=1, description="episodes played at once")
-    call_concurrency: int = Field(64, ge=1, description="model calls in flight at once, per model")
-    timeout_s: float = Field(60.0, gt=0, description="per-call timeout in seconds")
     max_retries: int = Field(
         4, ge=0, description="retries of a failed call before it is an infrastructure error"
     )
     max_calls: int | None = Field(
         None, description="budget: stop starting episodes after this many model calls"
     )
-    max_tokens: int | None = Field(None, description="budget: ... after this many tokens")
-    max_cost_usd: float | None = Field(None, description="budget: ... after this many dollars")
-    results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
     record_decisions: bool = Field(
         True, description="keep every decision's full record (messages, samples) in the log"
-    )
-    cache: str | None = Field(
-        None,
-        description="a response cache (SQLite file) for deterministic calls (temperature 0); "
-        "a rerun answers them from it",
     )
     rerun_failed: bool = Field(
         True, description="on resume, rerun episodes that ended in an infrastructure error"
     )
-    progress: bool = Field(True, description="show a progress bar")
 
     @field_validator("start", mode="before")
     @classmethod
