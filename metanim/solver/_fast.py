@@ -83,6 +83,26 @@ def _lowest_zero_bit(word):  # pragma: no cover - numba
     return i
 
 
+@njit(inline="always")
+def _mex_of_union(a, b, c, start):  # pragma: no cover - numba
+    """The mex of the union of three value bitsets, given that it holds every value < start."""
+    w = start >> 6
+    while True:
+        word = a[w] | b[w] | c[w]
+        if word != -1:
+            break
+        w += 1
+    return (w << 6) + _lowest_zero_bit(word)
+
+
+@njit(inline="always")
+def _next_missing(bits, m):  # pragma: no cover - numba
+    """The least value >= m missing from a bitset: a set's mex pointer moved up."""
+    while (bits[m >> 6] >> (m & 63)) & 1:
+        m += 1
+    return m
+
+
 @njit(cache=True, nogil=True)
 def wythoff_tables(width, height):  # pragma: no cover - numba
     """Tables indexed by y * width + x, from row, column and diagonal value bitsets.
@@ -108,29 +128,15 @@ def wythoff_tables(width, height):  # pragma: no cover - numba
         row_lost = False
         for x in range(width):
             d = x - y + height - 1
-            start = max(row_mex, col_mex[x], diag_mex[d])
-            w = start >> 6
-            while True:
-                word = row[w] | col[x, w] | diag[d, w]
-                if word != -1:
-                    break
-                w += 1
-            v = (w << 6) + _lowest_zero_bit(word)
+            v = _mex_of_union(row, col[x], diag[d], max(row_mex, col_mex[x], diag_mex[d]))
             grundy[y * width + x] = v
             bit = np.int64(1) << (v & 63)
             row[v >> 6] |= bit
             col[x, v >> 6] |= bit
             diag[d, v >> 6] |= bit
-            while (row[row_mex >> 6] >> (row_mex & 63)) & 1:
-                row_mex += 1
-            m = col_mex[x]
-            while (col[x, m >> 6] >> (m & 63)) & 1:
-                m += 1
-            col_mex[x] = m
-            m = diag_mex[d]
-            while (diag[d, m >> 6] >> (m & 63)) & 1:
-                m += 1
-            diag_mex[d] = m
+            row_mex = _next_missing(row, row_mex)
+            col_mex[x] = _next_missing(col[x], col_mex[x])
+            diag_mex[d] = _next_missing(diag[d], diag_mex[d])
             # Misère: the mover wins at the terminal corner or with a move to a lost cell.
             wins = (x == 0 and y == 0) or row_lost or col_lost[x] or diag_lost[d]
             mover_wins[y * width + x] = 1 if wins else 0
@@ -166,18 +172,10 @@ def wythoff_square(size):  # pragma: no cover - numba
         row_lost = False
         for x in range(y + 1):
             d = y - x
-            m = col_mex[x]  # a lower bound only; mirror insertions may leave it stale
-            while (col[x, m >> 6] >> (m & 63)) & 1:
-                m += 1
+            # col_mex is a lower bound only: mirror insertions may leave it stale.
+            m = _next_missing(col[x], col_mex[x])
             col_mex[x] = m
-            start = max(row_mex, m, diag_mex[d])
-            w = start >> 6
-            while True:
-                word = row[w] | col[x, w] | diag[d, w]
-                if word != -1:
-                    break
-                w += 1
-            v = (w << 6) + _lowest_zero_bit(word)
+            v = _mex_of_union(row, col[x], diag[d], max(row_mex, m, diag_mex[d]))
             grundy[y * size + x] = v
             grundy[x * size + y] = v
             bit = np.int64(1) << (v & 63)
@@ -187,12 +185,8 @@ def wythoff_square(size):  # pragma: no cover - numba
             if x < y:
                 col[y, vw] |= bit  # the twin (y, x) lies in column y, above row y
             diag[d, vw] |= bit
-            while (row[row_mex >> 6] >> (row_mex & 63)) & 1:
-                row_mex += 1
-            m = diag_mex[d]
-            while (diag[d, m >> 6] >> (m & 63)) & 1:
-                m += 1
-            diag_mex[d] = m
+            row_mex = _next_missing(row, row_mex)
+            diag_mex[d] = _next_missing(diag[d], diag_mex[d])
             wins = (x == 0 and y == 0) or row_lost or col_lost[x] or diag_lost[d]
             mover_wins[y * size + x] = 1 if wins else 0
             mover_wins[x * size + y] = 1 if wins else 0
