@@ -25,6 +25,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# Numba's cache tracks this file only: after editing these helpers in _fast.py, clear
+# __pycache__ (or touch this file) so that chomp_p_bits is compiled again.
+from metanim.solver._fast import chomp_terms, next_shape, shape_prefix
+
 #: Largest box side the outcome kernel accepts (rows, cols <= 16: ranks < 2**30).
 CHOMP_OUTCOME_LIMIT = 16
 
@@ -37,11 +41,7 @@ def chomp_p_bits(params, n_states, stats):  # pragma: no cover - numba
     the previous shape's winning bite, shapes whose bites were all probed.
     """
     rows, cols = params[0], params[1]
-    stride = cols + 1
-    terms = np.zeros((rows, cols + 1), np.int64)  # T(i, s), with T(i, 0) = 0
-    for i in range(rows):
-        for v in range(1, cols + 1):
-            terms[i, v] = params[2 + (rows - i) * stride + v - 1]
+    terms = chomp_terms(params)  # T(i, s), with T(i, 0) = 0
     cum = np.zeros((rows + 1, cols + 1), np.int64)  # cum[i, c] = sum_{i' < i} T(i', c)
     for i in range(rows):
         for c in range(cols + 1):
@@ -56,11 +56,7 @@ def chomp_p_bits(params, n_states, stats):  # pragma: no cover - numba
     win_r = -1
     win_c = -1
     for rank in range(n_states):
-        p = 0
-        for i in range(rows):
-            prefix[i] = p
-            p += terms[i, lengths[i]]
-        prefix[rows] = p
+        shape_prefix(terms, lengths, prefix)
         found = False
         if win_r >= 0 and lengths[win_r] > win_c:
             h = win_r + 1
@@ -95,15 +91,7 @@ def chomp_p_bits(params, n_states, stats):  # pragma: no cover - numba
             bits[rank >> 3] |= np.uint8(1 << (rank & 7))
             n_p += 1
             full_scans += 1
-        i = rows - 1
-        while i >= 0:
-            cap = cols if i == 0 else lengths[i - 1]
-            if lengths[i] < cap:
-                lengths[i] += 1
-                for j in range(i + 1, rows):
-                    lengths[j] = 0
-                break
-            i -= 1
+        next_shape(lengths, cols)
     stats[0] = n_p
     stats[1] = probes
     stats[2] = hint_hits

@@ -230,6 +230,46 @@ def chomp_losing_bites(params, lengths, lost, out):  # pragma: no cover - numba
 
 # ----------------------------------------------------------------------------- Chomp
 @njit(cache=True, nogil=True)
+def chomp_terms(params):  # pragma: no cover - numba
+    """T(i, s), the rank weight of row i at length s, as a rows × (cols + 1) table (T(i, 0) = 0)."""
+    rows, cols = params[0], params[1]
+    stride = cols + 1
+    terms = np.zeros((rows, cols + 1), np.int64)
+    for i in range(rows):
+        for v in range(1, cols + 1):
+            terms[i, v] = params[2 + (rows - i) * stride + v - 1]
+    return terms
+
+
+@njit(inline="always")
+def shape_prefix(terms, lengths, prefix):  # pragma: no cover - numba
+    """prefix[i] = the rank weight of rows 0..i-1 of the shape, for i in 0..rows."""
+    p = 0
+    for i in range(len(lengths)):
+        prefix[i] = p
+        p += terms[i, lengths[i]]
+    prefix[len(lengths)] = p
+
+
+@njit(inline="always")
+def next_shape(lengths, cols):  # pragma: no cover - numba
+    """Step the row lengths to the next shape in rank order, like an odometer.
+
+    Returns False, leaving `lengths` as it is, after the last shape (the full box).
+    """
+    i = len(lengths) - 1
+    while i >= 0:
+        cap = cols if i == 0 else lengths[i - 1]
+        if lengths[i] < cap:
+            lengths[i] += 1
+            for j in range(i + 1, len(lengths)):
+                lengths[j] = 0
+            return True
+        i -= 1
+    return False
+
+
+@njit(cache=True, nogil=True)
 def chomp_packed(params, n_states):  # pragma: no cover - numba
     """Every shape in the box, in rank order (`kernels.chomp_rank`): grundy | lost << 8.
 
@@ -241,21 +281,13 @@ def chomp_packed(params, n_states):  # pragma: no cover - numba
     successor gives both its Grundy value and its misère outcome.
     """
     rows, cols = params[0], params[1]
-    stride = cols + 1
-    terms = np.zeros((rows, cols + 1), np.int64)  # T(i, s), with T(i, 0) = 0
-    for i in range(rows):
-        for v in range(1, cols + 1):
-            terms[i, v] = params[2 + (rows - i) * stride + v - 1]
+    terms = chomp_terms(params)
     table = np.zeros(n_states, np.uint16)
     lengths = np.zeros(rows, np.int64)
     prefix = np.zeros(rows + 1, np.int64)
     seen = np.zeros(rows * cols + 2, np.int64)
     for rank in range(n_states):
-        p = 0
-        for i in range(rows):
-            prefix[i] = p
-            p += terms[i, lengths[i]]
-        prefix[rows] = p
+        shape_prefix(terms, lengths, prefix)
         stamp = rank + 1
         lost_child = 0
         h = rows
@@ -280,13 +312,5 @@ def chomp_packed(params, n_states):  # pragma: no cover - numba
         no_bite = lengths[0] <= 1 and (rows == 1 or lengths[1] == 0)
         lost = 0 if no_bite or (lost_child >> 8) & 1 else 1
         table[rank] = m | (lost << 8)
-        i = rows - 1
-        while i >= 0:
-            cap = cols if i == 0 else lengths[i - 1]
-            if lengths[i] < cap:
-                lengths[i] += 1
-                for j in range(i + 1, rows):
-                    lengths[j] = 0
-                break
-            i -= 1
+        next_shape(lengths, cols)
     return table
