@@ -19,7 +19,9 @@ from metanim.games import IllegalMoveError
 @pytest.mark.parametrize("game", ENV_GAMES.values())
 @pytest.mark.parametrize("misere", [False, True])
 def test_api_test(game: str, misere: bool) -> None:
-    api_test(env(game=game, misere=misere), num_cycles=300)
+    aec = env(game=game, misere=misere)
+    api_test(aec, num_cycles=300)  # raises AssertionError on any API violation
+    assert set(aec.possible_agents) == {"player_0", "player_1"}
 
 
 def test_optimal_first_player_beats_random_second_player() -> None:

@@ -18,4 +18,7 @@ def test_readme_has_examples() -> None:
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    exec(compile(BLOCKS[index], f"README.md[python block {index}]", "exec"), {})
+    namespace: dict[str, object] = {}
+    # Each block carries its own asserts; an exception or a failed assert fails the test.
+    exec(compile(BLOCKS[index], f"README.md[python block {index}]", "exec"), namespace)
+    assert len(namespace) > 1  # the block ran and defined its names
