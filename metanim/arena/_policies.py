@@ -21,6 +21,18 @@ from metanim.llm._types import ChatModel, Completion, InfrastructureError, Messa
 TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 
 
+#: Per-turn counts that move records carry and side totals add up.
+TURN_COUNTS = (
+    "illegal",
+    "unparsable",
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_s",
+)
+
+
 @dataclass
 class Turn:
     """One decision of one player, as the arena records it.
@@ -40,6 +52,10 @@ class Turn:
     latency_s: float = 0.0
     error: str | None = None
     detail: dict[str, Any] | None = None
+
+    def counts(self) -> dict[str, int | float]:
+        """The answer-failure and usage counts, as the episode records copy and add them."""
+        return {name: getattr(self, name) for name in TURN_COUNTS}
 
 
 @runtime_checkable

@@ -76,15 +76,10 @@ class SideTotals(BaseModel):
     def add(self, turn: Turn, optimal: bool | None) -> None:
         self.moves += turn.move is not None
         self.optimal_moves += bool(optimal)
-        self.illegal += turn.illegal
-        self.unparsable += turn.unparsable
         self.forfeits += turn.status == "forfeit"
         self.fallbacks += turn.status == "fallback"
-        self.calls += turn.calls
-        self.prompt_tokens += turn.prompt_tokens
-        self.completion_tokens += turn.completion_tokens
-        self.cost_usd += turn.cost_usd
-        self.latency_s += turn.latency_s
+        for name, value in turn.counts().items():
+            setattr(self, name, getattr(self, name) + value)
 
 
 class EpisodeRecord(BaseModel):
@@ -203,13 +198,7 @@ async def play_episode(
                 status=turn.status,
                 move=None if turn.move is None else game.move_text(turn.move),
                 optimal=optimal,
-                illegal=turn.illegal,
-                unparsable=turn.unparsable,
-                calls=turn.calls,
-                prompt_tokens=turn.prompt_tokens,
-                completion_tokens=turn.completion_tokens,
-                cost_usd=turn.cost_usd,
-                latency_s=turn.latency_s,
+                **turn.counts(),
                 seed=ply_seed,
                 error=turn.error,
                 decision=turn.detail,
