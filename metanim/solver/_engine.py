@@ -70,16 +70,3 @@ def kernel(pyfunc):
 
     compiled.py_func = pyfunc  # type: ignore[attr-defined]
     return compiled
-
-
-@njit(cache=True, nogil=True)
-def mex_of(values, count, seen, stamp):  # pragma: no cover - compiled by numba
-    """mex of values[:count] using a stamped scratch buffer (len(seen) > count)."""
-    for i in range(count):
-        v = values[i]
-        if v <= count:
-            seen[v] = stamp
-    m = 0
-    while seen[m] == stamp:
-        m += 1
-    return m
