@@ -117,7 +117,11 @@ class GameTask:
         }
 
 
-_LETTER = re.compile(r"^\(?([A-Za-z0-9]{1,2})\)?[.):]?(?:\s+.*)?$", re.DOTALL)
+# An option label alone ("B", "(B)", "B.") or leading its text ("(B) Paris", "B) Paris").
+_LABEL = r"[A-Za-z]|\d{1,2}"
+_LETTER = re.compile(
+    rf"^(?:\((?P<a>{_LABEL})\)(?:\s.*)?|(?P<b>{_LABEL})(?:[.):](?:\s.*)?)?)$", re.DOTALL
+)
 
 _TASK_LINES = {
     "numeric": "#Task: Solve the problem and give the final numeric answer.",
@@ -166,7 +170,7 @@ class QuestionTask:
             )
         if self.kind == "numeric":
             return "number // your final numeric answer"
-        return 'string // your final answer: a number or a LaTeX expression, e.g. "\\\\frac{3}{4}"'
+        return 'string // your final answer: a number or a LaTeX expression, e.g. "\\\\frac{a}{b}"'
 
     def parse(self, value: Any) -> Any:
         if self.item.choices is not None:
@@ -185,12 +189,12 @@ class QuestionTask:
             return by_text[cleaned.lower()]
         match = _LETTER.match(cleaned)
         if match is None:
-            found = re.findall(r"\(([A-Za-z0-9]{1,2})\)", value)
+            found = re.findall(rf"\(({_LABEL})\)", value)
             if not found:
                 raise UnparsableMoveError(f"expected an option letter, got {value!r}", value)
             raw = found[-1]
         else:
-            raw = match.group(1)
+            raw = match.group("a") or match.group("b")
         letter = self._label(raw)
         if letter is None:
             raise IllegalMoveError(

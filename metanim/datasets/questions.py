@@ -118,8 +118,8 @@ _GSM8K = re.compile(r"####\s*(.+?)\s*$", re.DOTALL)
 
 def _gsm8k_answer(text: str) -> str:
     match = _GSM8K.search(text)
-    if match is None:
-        raise ValueError("no '#### answer' line")
+    if match is None or not match.group(1).strip():
+        raise ValueError("no answer after '####'")
     # GSM8K writes thousands with commas (#### 1,200); the number is 1200.
     return match.group(1).strip().replace(",", "")
 
