@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -445,3 +446,15 @@ def test_challenging_subset_keeps_items_the_baseline_fails(tmp_path: Path) -> No
         progress=False,
     )  # fmt: skip
     assert run_challenging(optimal).kept[str(source)] == []
+
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "questions.md"
+
+
+@pytest.mark.parametrize("index", range(2))
+def test_doc_examples_run(index: int) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
+    assert len(blocks) == 2
+    namespace: dict[str, object] = {}
+    exec(compile(blocks[index], f"docs/questions.md[python block {index}]", "exec"), namespace)
+    assert len(namespace) > 1
