@@ -315,6 +315,39 @@ def test_simulator_answers_from_the_question_file_not_the_prompt(tmp_path: Path)
         assert d.status == "forfeit" and all(s.error == "unparsable" for s in d.samples)
 
 
+def test_every_method_answers_questions(tmp_path: Path) -> None:
+    from metanim.agents.registry import METHODS
+
+    files = [SAMPLES_DIR / "math.jsonl", SAMPLES_DIR / "mc.jsonl"]
+    tasks = [QuestionTask(load_questions(f)[0]) for f in files]  # \\frac{3}{4}, and option B
+    names = {}
+    for name, (cls, fixed) in METHODS.items():  # one name per method (aliases skipped)
+        names.setdefault((cls, tuple(sorted(fixed.items()))), name)
+
+    async def run_all(url: str) -> dict[str, list[bool]]:
+        clients = []
+
+        def factory(model: str):
+            clients.append(make_client(f"{model}@{url}", api_key="sim", backoff_s=0.001))
+            return clients[-1]
+
+        out = {}
+        try:
+            for name in names.values():
+                spec = "cross:models=sim-optimal|sim-optimal" if name == "cross" else name
+                method = build_method(spec, "sim-optimal", client_factory=factory)
+                decisions = [await method.decide(t, seed=1) for t in tasks]
+                out[name] = [t.is_correct(d.move) for t, d in zip(tasks, decisions, strict=True)]
+        finally:
+            for c in clients:
+                await c.aclose()
+        return out
+
+    with SimServer(questions=files) as server:
+        results = asyncio.run(run_all(server.base_url))
+    assert len(results) >= 13 and all(ok == [True, True] for ok in results.values()), results
+
+
 def test_simulated_accuracy_matches_the_policy_from_its_request_log(tmp_path: Path) -> None:
     dataset = SAMPLES_DIR / "math.jsonl"
     with SimServer(questions=[dataset]) as server:
