@@ -259,8 +259,19 @@ class QuestionTask:
         if gold is None or answer is None:
             return False
         if isinstance(gold, MathAnswer):
-            return isinstance(answer, MathAnswer) and equivalent(gold, answer)
+            if not isinstance(answer, MathAnswer):
+                return False
+            # Repeats and debate rounds grade the same few answers again: verify each once.
+            seen = self._verified
+            key = (answer.text, str(answer.value))
+            if key not in seen:
+                seen[key] = equivalent(gold, answer)
+            return seen[key]
         return bool(gold == answer)
+
+    @cached_property
+    def _verified(self) -> dict[tuple[str, str], bool]:
+        return {}
 
     def grade(self, value: Any) -> tuple[str | None, str]:
         """A raw answer value to (extracted text, verdict `correct`, `wrong` or `unparsable`).
