@@ -287,11 +287,11 @@ def load_questions(path: str | Path, shape: str = "auto") -> list[Question]:
 
 def is_question_file(path: str | Path) -> bool:
     """Whether a JSONL file holds questions (its first row has no `game` field)."""
-    rows = read_rows_head(path)
-    return rows is not None and "game" not in rows
+    first = _first_row(path)
+    return first is not None and "game" not in first
 
 
-def read_rows_head(path: str | Path) -> dict[str, Any] | None:
+def _first_row(path: str | Path) -> dict[str, Any] | None:
     """The first non-empty row of a JSONL file as an object, or None if it is not one."""
     with Path(path).open(encoding="utf-8") as fh:
         for line in fh:
