@@ -379,6 +379,23 @@ def test_every_method_answers_questions(tmp_path: Path) -> None:
     assert len(results) >= 13 and all(ok == [True, True] for ok in results.values()), results
 
 
+def test_answer_key_finds_the_asked_question_and_reads_latex_peers() -> None:
+    from metanim.llm.sim.policies import answers_in, question_task
+    from metanim.llm.sim.questions import AnswerKey
+
+    short = Question("s", "What is 2+2?", answer="4")
+    long = Question("l", "Ann asks: What is 2+2? Then she adds 1.", answer="5")
+    frac = Question("f", "Half plus a quarter?", answer=r"\frac{3}{4}")
+    key = AnswerKey([short, long, frac])
+    assert key.find("#Question: Ann asks: What is 2+2? Then she adds 1.\n#Task").id == "l"
+    assert key.find("#Question: What is   2+2?\n#Task").id == "s"  # spacing is normalized
+    assert key.find("#Question: What is 3+3?") is None
+    task = question_task(key.find("Half plus a quarter?"))
+    assert task.correct == [r"\frac{3}{4}"] and r"\frac{3}{4}" in task.candidates
+    peer = 'I agree.\n```json\n{"reasoning": "x", "action": "\\\\frac{3}{4}"}\n```'
+    assert answers_in(peer, task) == [r"\frac{3}{4}"]
+
+
 def test_simulated_accuracy_matches_the_policy_from_its_request_log(tmp_path: Path) -> None:
     dataset = SAMPLES_DIR / "math.jsonl"
     with SimServer(questions=[dataset]) as server:
