@@ -77,6 +77,13 @@ def _serve_sim_args(p: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="require the key held in this environment variable (default: accept any key)",
     )
+    p.add_argument(
+        "--questions",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a question file the models answer (repeatable; looked up by question text)",
+    )
 
 
 @command(
@@ -90,8 +97,21 @@ def _serve_sim(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"environment variable {args.api_key_env} is not set")
-    serve(args.host, args.port, api_key=api_key, seed=args.seed, log_path=args.log)
+    serve(
+        args.host,
+        args.port,
+        api_key=api_key,
+        seed=args.seed,
+        log_path=args.log,
+        questions=_question_files(args.questions),
+    )
     return 0
+
+
+def _question_files(paths: list[str]) -> list[str]:
+    from metanim.datasets.questions import resolve_path
+
+    return [str(resolve_path(p)) for p in paths]
 
 
 # ------------------------------------------- evaluate, tournament, demo, dataset, report
@@ -118,7 +138,12 @@ _library_command(
 _library_command(
     "evaluate",
     "metanim.arena._cli",
-    "Decision accuracy of a method on critical-state datasets, R repeats",
+    "Decision accuracy of a method on critical-state datasets or question files, R repeats",
+)
+_library_command(
+    "challenging",
+    "metanim.arena._cli",
+    "Seed 004's challenging subset: items a baseline answers right in < 40% of 5 runs at T=0.7",
 )
 _library_command(
     "tournament",

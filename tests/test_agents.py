@@ -236,7 +236,8 @@ def test_question_parsing_and_loading(tmp_path) -> None:
     assert mc.parse('"B"') == "B" and mc.parse("(b)") == "B" and mc.is_correct("B")
     assert parse_reply(mc, block({"action": "C"})).error == "illegal"
     assert parse_reply(mc, block({"action": "maybe"})).error == "unparsable"
-    assert num.parse("the answer is 42.0") == 42.0 and num.is_correct(42.0)
+    assert num.is_correct(num.parse("the answer is 42.0")) and num.text(num.parse("42.0")) == "42"
+    assert not num.is_correct(num.parse("4.2"))
     assert num.legal_answers() is None and num.item.id == "2"
 
 

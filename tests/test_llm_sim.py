@@ -137,15 +137,6 @@ def test_non_move_prompts_get_the_keys_they_ask_for(sim_server):
     assert game.parse_move(json.dumps(obj["action"]), state) in winning_moves(game, state)
 
 
-def test_question_tasks_use_the_hidden_answer_marker(sim_server):
-    mc = 'Which is prime? A) 4 B) 7 C) 9 <!--sim answer=B choices=A,B,C-->\n{"answer": "..."}'
-    assert parsed(ask(sim_server, "sim-optimal", mc).text) == {"answer": "B"}
-    numeric = 'What is 6 x 7? <!--sim answer=42-->\nReply {"reasoning": "...", "answer": 0}'
-    assert parsed(ask(sim_server, "sim-optimal", numeric).text)["answer"] == 42
-    wrong = parsed(ask(sim_server, "sim-faulty:illegal=1", mc).text)["answer"]
-    assert wrong not in ("A", "B", "C")
-
-
 def test_template_keys_reads_the_last_requested_object():
     text = (
         'Peer: {"action": 3, "reasoning": "x"}\nAnswer as {"belief": {"1": 0.5}, "final answer": 1}'

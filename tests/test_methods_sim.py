@@ -15,11 +15,11 @@ import pytest
 
 from metanim.agents import (
     LLMPolicy,
-    Question,
     QuestionTask,
     aggregate,
     brier_score,
     build_method,
+    load_questions,
     make_client,
     parse_reply,
     update_weights,
@@ -267,17 +267,28 @@ def test_http_errors_are_retried_not_counted(server) -> None:
     assert d.status == "ok" and d.n_calls == 1 and d.unparsable == d.illegal == 0
 
 
-def test_question_tasks(server) -> None:
-    mc = QuestionTask(
-        Question("q", "Pick one <!--sim answer=C choices=A,B,C,D-->", ("w", "x", "y", "z"), "C")
-    )
-    d, _log = decide(server, "mad:agents=3", task=mc)
-    assert d.answer == "C" and mc.is_correct(d.move)
-    num = QuestionTask(Question("n", "6*7? <!--sim answer=42-->", None, 42))
-    d, _ = decide(server, "sc:n=3", task=num)
-    assert d.answer == 42.0
-    d, _ = decide(server, "acemad:agents=3,rounds=1", task=mc)
-    assert d.answer == "C"
+def test_question_tasks(tmp_path) -> None:
+    # The simulator knows the answers from the question file, never from the prompt.
+    path = tmp_path / "q.jsonl"
+    rows = [
+        {"id": "q", "question": "Pick one.", "choices": ["w", "x", "y", "z"], "answer": "C"},
+        {"id": "n", "question": "What is 6*7?", "answer": 42, "type": "numeric"},
+        {"id": "f", "question": "What is 1/2 + 1/4?", "answer": "\\frac{3}{4}"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mc, num, frac = (QuestionTask(q) for q in load_questions(path))
+    with SimServer(questions=[path]) as srv:
+        d, _log = decide(srv, "mad:agents=3", task=mc)
+        assert d.answer == "C" and mc.is_correct(d.move)
+        d, _ = decide(srv, "sc:n=3", task=num)
+        assert d.answer == "42" and num.is_correct(d.move)
+        d, _ = decide(srv, "acemad:agents=3,rounds=1", task=mc)
+        assert d.answer == "C"
+        d, _ = decide(srv, "cross:models=sim-optimal|sim-optimal", task=frac)
+        assert frac.is_correct(d.move) and d.rounds[-1] == {
+            "model_1": "\\frac{3}{4}",
+            "model_2": "\\frac{3}{4}",
+        }
 
 
 def test_llm_policy_as_env_opponent_and_agent(server) -> None:

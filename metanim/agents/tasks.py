@@ -2,22 +2,33 @@
 
 Every method (prompting or debate) only needs the problem text, a one-line schema of the
 answer, a parser that raises `UnparsableMoveError` / `IllegalMoveError`, a vote key and the
-legal answers. `GameTask` adapts a `Game` and a state; `QuestionTask` a multiple-choice or
-numeric question loaded from local JSONL (the seeds also evaluate debate on math and QA
-sets: Du et al. 2023, AceMAD's benchmarks, cross-model debate on GSM8K/MATH).
+legal answers. `GameTask` adapts a `Game` and a state; `QuestionTask` a multiple-choice, numeric or
+math question read from a question file (`metanim.datasets.questions`; the seeds also
+evaluate debate on math and QA sets: Du et al. 2023, AceMAD's benchmarks, cross-model
+debate on GSM8K/MATH). A question grades its own answers (`QuestionTask.grade`).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
-from metanim.games import Game, IllegalMoveError, UnparsableMoveError
+from metanim.agents.grading import MathAnswer, equivalent, parse_math
+from metanim.datasets.questions import Question, load_questions
+from metanim.games import Game, IllegalMoveError, MoveError, UnparsableMoveError
+
+__all__ = [
+    "GameTask",
+    "Question",
+    "QuestionTask",
+    "Task",
+    "as_task",
+    "load_questions",
+    "sorted_answers",
+]
 
 
 @runtime_checkable
@@ -106,38 +117,38 @@ class GameTask:
         }
 
 
-_LETTER = re.compile(r"^\(?([A-Za-z])\)?[.):]?$")
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+# An option label alone ("B", "(B)", "B.") or leading its text ("(B) Paris", "B) Paris").
+_LABEL = r"[A-Za-z]|\d{1,2}"
+_LETTER = re.compile(
+    rf"^(?:\((?P<a>{_LABEL})\)(?:\s.*)?|(?P<b>{_LABEL})(?:[.):](?:\s.*)?)?)$", re.DOTALL
+)
 
-
-@dataclass(frozen=True)
-class Question:
-    """One question of a QA or math set.
-
-    Attributes:
-        id: Stable identifier from the JSONL file.
-        question: The question text.
-        choices: Option texts for multiple choice (labelled A, B, ...); None for a numeric answer.
-        answer: The gold answer: a letter for multiple choice, a number otherwise (None if unknown).
-    """
-
-    id: str
-    question: str
-    choices: tuple[str, ...] | None = None
-    answer: Any = None
-    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+_TASK_LINES = {
+    "numeric": "#Task: Solve the problem and give the final numeric answer.",
+    "math": "#Task: Solve the problem and give the final answer (a number or a LaTeX expression).",
+}
 
 
 @dataclass(frozen=True)
 class QuestionTask:
-    """A multiple-choice (answer: a letter) or numeric (answer: a number) question."""
+    """A question: multiple choice (answer: an option label) or open (numeric or math).
+
+    Open answers are read and compared by `math-verify` (`metanim.agents.grading`), so
+    `\\frac{3}{4}`, `0.75` and `\\boxed{3/4}` are one answer; option labels match exactly,
+    and a reply that names an option by its text gets that option's label.
+    """
 
     item: Question
     noun: str = "answer"
 
     @property
+    def kind(self) -> str:
+        """`multiple_choice`, `numeric` or `math`."""
+        return self.item.kind
+
+    @property
     def letters(self) -> list[str]:
-        return [chr(ord("A") + i) for i in range(len(self.item.choices or ()))]
+        return list(self.item.labels or ())
 
     def prompt(self, agent_name: str | None = None) -> str:
         lines = [f"#Question: {self.item.question}"]
@@ -149,7 +160,7 @@ class QuestionTask:
             lines.append(f"#Options:\n{options}")
             lines.append("#Task: Choose the single best option.")
         else:
-            lines.append("#Task: Solve the problem and give the final numeric answer.")
+            lines.append(_TASK_LINES.get(self.kind, _TASK_LINES["math"]))
         return "\n".join(lines)
 
     def action_schema(self) -> str:
@@ -157,66 +168,53 @@ class QuestionTask:
             return (
                 f"string // the letter of the option you choose, one of {', '.join(self.letters)}"
             )
-        return "number // your final numeric answer"
+        if self.kind == "numeric":
+            return "number // your final numeric answer"
+        return 'string // your final answer: a number or a LaTeX expression, e.g. "\\\\frac{a}{b}"'
 
     def parse(self, value: Any) -> Any:
         if self.item.choices is not None:
             return self._parse_letter(value)
-        return self._parse_number(value)
+        return parse_math(value)
 
     def _parse_letter(self, value: Any) -> str:
+        if isinstance(value, int) and not isinstance(value, bool) and str(value) in self.letters:
+            return str(value)  # numeric labels (ARC's 1-4)
         if not isinstance(value, str):
             raise UnparsableMoveError(f"expected an option letter, got {value!r}", str(value))
-        match = _LETTER.match(value.strip().strip("\"'").strip())
+        cleaned = value.strip().strip("\"'").strip()
+        choices = self.item.choices or ()
+        by_text = {t.strip().lower(): lab for t, lab in zip(choices, self.letters, strict=True)}
+        if cleaned.lower() in by_text:
+            return by_text[cleaned.lower()]
+        match = _LETTER.match(cleaned)
         if match is None:
-            found = re.findall(r"\(([A-Za-z])\)", value)
+            found = re.findall(rf"\(({_LABEL})\)", value)
             if not found:
                 raise UnparsableMoveError(f"expected an option letter, got {value!r}", value)
-            letter = found[-1].upper()
+            raw = found[-1]
         else:
-            letter = match.group(1).upper()
-        if letter not in self.letters:
+            raw = match.group("a") or match.group("b")
+        letter = self._label(raw)
+        if letter is None:
             raise IllegalMoveError(
-                f"({letter}) is not one of the options {', '.join(self.letters)}", value
+                f"({raw}) is not one of the options {', '.join(self.letters)}", value
             )
         return letter
 
-    def _parse_number(self, value: Any) -> float:
-        if isinstance(value, bool):
-            raise UnparsableMoveError("expected a number, got a boolean", str(value))
-        if isinstance(value, int | float):
-            number = float(value)
-        elif isinstance(value, str):
-            found = _NUMBER.findall(value)
-            if not found:
-                raise UnparsableMoveError(f"expected a number, found none in {value!r}", value)
-            token = found[-1].replace(",", "")
-            if "/" in token:
-                num, den = token.split("/")
-                if float(den) == 0:
-                    raise UnparsableMoveError(f"division by zero in {token!r}", value)
-                number = float(num) / float(den)
-            else:
-                number = float(token)
-        else:
-            raise UnparsableMoveError(f"expected a number, got {type(value).__name__}", str(value))
-        if not math.isfinite(number):
-            raise UnparsableMoveError(f"expected a finite number, got {value!r}", str(value))
-        return number
+    def _label(self, raw: str) -> str | None:
+        if raw in self.letters:
+            return raw
+        return {lab.upper(): lab for lab in self.letters}.get(raw.upper())
 
     def key(self, answer: Any) -> Hashable:
-        if isinstance(answer, float):
-            # Round so that 0.1 + 0.2 and 0.3 vote together.
-            return round(answer, 9)
-        return answer
+        return answer.key if isinstance(answer, MathAnswer) else answer
 
     def text(self, answer: Any) -> str:
-        if isinstance(answer, float):
-            return str(int(answer)) if answer.is_integer() else repr(answer)
-        return str(answer)
+        return answer.text if isinstance(answer, MathAnswer) else str(answer)
 
     def to_json(self, answer: Any) -> Any:
-        return answer
+        return answer.text if isinstance(answer, MathAnswer) else answer
 
     def legal_answers(self) -> list[Any] | None:
         return list(self.letters) if self.item.choices is not None else None
@@ -228,43 +226,65 @@ class QuestionTask:
         return {
             "kind": "question",
             "id": self.item.id,
+            "type": self.kind,
             "multiple_choice": self.item.choices is not None,
         }
 
+    @cached_property
+    def gold(self) -> Any:
+        """The gold answer read like a reply (None when the item has none).
+
+        Raises:
+            ValueError: the gold answer itself cannot be read (a broken item, not a model error).
+        """
+        if self.item.answer is None:
+            return None
+        try:
+            return self.parse(self.item.answer)
+        except MoveError as exc:
+            raise ValueError(
+                f"question {self.item.id}: its gold answer {self.item.answer!r} cannot be read: "
+                f"{exc.reason}"
+            ) from None
+
+    @property
+    def gold_text(self) -> str | None:
+        """The gold answer as text (what a correct reply's `text` looks like)."""
+        gold = self.gold
+        return None if gold is None else self.text(gold)
+
     def is_correct(self, answer: Any) -> bool:
-        """Whether a parsed answer equals the gold answer."""
-        if self.item.answer is None or answer is None:
+        """Whether a parsed answer equals the gold answer (math-verify for open answers)."""
+        gold = self.gold
+        if gold is None or answer is None:
             return False
-        gold = self.parse(self.item.answer)
-        return self.key(gold) == self.key(answer)
+        if isinstance(gold, MathAnswer):
+            if not isinstance(answer, MathAnswer):
+                return False
+            # Repeats and debate rounds grade the same few answers again: verify each once.
+            seen = self._verified
+            key = (answer.text, str(answer.value))
+            if key not in seen:
+                seen[key] = equivalent(gold, answer)
+            return seen[key]
+        return bool(gold == answer)
 
+    @cached_property
+    def _verified(self) -> dict[tuple[str, str], bool]:
+        return {}
 
-def load_questions(path: str | Path) -> list[Question]:
-    """Read questions from a JSONL file.
+    def grade(self, value: Any) -> tuple[str | None, str]:
+        """A raw answer value to (extracted text, verdict `correct`, `wrong` or `unparsable`).
 
-    Each line is an object with `question`, optional `id`, optional `choices` (a list of
-    option texts, or a dict letter -> text) and optional `answer`.
-    """
-    out: list[Question] = []
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        choices = row.get("choices")
-        if isinstance(choices, dict):
-            choices = [choices[k] for k in sorted(choices)]
-        out.append(
-            Question(
-                id=str(row.get("id", number)),
-                question=str(row["question"]),
-                choices=tuple(str(c) for c in choices) if choices is not None else None,
-                answer=row.get("answer"),
-                meta={
-                    k: v for k, v in row.items() if k not in {"id", "question", "choices", "answer"}
-                },
-            )
-        )
-    return out
+        An option label outside the options is `wrong`: an answer was given.
+        """
+        try:
+            answer = self.parse(value)
+        except IllegalMoveError:
+            return str(value), "wrong"
+        except UnparsableMoveError:
+            return None, "unparsable"
+        return self.text(answer), "correct" if self.is_correct(answer) else "wrong"
 
 
 def as_task(problem: Task | Game[Any, Any] | Question, state: Any = None) -> Task:

@@ -345,11 +345,16 @@ def trace_from_decision(row: dict[str, Any]) -> DebateTrace | None:
             last = seq[-1] if seq else None
             seq.append(rounds[k].get(agent, last) if k < len(rounds) else last)
         answers.append(seq)
+    # Questions are graded by equivalence (0.75 = \frac{3}{4}): every answer text the
+    # log's per-round verdicts (`round_verdicts`) mark right is a correct answer too.
+    correct = {str(row.get("optimal_move", ""))}
+    for verdicts, said in zip(row.get("round_verdicts") or [], rounds, strict=False):
+        correct |= {said[a] for a, ok in verdicts.items() if ok and said.get(a) is not None}
     return DebateTrace(
         item_id=str(row.get("record_id", "")),
         agents=agents,
         answers=answers,
-        correct=[str(row.get("optimal_move", ""))],
+        correct=sorted(correct),
     )
 
 

@@ -1,4 +1,5 @@
-"""The arena's subcommands (`metanim evaluate`, `tournament`, `demo`), kept out of cli.py.
+"""The arena's subcommands (`metanim evaluate`, `tournament`, `challenging`, `demo`), kept
+out of cli.py.
 
 Flags map one-to-one onto `TournamentConfig` / `EvaluationConfig` fields; a profile
 (`--profile agents/<name>.toml`) fills the agent's model, server, method and parameters,
@@ -68,6 +69,23 @@ def evaluate(args: argparse.Namespace) -> int:
     config = config_from_args(EvaluationConfig, args, _profiles(args))
     result = run_evaluation(config)
     _print_result(result, "decisions")
+    return 0
+
+
+def challenging_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.arena.challenging import ChallengingConfig
+
+    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    add_config_arguments(p, ChallengingConfig)
+
+
+def challenging(args: argparse.Namespace) -> int:
+    from metanim.arena.challenging import ChallengingConfig, run_challenging
+
+    config = config_from_args(ChallengingConfig, args, _profiles(args))
+    result = run_challenging(config)
+    _print_result(result.evaluation, "decisions")
+    print(result.report())
     return 0
 
 

@@ -99,12 +99,17 @@ def needs_sim_server(*pairs: tuple[str, str, str | None]) -> bool:
 
 
 @contextlib.contextmanager
-def sim_server_if_needed(needed: bool, seed: int = 0) -> Iterator[str | None]:
-    """Start the simulated server in-process when `needed`; yields its base URL (or None)."""
+def sim_server_if_needed(
+    needed: bool, seed: int = 0, questions: list[str] | None = None
+) -> Iterator[str | None]:
+    """Start the simulated server in-process when `needed`; yields its base URL (or None).
+
+    `questions`: question files the simulated models answer (their answer key).
+    """
     if not needed:
         yield None
         return
     from metanim.llm.sim import SimServer
 
-    with SimServer(seed=seed) as server:
+    with SimServer(seed=seed, questions=questions) as server:
         yield server.base_url

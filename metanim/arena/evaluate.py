@@ -1,4 +1,10 @@
-"""Decision accuracy: a method over a critical-state dataset, R times.
+"""Decision accuracy: a method over critical-state datasets or question files, R times.
+
+An item is a dataset record (graded by its unique optimal move) or a question (graded
+by its gold answer: math-verify for open answers, exact label for multiple choice);
+each line records the extracted answer and its verdict (`correct`, `wrong`, or
+`unparsable` when no reply named any answer), and for debates every agent's verdict
+per round (`round_verdicts`).
 
 Each decision is one JSONL line, appended and fsynced the moment it is made; ids come
 from the config hash, the record id and the repeat, so rerunning the same command
@@ -20,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from metanim.arena._budget import Spent
 from metanim.arena._config import RUN_ONLY, RunConfig
+from metanim.arena._items import VERDICTS, GameItem, QuestionItem, load_items, round_verdicts
 from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
 from metanim.arena._run import (
     RunResult,
@@ -49,7 +56,10 @@ class EvaluationConfig(RunConfig):
     """A dataset evaluation: every field is a CLI flag of `metanim evaluate`."""
 
     name: str = Field("evaluation", description="run name, the stem of the result files")
-    dataset: list[str] = Field(description="critical-state dataset JSONL file(s)")
+    dataset: list[str] = Field(
+        description="critical-state dataset or question JSONL file(s); samples/NAME finds a "
+        "shipped sample (samples/math.jsonl, gsm8k, math_solutions, mc, csqa, arc)"
+    )
     method: str = Field("react", description="method spec (react, dreamad, mad:agents=3, ...)")
     model: str = Field("sim-biased:heuristic=max_take,p=0.3", description="the model")
     base_url: str | None = Field(
@@ -72,6 +82,13 @@ class EvaluationConfig(RunConfig):
         True, description="on resume, rerun decisions that hit an infrastructure error"
     )
 
+    @field_validator("dataset")
+    @classmethod
+    def _resolve(cls, paths: list[str]) -> list[str]:
+        from metanim.datasets.questions import resolve_path
+
+        return [str(resolve_path(p)) for p in paths]
+
     def config_hash(self) -> str:
         body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))
         # The dataset is identified by its content, not by where the file lies.
@@ -92,25 +109,24 @@ def _file_digest(path: str) -> str:
 @dataclass(frozen=True)
 class PlannedDecision:
     id: str
-    record: Any  # DatasetRecord
+    record: GameItem | QuestionItem
     repeat: int
     seed: int
+    file: str = ""  # the dataset or question file the item comes from
 
 
 def plan(config: EvaluationConfig) -> list[PlannedDecision]:
-    """Every decision of the config: each record of each file, `repeats` times."""
-    from metanim.datasets import load_dataset
-
+    """Every decision of the config: each item of each file, `repeats` times."""
     digest = config.config_hash()
     out = []
     for path in config.dataset:
-        records = load_dataset(path)[: config.limit]
+        records = load_items(path)[: config.limit]
         for repeat in range(config.repeats):
             for record in records:
                 key = f"{digest}|{record.id}|{record.content_hash}|{repeat}"
                 decision_id = hashlib.sha256(key.encode()).hexdigest()[:16]
                 seed = derive_seed(config.seed, record.id, repeat)
-                out.append(PlannedDecision(decision_id, record, repeat, seed))
+                out.append(PlannedDecision(decision_id, record, repeat, seed, path))
     return out
 
 
@@ -128,7 +144,11 @@ async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
     """Make every planned decision not yet logged, then summarize the whole log."""
     refuse_unpriced(config.max_cost_usd, [config.model])
     needed = needs_sim_server((config.method, config.model, config.base_url))
-    with sim_server_if_needed(needed, seed=config.seed) as sim_url:
+    from metanim.datasets.questions import is_question_file
+
+    # The in-process simulator answers the run's questions from their files (its answer key).
+    questions = [p for p in config.dataset if is_question_file(p)]
+    with sim_server_if_needed(needed, seed=config.seed, questions=questions) as sim_url:
         return await _run(config, sim_url)
 
 
@@ -154,11 +174,10 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
 
 def _failed_decision(item: PlannedDecision, reason: str) -> dict[str, Any]:
     """The log line of a decision that raised outside the method (status `error`)."""
-    record = item.record
     return {
-        "id": item.id, "record_id": record.id, "game": record.game, "variant": record.variant,
-        "stratum": record.features.stratum, "repeat": item.repeat, "seed": item.seed,
-        "optimal_move": record.optimal_move, "status": "error", "answer": None, "correct": None,
+        "id": item.id, **item.record.fields(), "repeat": item.repeat, "seed": item.seed,
+        "optimal_move": item.record.gold_text, "status": "error", "answer": None, "correct": None,
+        "extracted": None, "verdict": None, "round_verdicts": None,
         "illegal": 0, "unparsable": 0, "samples": 0, "calls": 0, "prompt_tokens": 0,
         "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "error": reason,
         "decision": None,
@@ -172,24 +191,19 @@ def _charge(spent: Spent, line: dict[str, Any]) -> None:
 async def decide_one(
     method: Any, item: PlannedDecision, config: EvaluationConfig
 ) -> dict[str, Any]:
-    """One decision on one dataset record, as a log line (never raises for the model's faults)."""
+    """One decision on one item, as a log line (never raises for the model's faults)."""
     record = item.record
-    game = record.make_game()
-    state = record.game_state()
     line: dict[str, Any] = {
         "id": item.id,
-        "record_id": record.id,
-        "game": record.game,
-        "variant": record.variant,
-        "stratum": record.features.stratum,
+        **record.fields(),
         "repeat": item.repeat,
         "seed": item.seed,
-        "optimal_move": record.optimal_move,
+        "optimal_move": record.gold_text,
     }
     start = time.perf_counter()
     decision = None
     try:
-        decision = await method.decide(game, state, seed=item.seed)
+        decision = await record.decide(method, item.seed)
         status, error = decision.status, decision.error
     except InfrastructureError as exc:
         decision = getattr(exc, "decision", None)
@@ -198,14 +212,19 @@ async def decide_one(
         status, error = "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
     move = decision.move if decision is not None and status in ("ok", "fallback") else None
     # A fallback is a random move the method did not choose: recorded, and never correct.
-    correct = None
+    correct = extracted = verdict = None
     if status in RESULT_STATUSES:
-        correct = status == "ok" and game.action_id(move) == record.optimal_action
+        extracted, verdict = record.verdict(decision, status)
+        correct = verdict == "correct"
+    rounds = decision.rounds if decision is not None else []
     usage = decision.usage if decision is not None else None
     line.update(
         status=status,
-        answer=None if move is None else game.move_text(move),
+        answer=None if move is None else decision.answer_text,
         correct=correct,
+        extracted=extracted,
+        verdict=verdict,
+        round_verdicts=round_verdicts(record, rounds) if rounds else None,
         illegal=decision.illegal if decision else 0,
         unparsable=decision.unparsable if decision else 0,
         samples=len(decision.samples) if decision else 0,
@@ -237,7 +256,7 @@ def summarize(
     planned_counts: dict[str, int] = {}
     repeats: set[int] = set()
     for p in planned or []:
-        key = _group_key(p.record.game, p.record.variant)
+        key = _group_key(*p.record.group)
         planned_counts[key] = planned_counts.get(key, 0) + 1
         repeats.add(p.repeat)
     groups: dict[str, list[dict[str, Any]]] = {k: [] for k in planned_counts}
@@ -274,6 +293,8 @@ def summarize(
                 "accuracy_ci95": [low, high],
                 "forfeits": sum(r["status"] == "forfeit" for r in group),
                 "fallbacks": sum(r["status"] == "fallback" for r in group),
+                # Per graded decision: the final answer's verdict (unparsable apart from wrong).
+                **{f"verdict_{v}": sum(r.get("verdict") == v for r in graded) for v in VERDICTS},
                 "infrastructure_errors": sum(r["status"] == "infrastructure_error" for r in group),
                 "errors": sum(r["status"] == "error" for r in group),
                 "not_run": planned_counts.get(key, len(group)) - len(group),
@@ -309,15 +330,18 @@ def render_report(summary: dict[str, Any]) -> str:
         lines.append(f"- **stopped early:** {summary['stopped']}")
     lines += [
         "",
-        "Accuracy: share of decisions choosing the unique optimal move, per repeat, then mean ± "
+        "Accuracy: share of decisions choosing the unique optimal move (games) or the gold "
+        "answer (questions), per repeat, then mean ± "
         "std over the repeats with at least one graded decision (repeats in mean: how many of "
         "all), with a 95% t interval. Forfeits and fallbacks count as wrong; "
         "infrastructure errors and unrun decisions are not graded and are counted apart. "
-        "Rates are per sampled answer.",
+        "Verdicts: correct / wrong / unparsable (no reply named any answer) per graded "
+        "decision. Rates are per sampled answer.",
         "",
-        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] | unparsable | illegal | forfeit | "
+        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] | verdicts ✓/✗/? "
+        "| unparsable | illegal | forfeit | "
         "fallback | infra err | errors | not run | calls | tokens | cost $ | s/decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["games"]:
         low, high = g["accuracy_ci95"]
@@ -325,7 +349,9 @@ def render_report(summary: dict[str, Any]) -> str:
         lines.append(
             f"| {g['game']} | {g['graded']}/{g['planned']} | {g['repeats_in_mean']}/{g['repeats']} "
             f"| {pct(g['accuracy_mean'])} ± {std} "
-            f"[{pct(low)}, {pct(high)}] | {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} "
+            f"[{pct(low)}, {pct(high)}] "
+            f"| {g['verdict_correct']}/{g['verdict_wrong']}/{g['verdict_unparsable']} "
+            f"| {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} "
             f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
             f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
             f"| {g['cost_usd']:.4f} | {g['mean_latency_s']:.3f} |"

@@ -2,13 +2,15 @@
 and write it in the JSON shape the prompt asks for.
 
 A task is either a MetaNIM game (recovered from the real game prompt with
-`metanim.games.game_from_prompt`) or a generic question that carries its answer key in
-a hidden marker, `<!--sim answer=B choices=A,B,C,D-->` or `<!--sim answer=42-->`.
+`metanim.games.game_from_prompt`) or a question of the answer key the server was given
+(`metanim.llm.sim.questions.AnswerKey`, looked up by the question's text: nothing
+about the answer travels in the prompt).
 Everything here is a pure function of its arguments and the `random.Random` it is given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -17,6 +19,7 @@ from typing import Any
 
 from metanim.games import Game, InvalidStateError, MoveError, game_from_prompt
 from metanim.llm._types import Message
+from metanim.llm.sim.questions import AnswerKey, KeyEntry
 from metanim.llm.sim.spec import ModelSpec
 from metanim.solver import winning_moves
 
@@ -60,7 +63,12 @@ class Task:
                 return _value(self.game, self.game.parse_move(text, self.state))
             except MoveError:
                 return None
-        cleaned = text.strip().strip("\"'").strip()
+        cleaned = text.strip()
+        if cleaned.startswith('"'):
+            # A JSON string: LaTeX answers carry escaped backslashes.
+            with contextlib.suppress(json.JSONDecodeError):
+                cleaned = str(json.loads(cleaned))
+        cleaned = cleaned.strip("\"'").strip()
         for candidate in self.candidates:
             if cleaned.lower() == str(candidate).lower():
                 return candidate
@@ -109,23 +117,12 @@ def game_task(game: Game[Any, Any], state: Any) -> Task:
     )
 
 
-_MARKER = re.compile(
-    r"<!--\s*sim\s+answer=(?P<answer>[^\s>]+)(?:\s+choices=(?P<choices>[^\s>]+))?\s*-->"
-)
-
-
-def question_task(answer: str, choices: str | None) -> Task:
-    if choices:
-        candidates: list[Any] = [c.strip() for c in choices.split(",") if c.strip()]
+def question_task(entry: KeyEntry) -> Task:
+    """The task of a known question: its options (or answers around the gold one) and the gold."""
+    candidates, correct = entry.candidates_and_correct
+    if entry.labels is not None:
         illegal: Any = "Z" if "Z" not in candidates else "none"
-        correct: Any = answer
     else:
-        try:
-            correct = int(answer)
-            candidates = list(range(correct - 5, correct + 6))
-        except ValueError:
-            correct = float(answer)
-            candidates = [correct + d for d in range(-5, 6)]
         illegal = "not a number"
     wrong = [c for c in candidates if c != correct]
     return Task(
@@ -142,15 +139,15 @@ def question_task(answer: str, choices: str | None) -> Task:
     )
 
 
-def find_task(messages: list[Message]) -> Task | None:
-    """The game or question in the latest message that holds one (system included)."""
+def find_task(messages: list[Message], questions: AnswerKey | None = None) -> Task | None:
+    """The game or known question in the latest message that holds one (system included)."""
     for message in reversed(messages):
         if message.get("role") == "assistant":
             continue
         text = str(message.get("content") or "")
-        marker = _MARKER.search(text)
-        if marker:
-            return question_task(marker["answer"], marker["choices"])
+        entry = questions.find(text) if questions is not None else None
+        if entry is not None:
+            return question_task(entry)
         try:
             game, state = game_from_prompt(text)
         except (InvalidStateError, MoveError, ValueError, KeyError):
@@ -324,10 +321,14 @@ _MALFORMED = (
 
 
 def reply(
-    spec: ModelSpec, messages: list[Message], rng: random.Random, temperature: float
+    spec: ModelSpec,
+    messages: list[Message],
+    rng: random.Random,
+    temperature: float,
+    questions: AnswerKey | None = None,
 ) -> tuple[str, Any, str | None]:
     """One choice's text, the answer it names (None if malformed) and its fault, if any."""
-    task = find_task(messages)
+    task = find_task(messages, questions)
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {"content": ""})
     last_text = str(last_user.get("content") or "")
     keys = template_keys(last_text) or ["reasoning", "action"]

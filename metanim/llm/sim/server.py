@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from metanim.llm.sim.policies import find_task, reply
+from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
 
 
@@ -49,12 +50,19 @@ class SimApp:
             It is never logged or echoed.
         seed: seeds the HTTP fault draws and the answers of unseeded sampled calls.
         log_path: also append every log record to this JSONL file.
+        questions: question files whose questions the models answer (the answer key).
     """
 
     def __init__(
-        self, *, api_key: str | None = None, seed: int = 0, log_path: str | Path | None = None
+        self,
+        *,
+        api_key: str | None = None,
+        seed: int = 0,
+        log_path: str | Path | None = None,
+        questions: list[str | Path] | None = None,
     ) -> None:
         self._api_key = api_key
+        self.questions = AnswerKey.from_files(questions or [])
         self.seed = seed
         self.log_path = Path(log_path) if log_path else None
         self._log: list[dict[str, Any]] = []
@@ -166,7 +174,7 @@ class SimApp:
             return _error(400, "n must be between 1 and 1000", "invalid_request_error")
         try:
             texts, actions, faults = self._answer(spec, messages, temperature, n, seed)
-            task = find_task(messages)
+            task = find_task(messages, self.questions)
         except Exception as exc:
             self._record({**record, "status": 500, "error": repr(exc), "task": None, "answers": []})
             return _error(500, f"simulator error: {exc}", "server_error")
@@ -242,7 +250,7 @@ class SimApp:
         texts, actions, faults = [], [], []
         for index in range(n):
             rng = _rng("answer", base, spec.name, messages, index)
-            text, action, fault = reply(spec, messages, rng, temperature)
+            text, action, fault = reply(spec, messages, rng, temperature, self.questions)
             texts.append(text)
             actions.append(action)
             faults.append(fault)
@@ -258,6 +266,7 @@ class SimServer:
         api_key: if set, the server refuses other keys with 401.
         seed: seeds fault draws and unseeded samples.
         log_path: also append the request log to this JSONL file.
+        questions: question files the models can answer (looked up by question text).
 
     Example:
         >>> with SimServer() as server:  # doctest: +SKIP
@@ -272,10 +281,11 @@ class SimServer:
         api_key: str | None = None,
         seed: int = 0,
         log_path: str | Path | None = None,
+        questions: list[str | Path] | None = None,
     ) -> None:
         self.host = host
         self.port = port
-        self.handlers = SimApp(api_key=api_key, seed=seed, log_path=log_path)
+        self.handlers = SimApp(api_key=api_key, seed=seed, log_path=log_path, questions=questions)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -347,10 +357,15 @@ def serve(
     api_key: str | None = None,
     seed: int = 0,
     log_path: str | Path | None = None,
+    questions: list[str | Path] | None = None,
 ) -> None:
     """Run the simulated server in the foreground until interrupted."""
-    server = SimServer(host, port, api_key=api_key, seed=seed, log_path=log_path).start()
-    print(f"MetaNIM simulated server at {server.base_url} (Ctrl-C to stop)", flush=True)
+    server = SimServer(
+        host, port, api_key=api_key, seed=seed, log_path=log_path, questions=questions
+    ).start()
+    known = len(server.handlers.questions)
+    extra = f", answering {known} questions" if questions else ""
+    print(f"MetaNIM simulated server at {server.base_url}{extra} (Ctrl-C to stop)", flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
