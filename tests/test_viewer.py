@@ -107,6 +107,34 @@ def test_page_is_self_contained_and_holds_every_record(demo: Path):
     assert "dreamad" in run["label"] and "react" in run["label"]
 
 
+def test_debate_cells_hold_each_rounds_answer(tmp_path: Path):
+    """MPD numbers its rounds from 1, DReaMAD from 0: each cell's reasoning must come
+    from the sample that gave that round's answer."""
+    from metanim.arena.evaluate import EvaluationConfig, run_evaluation
+    from metanim.datasets import build, write_jsonl
+
+    data = write_jsonl(
+        build("nim", 3, seed=2, params={"heaps": [31], "max_take": 3}), tmp_path / "d.jsonl"
+    )
+    run_evaluation(
+        EvaluationConfig(
+            name="e-mpd", dataset=[str(data)], method="mpd", repeats=1,
+            model="sim-biased:heuristic=max_take,p=0.5", results_dir=str(tmp_path), progress=False,
+        )
+    )  # fmt: skip
+    (run,) = collect_runs(tmp_path)
+    compared = 0
+    for item in run["items"]:
+        (move,) = item["moves"]
+        decision = move["decision"]
+        assert decision["round_numbers"][0] == 1
+        for k, answers in enumerate(decision["rounds"]):
+            for agent, answer in answers.items():
+                assert decision["cells"][f"{k}|{agent}"]["answer"] == answer
+                compared += 1
+    assert compared >= 3 * 2
+
+
 def test_big_folder_gets_one_page_per_run(demo: Path, tmp_path: Path):
     folder = tmp_path / "two"
     folder.mkdir()
@@ -212,7 +240,10 @@ def test_page_in_headless_chromium(demo: Path, tmp_path: Path):
                 assert time.perf_counter() - began < 30, "the page never finished loading"
                 time.sleep(0.02)
             loaded = time.perf_counter() - began
-            print(f"viewer.html ready in {loaded:.2f} s ({demo / 'viewer.html'})")
+            own = driver.execute_script("return window.metanimReadyMs") / 1000
+            print(
+                f"viewer.html ready {loaded:.2f} s after navigation ({own:.2f} s by the page's clock)"
+            )
 
             # The summary table with its CI, and the plot decoded as an image.
             summary = driver.find_element(By.CSS_SELECTOR, "#summary table.summary").text
@@ -222,8 +253,8 @@ def test_page_in_headless_chromium(demo: Path, tmp_path: Path):
 
             # One debate transcript open on arrival: rounds x 2 agents, answers shown.
             grid = driver.find_element(By.CSS_SELECTOR, "details.dec[open] table.grid")
-            assert grid.find_elements(By.CSS_SELECTOR, "th")[1].text == "agent_1"
-            assert len(grid.find_elements(By.CSS_SELECTOR, "thead th")) == 3
+            heads = [h.text for h in grid.find_elements(By.CSS_SELECTOR, "thead th")]
+            assert heads == ["round", "agent_1", "agent_2", "answers this round"]
             assert grid.find_elements(By.CSS_SELECTOR, "td .ans")
             grades = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "table.moves .badge")]
             assert grades and set(grades) <= {"optimal", "losing", "no winning move"}

@@ -239,8 +239,23 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
 _REASONING = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 
 
-def _reasoning(text: str | None) -> str:
-    """The `reasoning` field of a JSON reply, else the whole reply."""
+def _reasoning(text: str | None, payload: dict[str, Any] | None = None) -> str:
+    """The `reasoning` field of a JSON reply, else the whole reply.
+
+    A structured report (AceMAD's belief and prediction) shows as the prose before its
+    JSON block and the distributions, most likely answer first.
+    """
+    if isinstance(payload, dict) and any(isinstance(v, dict) for v in payload.values()):
+        prose = _REASONING.sub("", text or "").strip()
+        dists = [
+            f"{name}: "
+            + ", ".join(
+                f"{k} {100 * float(p):.0f}%" for k, p in sorted(d.items(), key=lambda x: -x[1])
+            )
+            for name, d in payload.items()
+            if isinstance(d, dict)
+        ]
+        return "\n".join([prose, *dists] if prose else dists)
     if not text:
         return ""
     for block in [*_REASONING.findall(text), text]:
@@ -258,16 +273,31 @@ def _decision(decision: dict[str, Any] | None) -> dict[str, Any] | None:
     if not decision:
         return None
     rounds = decision.get("rounds") or []
+    agents = {a for r in rounds if isinstance(r, dict) for a in r}
+    samples = [
+        s
+        for s in decision.get("samples") or []
+        if s.get("agent") in agents
+        and (s.get("answer_text") is not None or s.get("payload") or s.get("error"))
+    ]
+    # Methods number their rounds differently (DReaMAD from 0, MPD and AceMAD from 1):
+    # the k-th recorded round is the k-th round number the debaters' samples carry.
+    numbers = sorted({int(s.get("round") or 0) for s in samples})
+    if len(numbers) != len(rounds):
+        numbers = list(range(len(rounds)))
+    row_of = {n: k for k, n in enumerate(numbers)}
     # Each cell of the rounds x agents grid: the answer and the reasoning behind it
     # (the last answer-bearing sample of that agent in that round).
     cells: dict[str, dict[str, Any]] = {}
-    for s in decision.get("samples") or []:
-        if s.get("answer_text") is None and s.get("error") is None:
+    for s in samples:
+        row = row_of.get(int(s.get("round") or 0))
+        if row is None:
             continue
-        key = f"{s.get('round', 0)}|{s.get('agent')}"
+        key = f"{row}|{s.get('agent')}"
         cells[key] = {
+            "answer": s.get("answer_text"),
             "phase": s.get("phase"),
-            "reasoning": _reasoning(s.get("text")),
+            "reasoning": _reasoning(s.get("text"), s.get("payload")),
             "error": s.get("error") or s.get("reason"),
         }
     calls = [
@@ -293,6 +323,7 @@ def _decision(decision: dict[str, Any] | None) -> dict[str, Any] | None:
         "status": decision.get("status"),
         "answer": decision.get("answer_text"),
         "rounds": rounds,
+        "round_numbers": numbers,
         "cells": cells,
         "extra": decision.get("extra") or {},
         "tie_breaks": decision.get("tie_breaks") or [],
