@@ -151,6 +151,16 @@ def test_big_folder_gets_one_page_per_run(demo: Path, tmp_path: Path):
         (run,) = _page_data(page)
         assert len(run["items"]) == 4
     assert _page_data(index) == []
+    # One run bigger than a page: cut into parts, every episode on exactly one of them.
+    (folder / "viewer" / "stale.html").write_text("old")
+    index, *runs = write_viewer(report, folder, max_items=3)
+    assert [p.name for p in runs] == [
+        f"{stem}-part{n}.html"
+        for stem in sorted({p.stem.split("-part")[0] for p in runs})
+        for n in (1, 2)
+    ]
+    assert sorted(len(_page_data(p)[0]["items"]) for p in runs) == [1, 1, 3, 3]
+    assert not (folder / "viewer" / "stale.html").exists()
 
 
 # --------------------------------------------------------------------------- plots

@@ -509,6 +509,8 @@ def _page(title: str, summary: str, plots: str, runs: list[dict[str, Any]], link
         if plots
         else "",
         "__LINKS__": links,
+        # Beside the plots while the tables are few; above them once they grow wide.
+        "__TOP__": "stack" if summary.count("<table") > 2 else "",
         "__META__": json.dumps(meta).replace("</", "<\\/"),
         "__DATA__": _packed(runs),
     }
@@ -529,20 +531,31 @@ def write_viewer(
         return [index]
     folder = results_dir / "viewer"
     folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.html"):  # pages of an earlier, differently split report
+        old.unlink()
     pages, links = [], []
+    back = f"<p><a href='../{VIEWER_FILE}'>← all runs</a></p>"
     for run in runs:
-        page = folder / f"{run['id']}.html"
-        back = f"<p><a href='../{VIEWER_FILE}'>← all runs</a></p>"
-        page.write_text(_page(f"{title} — {run['label']}", "", "", [run], back), encoding="utf-8")
-        pages.append(page)
-        links.append(
-            f"<li><a href='viewer/{html.escape(page.name)}'>{html.escape(run['label'])}</a> "
-            f"— {len(run['items'])} {'episodes' if run['kind'] == 'episodes' else 'decisions'}"
-            f" <span class='muted'>({html.escape(run['file'])})</span></li>"
-        )
+        # A run bigger than a page itself is cut into parts of `max_items` records.
+        parts = [run["items"][k : k + max_items] for k in range(0, len(run["items"]), max_items)]
+        unit = "episodes" if run["kind"] == "episodes" else "decisions"
+        for n, items in enumerate(parts or [[]], start=1):
+            suffix = f"-part{n}" if len(parts) > 1 else ""
+            page = folder / f"{run['id']}{suffix}.html"
+            part = f" (part {n} of {len(parts)})" if len(parts) > 1 else ""
+            page.write_text(
+                _page(f"{title} — {run['label']}{part}", "", "", [{**run, "items": items}], back),
+                encoding="utf-8",
+            )
+            pages.append(page)
+            links.append(
+                f"<li><a href='viewer/{html.escape(page.name)}'>{html.escape(run['label'])}"
+                f"{part}</a> — {len(items)} {unit} "
+                f"<span class='muted'>({html.escape(run['file'])})</span></li>"
+            )
     index_links = (
-        "<h2>Runs</h2><p class='note'>Too many records for one page: one page per run.</p>"
-        f"<ul class='runlinks'>{''.join(links)}</ul>"
+        "<section id='runlinks'><h2>Runs</h2><p class='note'>Too many records for one page "
+        f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul></section>"
     )
     index.write_text(_page(title, summary, plots, [], index_links), encoding="utf-8")
     return [index, *pages]
