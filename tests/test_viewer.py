@@ -123,9 +123,12 @@ def test_debate_cells_hold_each_rounds_answer(tmp_path: Path):
         )
     )  # fmt: skip
     (run,) = collect_runs(tmp_path)
+    (log,) = tmp_path.glob("e-mpd-*.jsonl")
+    correct = {r["id"]: r["correct"] for r in map(json.loads, log.read_text().splitlines())}
     compared = 0
     for item in run["items"]:
         (move,) = item["moves"]
+        assert move["grade"] == {True: "optimal", False: "losing"}[correct[item["id"]]]
         decision = move["decision"]
         assert decision["round_numbers"][0] == 1
         for k, answers in enumerate(decision["rounds"]):

@@ -32,7 +32,7 @@ VIEWER_FILE = "viewer.html"
 MAX_ITEMS = 2000
 
 #: Grades of one move, from the solver (docs/analysis.md, "The viewer").
-GRADES = ("optimal", "no winning move", "losing", "fallback", "no move")
+GRADES = ("optimal", "no winning move", "losing", "fallback", "no move", "ungraded")
 
 
 # ----------------------------------------------------------------------- grading
@@ -54,7 +54,11 @@ def _winning_texts(game: Any, state_json: Any) -> list[str] | None:
 
 
 def grade_move(
-    move: str | None, status: str, position: str | None, winning: Sequence[str] | None
+    move: str | None,
+    status: str,
+    position: str | None,
+    winning: Sequence[str] | None,
+    logged_optimal: bool | None = None,
 ) -> str:
     """One move's grade against the solver.
 
@@ -62,7 +66,9 @@ def grade_move(
     "optimal") or hands it to the opponent ("losing"); there is no tier between. From a
     P-position no move wins ("no winning move"; the arena counts any move there as
     optimal). A random move the method did not choose is "fallback"; no legal move at
-    all (forfeit, unparsable, infrastructure error) is "no move".
+    all (forfeit, unparsable, infrastructure error) is "no move". Where the state cannot
+    be solved again (`winning` None), the verdict the arena logged decides, else
+    "ungraded".
     """
     if move is None:
         return "no move"
@@ -70,9 +76,11 @@ def grade_move(
         return "fallback"
     if position == "P" or (winning is not None and not winning):
         return "no winning move"
-    if winning is None:
-        return "optimal" if position is None else "losing"
-    return "optimal" if move in winning else "losing"
+    if winning is not None:
+        return "optimal" if move in winning else "losing"
+    if logged_optimal is None:
+        return "ungraded"
+    return "optimal" if logged_optimal else "losing"
 
 
 # ------------------------------------------------------------------------ records
@@ -119,7 +127,9 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
     moves = []
     for m in row.get("moves") or []:
         winning = _winning_texts(game, m.get("state")) if game is not None else None
-        grade = grade_move(m.get("move"), str(m.get("status")), m.get("position"), winning)
+        grade = grade_move(
+            m.get("move"), str(m.get("status")), m.get("position"), winning, m.get("optimal")
+        )
         moves.append(
             {
                 "ply": m.get("ply"),
@@ -197,10 +207,9 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     variant = str(row.get("variant", ""))
     if variant not in ("", "normal"):
         game = f"{game} ({variant})"
-    # A dataset record is a critical state: its one optimal move is the only winning one.
-    grade = grade_move(answer, status, "N", winning)
-    if correct is True:
-        grade = "optimal"
+    # A dataset record is a critical state: its one optimal move is the only winning one,
+    # so the evaluation's own verdict (`correct`) is the grade.
+    grade = grade_move(answer, status, "N", None, correct)
     method = str(config.get("method") or decision.get("method") or "?")
     move = {
         "ply": 0,
