@@ -203,6 +203,15 @@ def test_zero_bar_is_drawn(tmp_path: Path):
     assert _orange_row_groups(path) == 2
 
 
+def test_bars_sit_on_their_ticks():
+    from metanim.analysis.plots import bar_positions
+
+    bars = {"a": {"g0": (0, 0.5, 1), "g1": (0, 0.5, 1)}, "b": {"g0": (0, 0.5, 1)}}
+    pos = bar_positions(bars, ["g0", "g1"])
+    # Two methods share g0's slot around x = 0 (width 0.8 / 2 each); g1 has one bar, at 1.
+    assert pos == {("a", "g0"): -0.2, ("b", "g0"): 0.2, ("a", "g1"): 1.0}
+
+
 # --------------------------------------------------------------------------- board
 def test_kayles_missing_slot_differs_from_knocked_down_pin():
     from metanim.envs import _render

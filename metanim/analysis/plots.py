@@ -54,40 +54,44 @@ def grouped_bars(
     width = 0.8 / len(methods)
     colour = {m: f"C{k % 10}" for k, m in enumerate(methods)}
     drawn: set[str] = set()
-    for g, game in enumerate(games):
-        # Only the methods with a bar here share the slot, so a lone bar sits on its tick.
-        present = [m for m in methods if game in bars[m]]
-        for k, method in enumerate(present):
-            low, est, high = bars[method][game]
-            x = g + (k - (len(present) - 1) / 2) * width
-            ax.bar(
-                x,
-                100 * est,
-                width * 0.95,
-                color=colour[method],
-                yerr=[[100 * max(est - low, 0)], [100 * max(high - est, 0)]],
-                capsize=3,
-                label=None if method in drawn else labels.get(method, method),
-            )
-            drawn.add(method)
-            # A 0% bar has no height: a thick line on the axis in its colour shows it is there.
-            ax.plot([x - width * 0.45, x + width * 0.45], [0, 0], color=colour[method], lw=3)
-            ax.text(
-                x,
-                100 * max(high, est) + 1.5,
-                f"{100 * est:.0f}%",
-                ha="center",
-                va="bottom",
-                fontsize=8,
-                color="0.2",
-            )
-    ax.set_xticks(range(len(games)), games, rotation=20 if len(games) > 3 else 0, ha="center")
+    for (method, game), x in bar_positions(bars, games).items():
+        low, est, high = bars[method][game]
+        ax.bar(
+            x,
+            100 * est,
+            width * 0.95,
+            color=colour[method],
+            yerr=[[100 * max(est - low, 0)], [100 * max(high - est, 0)]],
+            capsize=3,
+            label=None if method in drawn else labels.get(method, method),
+        )
+        drawn.add(method)
+        # A 0% bar has no height: a thick line on the axis in its colour shows it is there.
+        ax.plot([x - width * 0.45, x + width * 0.45], [0, 0], color=colour[method], lw=3)
+        ax.text(
+            x,
+            100 * max(high, est) + 1.5,
+            f"{100 * est:.0f}%",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="0.2",
+        )
+    tilt = len(games) > 3  # long setting names overlap when many sit side by side
+    ax.set_xticks(
+        range(len(games)), games, rotation=20 if tilt else 0, ha="right" if tilt else "center"
+    )
     ax.set_xlim(-0.6, len(games) - 0.4)
     ax.set_ylim(0, 112)
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    # Legend in the methods' order, whichever game first drew each one's bar.
+    by_label = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    names = [labels.get(m, m) for m in methods]
     ax.legend(
+        [by_label[n] for n in names],
+        names,
         fontsize="small",
         loc="upper center",
         bbox_to_anchor=(0.5, -0.12 if len(games) <= 3 else -0.22),
@@ -95,6 +99,19 @@ def grouped_bars(
         frameon=False,
     )
     return _save(plt, fig, path)
+
+
+def bar_positions(bars: Bars, games: Sequence[str]) -> dict[tuple[str, str], float]:
+    """The x of each (method, game) bar: game g's tick is at x = g, and only the methods
+    with a bar in that game share its slot, so a lone bar sits on its tick."""
+    methods = [m for m in bars if bars[m]]
+    width = 0.8 / max(len(methods), 1)
+    out = {}
+    for g, game in enumerate(games):
+        present = [m for m in methods if game in bars[m]]
+        for k, method in enumerate(present):
+            out[(method, game)] = g + (k - (len(present) - 1) / 2) * width
+    return out
 
 
 def _save(plt: Any, fig: Any, path: str | Path) -> Path:
