@@ -134,7 +134,8 @@ def main() -> None:
             "headless Chromium, from navigation until the page has unpacked its gzip+base64 "
             f"records and drawn the first {100} items and the example debate, median of "
             f"{args.repeats} loads; *vs blank*: the same over opening a blank local page in "
-            f"the same browser ({floor * 1e3:.0f} ms).",
+            f"the same browser ({floor * 1e3:.0f} ms). The machine is shared with other "
+            "jobs: between runs the times vary about threefold, the ratio less.",
             table(["folder", "logs (MB)", "page (kB)", "write (s)", "ready (s)", "vs blank"], rows),
         ]
     )
