@@ -363,7 +363,7 @@ def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
                 "id": path.stem,
                 "file": str(path.relative_to(results_dir)),
                 "kind": kind,
-                "label": run_label(config, fallback),
+                "label": run_label(config, fallback) or path.stem,
                 "config": {k: v for k, v in config.items() if v not in (None, {}, [])},
                 "items": items,
             }
