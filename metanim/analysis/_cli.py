@@ -18,4 +18,6 @@ def report(args: argparse.Namespace) -> int:
     print(result.terminal())
     if not args.no_write:
         print(f"report: {args.results}/report.md")
+        if result.pages:
+            print(f"viewer: {result.pages[0]} (open it in a browser; it needs no network)")
     return 0

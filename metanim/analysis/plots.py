@@ -24,33 +24,100 @@ def _pyplot() -> Any:
 
 
 def grouped_bars(
-    bars: Bars, path: str | Path, *, title: str, ylabel: str, games: Sequence[str] | None = None
+    bars: Bars,
+    path: str | Path,
+    *,
+    title: str,
+    ylabel: str,
+    games: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    empty: str = "no finished episodes",
 ) -> Path:
-    """Grouped bars per game, one bar per method, with CI whiskers (seed 000's Figure 6 layout)."""
+    """Grouped bars per game, one bar per method, with CI whiskers (seed 000's Figure 6 layout).
+
+    Each bar is labelled with its value, so a 0% bar still shows (as a line on the axis and
+    "0%"); a game's bars are centred on its tick whatever number of methods it has; the
+    legend (`labels[method]`, e.g. method, model and opponent) sits below the axes, never
+    over a bar. With no bar at all the figure says `empty` instead of drawing empty axes.
+    """
     plt = _pyplot()
-    methods = list(bars)
-    games = list(games or sorted({g for per in bars.values() for g in per}))
-    width = 0.8 / max(len(methods), 1)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(games) * max(len(methods), 1) ** 0.5), 4))
-    for k, method in enumerate(methods):
-        xs, ys, err_lo, err_hi = [], [], [], []
-        for g, game in enumerate(games):
-            if game not in bars[method]:
-                continue
-            low, est, high = bars[method][game]
-            xs.append(g + (k - (len(methods) - 1) / 2) * width)
-            ys.append(100 * est)
-            err_lo.append(100 * max(est - low, 0))
-            err_hi.append(100 * max(high - est, 0))
-        ax.bar(xs, ys, width, label=method, yerr=[err_lo, err_hi], capsize=3)
-    ax.set_xticks(range(len(games)), games, rotation=20, ha="right")
-    ax.set_ylim(0, 105)
+    methods = [m for m in bars if bars[m]]
+    games = list(games or sorted({g for m in methods for g in bars[m]}))
+    labels = labels or {}
+    if not methods:
+        fig, ax = plt.subplots(figsize=(6.0, 2.4))
+        ax.set_axis_off()
+        ax.set_title(title)
+        ax.text(0.5, 0.5, empty, ha="center", va="center", fontsize=13, color="0.35")
+        return _save(plt, fig, path)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(games) * max(len(methods), 1) ** 0.5), 4))
+    width = 0.8 / len(methods)
+    colour = {m: f"C{k % 10}" for k, m in enumerate(methods)}
+    drawn: set[str] = set()
+    for (method, game), x in bar_positions(bars, games).items():
+        low, est, high = bars[method][game]
+        ax.bar(
+            x,
+            100 * est,
+            width * 0.95,
+            color=colour[method],
+            yerr=[[100 * max(est - low, 0)], [100 * max(high - est, 0)]],
+            capsize=3,
+            label=None if method in drawn else labels.get(method, method),
+        )
+        drawn.add(method)
+        # A 0% bar has no height: a thick line on the axis in its colour shows it is there.
+        ax.plot([x - width * 0.45, x + width * 0.45], [0, 0], color=colour[method], lw=3)
+        ax.text(
+            x,
+            100 * max(high, est) + 1.5,
+            f"{100 * est:.0f}%",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="0.2",
+        )
+    tilt = len(games) > 3  # long setting names overlap when many sit side by side
+    ax.set_xticks(
+        range(len(games)), games, rotation=20 if tilt else 0, ha="right" if tilt else "center"
+    )
+    ax.set_xlim(-0.6, len(games) - 0.4)
+    ax.set_ylim(0, 112)
+    ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small", ncols=min(len(methods), 4))
-    fig.tight_layout()
+    # Legend in the methods' order, whichever game first drew each one's bar.
+    by_label = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    names = [labels.get(m, m) for m in methods]
+    ax.legend(
+        [by_label[n] for n in names],
+        names,
+        fontsize="small",
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12 if len(games) <= 3 else -0.22),
+        ncols=1,
+        frameon=False,
+    )
+    return _save(plt, fig, path)
+
+
+def bar_positions(bars: Bars, games: Sequence[str]) -> dict[tuple[str, str], float]:
+    """The x of each (method, game) bar: game g's tick is at x = g, and only the methods
+    with a bar in that game share its slot, so a lone bar sits on its tick."""
+    methods = [m for m in bars if bars[m]]
+    width = 0.8 / max(len(methods), 1)
+    out = {}
+    for g, game in enumerate(games):
+        present = [m for m in methods if game in bars[m]]
+        for k, method in enumerate(present):
+            out[(method, game)] = g + (k - (len(present) - 1) / 2) * width
+    return out
+
+
+def _save(plt: Any, fig: Any, path: str | Path) -> Path:
     path = Path(path)
-    fig.savefig(path, dpi=120)
+    # bbox_inches="tight" keeps the legend below the axes inside the image.
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 

@@ -91,6 +91,7 @@ class Report(BaseModel):
     debate: list[DebateRow] = Field(default_factory=list)
     skipped_files: list[str] = Field(default_factory=list)
     plots: list[str] = Field(default_factory=list)
+    pages: list[str] = Field(default_factory=list, description="viewer.html and its run pages")
     markdown: str = ""
 
     def terminal(self) -> str:
@@ -252,6 +253,10 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     report.markdown = to_markdown(report)
     if write:
         (results_dir / "report.md").write_text(report.markdown, encoding="utf-8")
+        # The HTML viewer reads the same logs; its own module (metanim.analysis.viewer).
+        from metanim.analysis.viewer import write_viewer
+
+        report.pages = [str(p) for p in write_viewer(report, results_dir)]
     return report
 
 
@@ -392,6 +397,9 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
         from metanim.analysis.plots import grouped_bars
     except ImportError:  # pragma: no cover
         return []
+    from metanim.analysis.viewer import legend_labels
+
+    labels = legend_labels(results_dir)  # method, model and opponent, as the viewer names runs
     out = []
     try:
         if report.win_rates:
@@ -406,6 +414,7 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
                         results_dir / "win_rates.png",
                         title="Win rate per game (95% Wilson CI)",
                         ylabel="win rate (%)",
+                        labels=labels,
                     )
                 )
             )
@@ -421,6 +430,8 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
                         results_dir / "accuracy.png",
                         title="Decision accuracy per game (95% CI)",
                         ylabel="accuracy (%)",
+                        labels=labels,
+                        empty="no graded decisions",
                     )
                 )
             )

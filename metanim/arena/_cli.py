@@ -138,7 +138,7 @@ def demo(args: argparse.Namespace) -> int:
     from metanim.analysis.report import render_report
 
     folder = render_report(args.results_dir, plots=_have_matplotlib())
-    written = [f"{args.results_dir}/report.md", *folder.plots]
+    written = [f"{args.results_dir}/report.md", *folder.pages[:1], *folder.plots]
     print("folder report: " + ", ".join(str(p) for p in written))
     return 0
 

@@ -15,8 +15,10 @@ from metanim.games import Game
 CELL = 12  # pixels per board cell
 
 # cell kinds -> (ansi character, RGB colour)
-EMPTY, PIECE, SPECIAL, TARGET, HIGHLIGHT = range(5)
-_CHARS = {EMPTY: ".", PIECE: "#", SPECIAL: "P", TARGET: "X", HIGHLIGHT: "+"}
+EMPTY, PIECE, SPECIAL, TARGET, HIGHLIGHT, NO_SLOT = range(6)
+# NO_SLOT: a cell past the end of a shorter row (Kayles rows of unequal length): no pin
+# was ever there, so it must not look like a knocked-down pin (EMPTY).
+_CHARS = {EMPTY: ".", PIECE: "#", SPECIAL: "P", TARGET: "X", HIGHLIGHT: "+", NO_SLOT: " "}
 _COLOURS = np.array(
     [
         [235, 235, 235],  # empty / removed
@@ -24,6 +26,7 @@ _COLOURS = np.array(
         [200, 40, 40],  # poison square / the queen
         [60, 160, 80],  # the queen's target corner
         [240, 170, 40],  # stones the mover may take this turn
+        [255, 255, 255],  # no slot: the grid-line white, so the row simply ends
     ],
     dtype=np.uint8,
 )
@@ -44,7 +47,7 @@ def cells(game: Game[Any, Any], state: Any) -> np.ndarray:
         grid[0, remaining - max_take : remaining] = HIGHLIGHT
         return grid
     if name == "kayles":
-        grid = np.full((len(state), game.width), EMPTY, dtype=np.int8)  # type: ignore[attr-defined]
+        grid = np.full((len(state), game.width), NO_SLOT, dtype=np.int8)  # type: ignore[attr-defined]
         for r, row in enumerate(state):
             grid[r, : len(row)] = [PIECE if c == "1" else EMPTY for c in row]
         return grid

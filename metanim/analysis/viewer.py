@@ -1,0 +1,570 @@
+"""`viewer.html`: one self-contained page per results folder, beside report.md.
+
+The page needs no network and no server: CSS and JavaScript are inline (from
+`viewer_template.html`), the plots are PNG data URIs, and the records travel as
+gzip-compressed JSON in base64 that the browser unpacks with `DecompressionStream`.
+It reads the same logs as the Markdown report (`report.iter_logs`, the last line per
+id) and adds what the report has no room for: every episode and decision, each move
+graded by the solver, each debate as rounds x agents with every answer and its
+reasoning, DReaMAD's elicited prompts, AceMAD's weights, the judge's verdicts, and
+every call with its messages, tokens and cost.
+
+A folder with more than `max_items` episodes and decisions gets an index page
+(`viewer.html`: tables, plots, one link per run) and one page per run under `viewer/`.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from metanim.analysis.report import Report, _latest, _rows, _signed, iter_logs
+
+VIEWER_FILE = "viewer.html"
+MAX_ITEMS = 2000
+
+#: Grades of one move, from the solver (docs/analysis.md, "The viewer").
+GRADES = ("optimal", "no winning move", "losing", "fallback", "no move", "ungraded")
+
+
+# ----------------------------------------------------------------------- grading
+def _game(name: str, params: dict[str, Any]) -> Any:
+    from metanim.games import make_game
+
+    return make_game(name, **params)
+
+
+def _winning_texts(game: Any, state_json: Any) -> list[str] | None:
+    """The winning moves' texts at a logged state (None if the state does not load)."""
+    from metanim.solver import winning_moves
+
+    try:
+        state = game.validate_state(state_json)
+        return sorted(game.move_text(m) for m in winning_moves(game, state))
+    except Exception:  # an unknown or old state format: show the move ungraded
+        return None
+
+
+def grade_move(
+    move: str | None,
+    status: str,
+    position: str | None,
+    winning: Sequence[str] | None,
+    logged_optimal: bool | None = None,
+) -> str:
+    """One move's grade against the solver.
+
+    In an impartial game a move from an N-position either keeps the win (a winning move:
+    "optimal") or hands it to the opponent ("losing"); there is no tier between. From a
+    P-position no move wins ("no winning move"; the arena counts any move there as
+    optimal). A random move the method did not choose is "fallback"; no legal move at
+    all (forfeit, unparsable, infrastructure error) is "no move". Where the state cannot
+    be solved again (`winning` None), the verdict the arena logged decides, else
+    "ungraded".
+    """
+    if move is None:
+        return "no move"
+    if status == "fallback":
+        return "fallback"
+    if position == "P" or (winning is not None and not winning):
+        return "no winning move"
+    if winning is not None:
+        return "optimal" if move in winning else "losing"
+    if logged_optimal is None:
+        return "ungraded"
+    return "optimal" if logged_optimal else "losing"
+
+
+# ------------------------------------------------------------------------ records
+def run_label(config: dict[str, Any], fallback: str) -> str:
+    """A run's name on the page: method and model, and the opponent for a tournament."""
+    from metanim.arena._policies import is_solver_spec
+
+    if config.get("label"):
+        return str(config["label"])
+
+    def side(method: str, model: Any) -> str:
+        # A solver-backed player (optimal, random, epsilon:p) calls no model.
+        return method if not model or is_solver_spec(method) else f"{method} · {model}"
+
+    label = side(str(config.get("method") or fallback), config.get("model"))
+    if config.get("opponent"):
+        label += " vs " + side(str(config["opponent"]), config.get("opponent_model"))
+    return label
+
+
+def legend_labels(results_dir: str | Path) -> dict[str, str]:
+    """A plot legend's text for each method name the report's tables use."""
+    found: dict[str, set[str]] = {}
+    for _, _, config in iter_logs(results_dir):
+        if not config.get("method"):
+            continue
+        label = run_label(config, "")
+        for key in (str(config["method"]), f"{config['method']} · {config.get('model')}"):
+            found.setdefault(key, set()).add(label)
+    return {key: " | ".join(sorted(labels)) for key, labels in found.items()}
+
+
+def _method_of(spec: str) -> str:
+    return spec.split("@", 1)[0]
+
+
+def _episode(row: dict[str, Any]) -> dict[str, Any]:
+    game_name = str(row.get("game", "?"))
+    params = row.get("game_params") or {}
+    try:
+        game = _game(game_name, params)
+    except Exception:
+        game = None
+    moves = []
+    for m in row.get("moves") or []:
+        winning = _winning_texts(game, m.get("state")) if game is not None else None
+        grade = grade_move(
+            m.get("move"), str(m.get("status")), m.get("position"), winning, m.get("optimal")
+        )
+        moves.append(
+            {
+                "ply": m.get("ply"),
+                "actor": m.get("actor"),
+                "state": _state_text(game, m.get("state")),
+                "position": m.get("position"),
+                "status": m.get("status"),
+                "move": m.get("move"),
+                "grade": grade,
+                "winning": winning,
+                "calls": m.get("calls", 0),
+                "tokens": int(m.get("prompt_tokens", 0) or 0)
+                + int(m.get("completion_tokens", 0) or 0),
+                "cost": m.get("cost_usd", 0.0),
+                "latency": m.get("latency_s"),
+                "error": m.get("error"),
+                "decision": _decision(m.get("decision")),
+            }
+        )
+    totals = row.get("agent_totals") or {}
+    opp = row.get("opponent_totals") or {}
+    return {
+        "kind": "episode",
+        "id": row.get("id"),
+        "index": row.get("index"),
+        "game": str(row.get("setting") or game_name),
+        "seat": row.get("seat"),
+        "outcome": row.get("status"),
+        "end": row.get("end_reason"),
+        "start": row.get("start_state"),
+        "start_outcome": row.get("start_outcome"),
+        "methods": {
+            "agent": _method_of(str(row.get("agent", "agent"))),
+            "opponent": _method_of(str(row.get("opponent", "opponent"))),
+        },
+        "agent": row.get("agent"),
+        "opponent": row.get("opponent"),
+        "plies": row.get("plies"),
+        "calls": int(totals.get("calls", 0) or 0) + int(opp.get("calls", 0) or 0),
+        "tokens": sum(
+            int(t.get(k, 0) or 0)
+            for t in (totals, opp)
+            for k in ("prompt_tokens", "completion_tokens")
+        ),
+        "cost": float(totals.get("cost_usd", 0) or 0) + float(opp.get("cost_usd", 0) or 0),
+        "error": row.get("error"),
+        "moves": moves,
+    }
+
+
+def _state_text(game: Any, state_json: Any) -> str:
+    if game is not None:
+        try:
+            return str(game.describe(game.validate_state(state_json)))
+        except Exception:
+            pass
+    return json.dumps(state_json)
+
+
+def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    decision = row.get("decision") or {}
+    optimal = row.get("optimal_move")
+    correct = row.get("correct")
+    winning = [str(optimal)] if optimal is not None else None
+    status = str(row.get("status"))
+    answer = row.get("answer")
+    task = decision.get("task") or {}
+    state = "?"
+    if task.get("game") and "state" in task:
+        try:
+            state = _state_text(_game(task["game"], task.get("params") or {}), task["state"])
+        except Exception:
+            state = json.dumps(task["state"])
+    game = str(row.get("game", "?"))
+    variant = str(row.get("variant", ""))
+    if variant not in ("", "normal"):
+        game = f"{game} ({variant})"
+    # A dataset record is a critical state: its one optimal move is the only winning one,
+    # so the evaluation's own verdict (`correct`) is the grade.
+    grade = grade_move(answer, status, "N", None, correct)
+    method = str(config.get("method") or decision.get("method") or "?")
+    move = {
+        "ply": 0,
+        "actor": "agent",
+        "state": state,
+        "position": "N",
+        "status": status,
+        "move": answer,
+        "grade": grade,
+        "winning": winning,
+        "calls": row.get("calls", 0),
+        "tokens": int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0),
+        "cost": row.get("cost_usd", 0.0),
+        "latency": row.get("latency_s"),
+        "error": row.get("error"),
+        "decision": _decision(decision),
+    }
+    outcome = "failed" if correct is None else ("correct" if correct else "wrong")
+    return {
+        "kind": "decision",
+        "id": row.get("id"),
+        "record": row.get("record_id"),
+        "repeat": row.get("repeat", 0),
+        "game": game,
+        "stratum": row.get("stratum"),
+        "outcome": outcome,
+        "methods": {"agent": method},
+        "calls": move["calls"],
+        "tokens": move["tokens"],
+        "cost": float(move["cost"] or 0),
+        "error": row.get("error"),
+        "moves": [move],
+    }
+
+
+_REASONING = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
+
+
+def _reasoning(text: str | None, payload: dict[str, Any] | None = None) -> str:
+    """The `reasoning` field of a JSON reply, else the whole reply.
+
+    A structured report (AceMAD's belief and prediction) shows as the prose before its
+    JSON block and the distributions, most likely answer first.
+    """
+    if isinstance(payload, dict) and any(isinstance(v, dict) for v in payload.values()):
+        prose = _REASONING.sub("", text or "").strip()
+        dists = [
+            f"{name}: "
+            + ", ".join(
+                f"{k} {100 * float(p):.0f}%" for k, p in sorted(d.items(), key=lambda x: -x[1])
+            )
+            for name, d in payload.items()
+            if isinstance(d, dict)
+        ]
+        return "\n".join([prose, *dists] if prose else dists)
+    if not text:
+        return ""
+    for block in [*_REASONING.findall(text), text]:
+        try:
+            data = json.loads(block)
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("reasoning"), str):
+            return data["reasoning"]
+    return text
+
+
+def _decision(decision: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the page shows of a method's decision record."""
+    if not decision:
+        return None
+    rounds = decision.get("rounds") or []
+    agents = {a for r in rounds if isinstance(r, dict) for a in r}
+    samples = [
+        s
+        for s in decision.get("samples") or []
+        if s.get("agent") in agents
+        and (s.get("answer_text") is not None or s.get("payload") or s.get("error"))
+    ]
+    # Methods number their rounds differently (DReaMAD from 0, MPD and AceMAD from 1):
+    # the k-th recorded round is the k-th round number the debaters' samples carry.
+    numbers = sorted({int(s.get("round") or 0) for s in samples})
+    if len(numbers) != len(rounds):
+        numbers = list(range(len(rounds)))
+    row_of = {n: k for k, n in enumerate(numbers)}
+    # Each cell of the rounds x agents grid: the answer and the reasoning behind it
+    # (the last answer-bearing sample of that agent in that round).
+    cells: dict[str, dict[str, Any]] = {}
+    for s in samples:
+        row = row_of.get(int(s.get("round") or 0))
+        if row is None:
+            continue
+        key = f"{row}|{s.get('agent')}"
+        cells[key] = {
+            "answer": s.get("answer_text"),
+            "phase": s.get("phase"),
+            "reasoning": _reasoning(s.get("text"), s.get("payload")),
+            "error": s.get("error") or s.get("reason"),
+        }
+    calls = [
+        {
+            "agent": c.get("agent"),
+            "phase": c.get("phase"),
+            "round": c.get("round"),
+            "attempt": c.get("attempt"),
+            "model": c.get("model"),
+            "messages": c.get("messages"),
+            "texts": c.get("texts"),
+            "tokens": sum((c.get("usage") or {}).values()),
+            "cost": c.get("cost_usd"),
+            "latency": c.get("latency_s"),
+            "cached": c.get("cached"),
+        }
+        for c in decision.get("calls") or []
+    ]
+    usage = decision.get("usage") or {}
+    return {
+        "method": decision.get("method"),
+        "params": decision.get("params"),
+        "status": decision.get("status"),
+        "answer": decision.get("answer_text"),
+        "rounds": rounds,
+        "round_numbers": numbers,
+        "cells": cells,
+        "extra": decision.get("extra") or {},
+        "tie_breaks": decision.get("tie_breaks") or [],
+        "calls": calls,
+        "tokens": sum(int(v or 0) for v in usage.values()),
+        "cost": decision.get("cost_usd"),
+        "error": decision.get("error"),
+    }
+
+
+def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
+    """Every run (one log) under the folder, as the page's records."""
+    results_dir = Path(results_dir)
+    runs = []
+    for path, kind, config in iter_logs(results_dir):
+        rows = _latest(_rows(path))
+        if kind == "episodes":
+            items = sorted((_episode(r) for r in rows), key=lambda e: (e["game"], e["index"] or 0))
+            fallback = _method_of(str(rows[0].get("agent", ""))) if rows else "?"
+        else:
+            items = sorted(
+                (_evaluation(r, config) for r in rows),
+                key=lambda e: (e["game"], str(e["record"]), e["repeat"] or 0),
+            )
+            fallback = str(rows[0].get("method", "")) if rows else "?"
+        runs.append(
+            {
+                "id": path.stem,
+                "file": str(path.relative_to(results_dir)),
+                "kind": kind,
+                "label": run_label(config, fallback) or path.stem,
+                "config": {k: v for k, v in config.items() if v not in (None, {}, [])},
+                "items": items,
+            }
+        )
+    return runs
+
+
+# ----------------------------------------------------------------------- summary
+def _table(title: str, note: str, headers: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return (
+        f"<h3>{html.escape(title)}</h3><p class='note'>{html.escape(note)}</p>"
+        f"<table class='summary'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def summary_html(report: Report) -> str:
+    """The report's tables (with their CIs) as HTML."""
+    parts = []
+    if report.win_rates:
+        parts.append(
+            _table(
+                "Win rates",
+                "Wins over finished episodes (wins + losses), 95% Wilson CI; failed episodes "
+                "(infrastructure errors, errors) are counted apart, never as losses.",
+                ["method", "game", "win rate", "95% CI", "finished", "failed"],
+                [
+                    [
+                        r.method,
+                        r.game,
+                        _pct(r.rate),
+                        f"[{_pct(r.low)}, {_pct(r.high)}]",
+                        r.finished,
+                        r.failed,
+                    ]
+                    for r in report.win_rates
+                ],
+            )
+        )
+    if report.accuracy:
+        parts.append(
+            _table(
+                "Decision accuracy",
+                "Share of decisions picking the unique optimal move: mean ± std over repeats, "
+                "95% t-interval (Wilson over decisions when there is one repeat).",
+                ["method", "game", "accuracy", "95% CI", "repeats", "decisions", "failed"],
+                [
+                    [
+                        a.method,
+                        a.game,
+                        f"{_pct(a.mean)} ± {100 * a.std:.1f}",
+                        f"[{_pct(a.low)}, {_pct(a.high)}]",
+                        a.repeats,
+                        a.decisions,
+                        a.failed,
+                    ]
+                    for a in report.accuracy
+                ],
+            )
+        )
+    if report.paired:
+        parts.append(
+            _table(
+                "Paired comparisons",
+                "McNemar's exact test on the same (item, repeat) pairs.",
+                ["game", "A", "B", "pairs", "only A right", "only B right", "p"],
+                [
+                    [p.game, p.a, p.b, p.pairs, p.only_a, p.only_b, f"{p.p_value:.3g}"]
+                    for p in report.paired
+                ],
+            )
+        )
+    if report.debate:
+        parts.append(
+            _table(
+                "Debate dynamics",
+                "Conformity/obstinacy and subversion/correction (seed 003); error correction "
+                "and negative persuasion (seed 001).",
+                [
+                    "method",
+                    "debates",
+                    "conformity",
+                    "obstinacy",
+                    "gap",
+                    "subversion",
+                    "correction",
+                    "error correction",
+                    "negative persuasion",
+                ],
+                [
+                    [
+                        d.method,
+                        d.debates,
+                        _pct(d.conformity),
+                        _pct(d.obstinacy),
+                        _signed(d.conformity - d.obstinacy),
+                        _pct(d.subversion),
+                        _pct(d.correction),
+                        d.error_correction,
+                        d.negative_persuasion,
+                    ]
+                    for d in report.debate
+                ],
+            )
+        )
+    if not parts:
+        parts.append("<p class='empty'>No tournament episodes or evaluation decisions found.</p>")
+    return "\n".join(parts)
+
+
+def plots_html(plots: Sequence[str | Path]) -> str:
+    out = []
+    for p in plots:
+        path = Path(p)
+        if not path.exists():
+            continue
+        data = base64.b64encode(path.read_bytes()).decode()
+        name = html.escape(path.name)
+        out.append(
+            f"<figure><img alt='{name}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{name}</figcaption></figure>"
+        )
+    return "".join(out) or "<p class='empty'>No plots (matplotlib missing or nothing to plot).</p>"
+
+
+# -------------------------------------------------------------------------- page
+def _packed(data: Any) -> str:
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def _page(title: str, summary: str, plots: str, runs: list[dict[str, Any]], links: str) -> str:
+    template = resources.files("metanim.analysis").joinpath("viewer_template.html").read_text()
+    meta = {
+        "title": title,
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "grades": list(GRADES),
+    }
+    parts = {
+        "__TITLE__": html.escape(title),
+        "__SUMMARY__": f"<section id='summary'><h2>Summary</h2>{summary}</section>"
+        if summary
+        else "",
+        "__PLOTS__": f"<section id='plots'><h2>Plots</h2><div class='plots'>{plots}</div></section>"
+        if plots
+        else "",
+        "__LINKS__": links,
+        # Beside the plots while the tables are few; above them once they grow wide.
+        "__TOP__": "stack" if summary.count("<table") > 2 else "",
+        "__META__": json.dumps(meta).replace("</", "<\\/"),
+        "__DATA__": _packed(runs),
+    }
+    return re.sub("|".join(parts), lambda m: parts[m.group(0)], template)
+
+
+def write_viewer(
+    report: Report, results_dir: str | Path, *, max_items: int = MAX_ITEMS
+) -> list[Path]:
+    """Write `viewer.html` (and, for a big folder, one page per run); return the pages."""
+    results_dir = Path(results_dir)
+    runs = collect_runs(results_dir)
+    title = f"MetaNIM results: {results_dir.name or results_dir}"
+    summary, plots = summary_html(report), plots_html(report.plots)
+    index = results_dir / VIEWER_FILE
+    if sum(len(r["items"]) for r in runs) <= max_items:
+        index.write_text(_page(title, summary, plots, runs, ""), encoding="utf-8")
+        return [index]
+    folder = results_dir / "viewer"
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.html"):  # pages of an earlier, differently split report
+        old.unlink()
+    pages, links = [], []
+    back = f"<p><a href='../{VIEWER_FILE}'>← all runs</a></p>"
+    for run in runs:
+        # A run bigger than a page itself is cut into parts of `max_items` records.
+        parts = [run["items"][k : k + max_items] for k in range(0, len(run["items"]), max_items)]
+        unit = "episodes" if run["kind"] == "episodes" else "decisions"
+        for n, items in enumerate(parts or [[]], start=1):
+            suffix = f"-part{n}" if len(parts) > 1 else ""
+            page = folder / f"{run['id']}{suffix}.html"
+            part = f" (part {n} of {len(parts)})" if len(parts) > 1 else ""
+            page.write_text(
+                _page(f"{title} — {run['label']}{part}", "", "", [{**run, "items": items}], back),
+                encoding="utf-8",
+            )
+            pages.append(page)
+            links.append(
+                f"<li><a href='viewer/{html.escape(page.name)}'>{html.escape(run['label'])}"
+                f"{part}</a> — {len(items)} {unit} "
+                f"<span class='muted'>({html.escape(run['file'])})</span></li>"
+            )
+    index_links = (
+        "<section id='runlinks'><h2>Runs</h2><p class='note'>Too many records for one page "
+        f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul></section>"
+    )
+    index.write_text(_page(title, summary, plots, [], index_links), encoding="utf-8")
+    return [index, *pages]
