@@ -102,3 +102,23 @@ def test_ibc_interval_resamples_debates():
     assert ci.low < 1.0 < ci.high and ci.low > 0
     same = identity_bias_ci(vanilla, vanilla, seed=1)
     assert same.estimate == 0 and same.low < 0 < same.high
+
+
+def test_early_stopped_debates_pad_to_rounds_plus_one():
+    from metanim.analysis.report import trace_from_decision
+
+    stopped = {"record_id": "r", "optimal_move": "2", "decision": {
+        "method": "mad", "params": {"rounds": 3},
+        "rounds": [{"agent_1": "2", "agent_2": "2"}],
+    }}  # fmt: skip
+    full = {"record_id": "r", "optimal_move": "2", "decision": {
+        "method": "mad", "params": {"rounds": 3},
+        "rounds": [{"agent_1": "1", "agent_2": "2"}] + [{"agent_1": "2", "agent_2": "2"}] * 3,
+    }}  # fmt: skip
+    a, b = trace_from_decision(stopped), trace_from_decision(full)
+    assert a is not None and b is not None
+    assert a.rounds == b.rounds == 4  # round 0 plus 3 updates, stopped or not
+    assert a.answers[0] == ["2"] * 4
+    from metanim.analysis.debate import entrenchment_steps
+
+    assert entrenchment_steps([a, b]) == 3
