@@ -109,3 +109,13 @@ def test_repeats_are_not_items_in_the_report(tmp_path: Path):
     assert (p.pairs, p.only_a, p.only_b) == (4, 3, 0) and p.p_value == pytest.approx(0.25)
     a = next(r for r in report.accuracy if "sim-a" in r.method)
     assert a.items == 4 and a.high - a.low > 0.3
+
+
+def test_prompt_versions_join_the_identity(monkeypatch):
+    import metanim.agents.prompts as prompts
+
+    llm, solver = TournamentConfig(), TournamentConfig(method="optimal", opponent="random")
+    before = (llm.config_hash(), solver.config_hash())
+    monkeypatch.setattr(prompts, "METHOD_PROMPT_VERSION", "metanim-methods/999")
+    assert llm.config_hash() != before[0]  # a prompt change starts a new log
+    assert solver.config_hash() == before[1]  # a solver-only run has no prompt

@@ -265,6 +265,18 @@ def _game_key(game: str, variant: str) -> str:
     return game if variant in ("", "normal") else f"{game} ({variant})"
 
 
+def _prompt_versions(row: dict[str, Any]) -> dict[str, str] | None:
+    """The prompt versions a log line's decision recorded (None when it kept none)."""
+    decisions = [row.get("decision")] + [m.get("decision") for m in row.get("moves") or []]
+    for d in decisions:
+        if isinstance(d, dict) and d.get("prompt_version"):
+            return {
+                "method": str(d["prompt_version"]),
+                "game": str(d.get("game_prompt_version", "")),
+            }
+    return None
+
+
 def _identity(config: dict[str, Any], row: dict[str, Any], kind: str) -> dict[str, Any]:
     """The run identity of a log (its config minus run-only fields; the dataset apart)."""
     from metanim.arena._identity import run_identity
@@ -273,7 +285,7 @@ def _identity(config: dict[str, Any], row: dict[str, Any], kind: str) -> dict[st
         # A log without its config: all we know is the method name in the lines.
         name = row.get("agent") if kind == "episodes" else (row.get("decision") or {}).get("method")
         return {"method": str(name or "?")}
-    identity = run_identity(config)
+    identity = run_identity(config, _prompt_versions(row))
     # The dataset is the column (game), not the row: a run over nim.jsonl and one over
     # fib.jsonl with everything else equal is one row of Table 1.
     identity.pop("dataset", None)
@@ -297,7 +309,9 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
         rows = list(_rows(path))
         if not rows:
             continue
-        identity = _identity(config, rows[0], kind)
+        # The prompt versions come from the first line that kept a decision record.
+        sample = next((r for r in rows if _prompt_versions(r)), rows[0])
+        identity = _identity(config, sample, kind)
         h = identity_hash(identity)
         identities[h] = identity
         dataset = ",".join(map(str, run_dataset(config)))

@@ -32,12 +32,31 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.is_file() else path
 
 
-def run_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+def current_prompt_versions() -> dict[str, str]:
+    """The prompt versions this code sends: the methods' templates and the game prompts."""
+    from metanim.agents.prompts import METHOD_PROMPT_VERSION
+    from metanim.games import PROMPT_VERSION
+
+    return {"method": METHOD_PROMPT_VERSION, "game": PROMPT_VERSION}
+
+
+def uses_prompts(config: Mapping[str, Any]) -> bool:
+    """Whether any side of the run prompts a model (a solver-only run has no prompt)."""
+    from metanim.arena._policies import is_solver_spec
+
+    return any(key in config and not is_solver_spec(str(config[key])) for key, _ in SIDES)
+
+
+def run_identity(
+    config: Mapping[str, Any], prompt_versions: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The identifying fields of a run config (a `model_dump(mode="json")` or config.json).
 
     A solver side (optimal, random, epsilon) drops its unused model, parameters and
     server; a model side's server enters normalized (`server_identity`); a dataset enters
-    by content digest, not by path.
+    by content digest, not by path. `prompt_versions` (the run's prompt templates, see
+    `current_prompt_versions`; the report reads them from the log) join the identity,
+    so a prompt change starts a new log rather than resuming into an old one.
     """
     from metanim.arena._policies import is_solver_spec
     from metanim.arena._run import server_identity
@@ -55,7 +74,14 @@ def run_identity(config: Mapping[str, Any]) -> dict[str, Any]:
             )
     if "dataset" in body:
         body["dataset"] = [_file_digest(str(p)) for p in body["dataset"]]
+    if prompt_versions:
+        body["prompt_versions"] = dict(prompt_versions)
     return body
+
+
+def config_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The identity of a run about to be run by this code (its current prompt versions)."""
+    return run_identity(config, current_prompt_versions() if uses_prompts(config) else None)
 
 
 def identity_hash(identity: Mapping[str, Any]) -> str:

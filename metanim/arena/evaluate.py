@@ -26,7 +26,7 @@ from pydantic import Field
 from metanim.analysis.stats import item_accuracy
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
-from metanim.arena._identity import identity_hash, run_identity
+from metanim.arena._identity import config_identity, identity_hash
 from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
 from metanim.arena._run import (
     RunResult,
@@ -73,7 +73,7 @@ class EvaluationConfig(RunConfig):
     def config_hash(self) -> str:
         """Hash of the run's identity (`metanim.arena._identity.run_identity`): the
         dataset by content, the server normalized, run-only settings left out."""
-        return identity_hash(run_identity(self.model_dump(mode="json")))
+        return identity_hash(config_identity(self.model_dump(mode="json")))
 
     @property
     def log_path(self) -> Path:

@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
-from metanim.arena._identity import identity_hash, run_identity
+from metanim.arena._identity import config_identity, identity_hash
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
 from metanim.arena._policies import is_solver_spec
 from metanim.arena._run import (
@@ -108,7 +108,7 @@ class TournamentConfig(RunConfig):
         another server starts a new log, while a `sim-*` model on the in-process
         simulated server hashes the same on every run.
         """
-        return identity_hash(run_identity(self.model_dump(mode="json")))
+        return identity_hash(config_identity(self.model_dump(mode="json")))
 
     @property
     def log_path(self) -> Path:
