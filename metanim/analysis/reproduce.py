@@ -65,6 +65,11 @@ class ReproduceOptions(BaseModel):
     repeats: int = Field(5, ge=1, description="passes over a dataset")
     samples: int = Field(20, ge=1, description="entrenchment: samples for p0 and debates per state")
     items: int | None = Field(None, ge=1, description="use only the first N items per dataset")
+    datasets: list[str] = Field(
+        default_factory=list,
+        description="dataset files (states or questions) instead of the default build's "
+        "(figure3, figure7-right, identity-bias, table5, weights)",
+    )
     seed: int = Field(0, description="base seed")
     progress: bool = Field(False, description="progress bars")
 
@@ -93,6 +98,13 @@ def _dataset(opts: ReproduceOptions, game: str) -> Path:
         spec = next(s for s in DEFAULT_SPECS if s.game == game and s.variant == "normal")
         write_jsonl(build(spec, seed=opts.seed), path)
     return path
+
+
+def _data(opts: ReproduceOptions, *games: str) -> list[Path]:
+    """The given dataset files, else the default build's files of `games`."""
+    if opts.datasets:
+        return [Path(p) for p in opts.datasets]
+    return [_dataset(opts, g) for g in games]
 
 
 def _evaluate(
@@ -232,7 +244,7 @@ def entrenchment(opts: ReproduceOptions) -> list[Path]:
     """Seed 000 §3 / App. B.1: p⁽⁰⁾ from N samples at T = 0.7, then N two-agent debates
     per state at T = 0.7, 3 full rounds (no consensus stop); Eq. 1 over dominant actions."""
     folder = _folder(opts, "figure3")
-    data = [_dataset(opts, "fibonacci")]
+    data = _data(opts, "fibonacci")
     n = opts.samples
     p0_log = _evaluate(opts, folder, "p0", "react", data, params={"temperature": 0.7}, repeats=n)
     mad_log = _evaluate(
@@ -380,7 +392,7 @@ def figure7_right(opts: ReproduceOptions) -> list[Path]:
     """DReaMAD's accuracy on the Fibonacci dataset as the elicitation and rewrite
     temperature goes from 0 to 1 (seed 000: 15 runs each, 95% CI)."""
     folder = _folder(opts, "figure7-right")
-    data = [_dataset(opts, "fibonacci")]
+    data = _data(opts, "fibonacci")
     points = []
     for t in TEMPERATURES:
         log = _evaluate(
@@ -475,7 +487,7 @@ def identity_bias(opts: ReproduceOptions, peers: int | None = None) -> list[Path
     dataset: Conformity, Obstinacy, Δ, IBC with a debate-bootstrap CI, round 1 alone,
     and conformity by numbers of disagreeing/agreeing peers (seed 003 Eq. 19)."""
     folder = _folder(opts, "identity-bias")
-    data = [_dataset(opts, "nim")]
+    data = _data(opts, "nim")
     params: dict[str, Any] = {"agents": 3, "rounds": 2, "consensus_stop": False}
     if peers is not None:
         params["peers"] = peers
@@ -534,7 +546,7 @@ def table5(opts: ReproduceOptions) -> list[Path]:
     graded before and after, the seven outcome categories, and McNemar against each
     model alone (seed 001 Tables 2, 3 and 5)."""
     folder = _folder(opts, "table5")
-    data = [_dataset(opts, "nim"), _dataset(opts, "fibonacci")]
+    data = _data(opts, "nim", "fibonacci")
     models = f"{opts.model}|{opts.model_b}"
     base = {"temperature": 0.0}
     _evaluate(opts, folder, "cross", "cross", data, params={**base, "models": models}, repeats=1)
@@ -557,7 +569,7 @@ def table5(opts: ReproduceOptions) -> list[Path]:
 def weights(opts: ReproduceOptions) -> list[Path]:
     """AceMAD's per-agent weights round by round (mean over decisions, by role)."""
     folder = _folder(opts, "weights")
-    log = _evaluate(opts, folder, "acemad", "acemad", [_dataset(opts, "nim")], repeats=1)
+    log = _evaluate(opts, folder, "acemad", "acemad", _data(opts, "nim"), repeats=1)
     by: dict[tuple[str, str, int], list[float]] = defaultdict(list)
     for r in _rows(log):
         ace = ((r.get("decision") or {}).get("extra") or {}).get("acemad") or {}
