@@ -37,6 +37,11 @@ def test_table5_grades_each_model(tmp_path: Path):
     assert "| model\\_2 | 100.0% | 100.0% |" in md  # the optimal model, graded on its own
     assert "| any correct | 100.0% | 100.0% |" in md
     assert "mixed correction + persuasion" in md and "McNemar" in md
+    # The folder's report has the same seed 001 section, with McNemar vs each single model.
+    from metanim.analysis import render_report
+
+    (cross,) = render_report(tmp_path / "table5", write=False).cross
+    assert cross.agents["model_2"] == (1.0, 1.0) and len(cross.baselines) == 4
 
 
 def test_identity_bias_with_a_sparse_topology(tmp_path: Path):
@@ -44,3 +49,7 @@ def test_identity_bias_with_a_sparse_topology(tmp_path: Path):
     assert '"peers": 1' in md and "IBC" in md
     # Each agent sees one peer: never two disagreeing peers.
     assert "| vanilla | 2 |" not in md and "| vanilla | 1 | 0 |" in md
+    from metanim.analysis import render_report
+
+    (bias,) = render_report(tmp_path / "identity-bias", write=False).identity_bias
+    assert "anonymous_mad" in bias.anonymized and bias.low <= bias.ibc <= bias.high
