@@ -119,3 +119,25 @@ def test_prompt_versions_join_the_identity(monkeypatch):
     monkeypatch.setattr(prompts, "METHOD_PROMPT_VERSION", "metanim-methods/999")
     assert llm.config_hash() != before[0]  # a prompt change starts a new log
     assert solver.config_hash() == before[1]  # a solver-only run has no prompt
+
+
+def test_unpaired_runs_get_newcombe(tmp_path: Path):
+    a = TournamentConfig(method="react", opponent="random", seed=0).model_dump(mode="json")
+    b = TournamentConfig(method="react", opponent="random", seed=1).model_dump(mode="json")
+    _write(tmp_path, "a", a, _episodes([True] * 8 + [False] * 2))
+    other = _episodes([True] * 5 + [False] * 5)
+    for r in other:
+        r["seed"] += 1000  # another base seed: other starts, nothing to pair
+    _write(tmp_path, "b", b, other)
+    report = render_report(tmp_path, write=False)
+    assert {r.method for r in report.win_rates} == {
+        "react · sim-biased:heuristic=max_take,p=0.3 vs random (seed=0)",
+        "react · sim-biased:heuristic=max_take,p=0.3 vs random (seed=1)",
+    }
+    (diff,) = report.win_diffs
+    assert not diff.paired and diff.n == 20
+    # Newcombe (1998) method 10 for 8/10 vs 5/10, from the two Wilson intervals.
+    from metanim.analysis.stats import newcombe_difference
+
+    nc = newcombe_difference(8, 10, 5, 10)
+    assert (diff.diff, diff.low, diff.high) == pytest.approx((0.3, nc.low, nc.high))
