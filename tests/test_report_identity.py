@@ -84,6 +84,8 @@ def test_markdown_special_characters_are_escaped(tmp_path: Path):
     assert "sim-optimal\\|sim-random" in line
     # The escaped pipe does not split the row: 6 columns, 7 unescaped bars.
     assert line.replace("\\|", "").count("|") == 7
+    runs = [line for line in md.splitlines() if line.startswith("| cross") and "`" in line]
+    assert runs and all(line.replace("\\|", "").count("|") == 3 for line in runs)
 
 
 def test_every_non_run_field_joins_the_identity():

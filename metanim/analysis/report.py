@@ -883,7 +883,8 @@ def to_markdown(report: Report) -> str:
     if report.runs:
         lines += ["## Runs", "", "| run | identity |", "|---|---|"]
         lines += [
-            f"| {md(label)} | `{json.dumps(identity, sort_keys=True)}` |"
+            # GFM reads `\|` as a pipe even inside a code span; a bare one ends the cell.
+            f"| {md(label)} | `{json.dumps(identity, sort_keys=True).replace('|', chr(92) + '|')}` |"
             for label, identity in report.runs.items()
         ]
         lines.append("")
