@@ -40,8 +40,12 @@ def test_table5_grades_each_model(tmp_path: Path):
     # The folder's report has the same seed 001 section, with McNemar vs each single model.
     from metanim.analysis import render_report
 
-    (cross,) = render_report(tmp_path / "table5", write=False).cross
+    cross, same = sorted(
+        render_report(tmp_path / "table5", write=False).cross,
+        key=lambda c: "temperatures" in c.method,
+    )
     assert cross.agents["model_2"] == (1.0, 1.0) and len(cross.baselines) == 4
+    assert "temperatures" in same.method and set(same.agents) == {"model_1", "model_2"}
 
 
 def test_identity_bias_with_a_sparse_topology(tmp_path: Path):

@@ -542,19 +542,27 @@ def identity_bias(opts: ReproduceOptions, peers: int | None = None) -> list[Path
 
 # ------------------------------------------------------------------ seed 001, Table 5
 def table5(opts: ReproduceOptions) -> list[Path]:
-    """Cross-model debate (model, model_b) on the NIM and Fibonacci datasets, each model
-    graded before and after, the seven outcome categories, and McNemar against each
-    model alone (seed 001 Tables 2, 3 and 5)."""
+    """Cross-model debate (model, model_b) and same-model debate (model at T = 0 and
+    T = 0.7) on the NIM and Fibonacci datasets, each model graded before and after, the
+    seven outcome categories, and McNemar against each model alone (seed 001 Tables 2,
+    3 and 5)."""
     folder = _folder(opts, "table5")
     data = _data(opts, "nim", "fibonacci")
     models = f"{opts.model}|{opts.model_b}"
     base = {"temperature": 0.0}
     _evaluate(opts, folder, "cross", "cross", data, params={**base, "models": models}, repeats=1)
+    # Seed 001's same-model debate: one model twice, one agent at T = 0 and one at T = 0.7.
+    same = {"models": f"{opts.model}|{opts.model}", "temperatures": [0.0, 0.7]}
+    _evaluate(opts, folder, "same-model", "cross", data, params=same, repeats=1)
     for name, model in (("single-a", opts.model), ("single-b", opts.model_b)):
         _evaluate(opts, folder, name, "cot", data, model=model, repeats=1)
     report = render_report(folder, write=False, plots=False)
     lines = _header(ARTIFACTS["table5"], opts, "metanim reproduce table5")
-    lines += [f"model_1 = `{opts.model}`, model_2 = `{opts.model_b}`.", ""]
+    lines += [
+        f"Cross-model: model_1 = `{opts.model}`, model_2 = `{opts.model_b}`, both at T = 0. "
+        f"Same-model: `{opts.model}` twice, model_1 at T = 0 and model_2 at T = 0.7.",
+        "",
+    ]
     for row in report.cross:
         lines += cross_markdown(row)
     lines += [
