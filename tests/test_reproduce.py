@@ -57,3 +57,7 @@ def test_identity_bias_with_a_sparse_topology(tmp_path: Path):
 
     (bias,) = render_report(tmp_path / "identity-bias", write=False).identity_bias
     assert "anonymous_mad" in bias.anonymized and bias.low <= bias.ibc <= bias.high
+    report = render_report(tmp_path / "identity-bias", write=False)
+    # With one peer each, every conditioned cell is the single-peer case (1, 0).
+    assert all(set(d.by_peers) == {"1,0"} for d in report.debate)
+    assert "| n_D | n_A |" in report.markdown

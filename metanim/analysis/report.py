@@ -32,6 +32,7 @@ from metanim.analysis.debate import (
     DebateTrace,
     agent_accuracy,
     any_correct_rate,
+    conformity_by_peers,
     conformity_obstinacy,
     error_correction_rate,
     identity_bias_ci,
@@ -121,6 +122,8 @@ class DebateRow(BaseModel):
     conformity_r1: float = math.nan
     obstinacy_r1: float = math.nan
     mixed: str = ""
+    #: (n_D, n_A) -> (turns, conformity, obstinacy): seed 003 Eq. 19.
+    by_peers: dict[str, tuple[int, float, float]] = Field(default_factory=dict)
 
 
 class IdentityBiasRow(BaseModel):
@@ -586,6 +589,10 @@ def _debate_rows(traces: dict[str, list[DebateTrace]], labels: dict[str, str]) -
                 correction=sc["correction"].value, error_correction=f"{ec.hits}/{ec.n}",
                 negative_persuasion=f"{npr.hits}/{npr.n}", conformity_r1=first.conformity.value,
                 obstinacy_r1=first.obstinacy.value, mixed=f"{mixed.hits}/{mixed.n}",
+                by_peers={
+                    f"{n_d},{n_a}": (b.conformity.n, b.conformity.value, b.obstinacy.value)
+                    for (n_d, n_a), b in conformity_by_peers(items).items()
+                },
             )
         )  # fmt: skip
     return out
@@ -857,6 +864,19 @@ def to_markdown(report: Report) -> str:
             f"| {_pct(d.obstinacy_r1)} | {_pct(d.subversion)} | {_pct(d.correction)} "
             f"| {d.error_correction} | {d.negative_persuasion} | {d.mixed} |"
             for d in report.debate
+        ]
+        lines += [
+            "",
+            "Conformity and Obstinacy by the numbers of disagreeing (n_D) and agreeing (n_A) "
+            "peers (seed 003 Eq. 19; bandwagon pressure shows as conformity rising with n_D):",
+            "",
+            "| run | n_D | n_A | turns | conformity | obstinacy |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(d.method)} | {key.split(',')[0]} | {key.split(',')[1]} | {n} | {_pct(c)} | {_pct(o)} |"
+            for d in report.debate
+            for key, (n, c, o) in d.by_peers.items()
         ]
         lines.append("")
     if report.identity_bias:
