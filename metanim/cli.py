@@ -161,6 +161,11 @@ _library_command(
 _library_command(
     "report", "metanim.analysis._cli", "Render a results folder as tables, report.md and PNG plots"
 )
+_library_command(
+    "reproduce",
+    "metanim.analysis._cli",
+    "Regenerate a seed paper's table or figure (table1, figure3, ...); simulated by default",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -219,7 +219,7 @@ def test_outcome_breakdown_and_rates():
     assert (negative_persuasion_rate(traces).hits, negative_persuasion_rate(traces).n) == (1, 5)
     assert any_correct_rate(traces).hits == 3
     assert any_correct_rate(traces, round=0).hits == 3
-    assert majority_accuracy(traces).hits == 3  # the x-z tie goes to the first agent (x)
+    assert majority_accuracy(traces).hits == 2  # the x-z tie is no majority: wrong, not agent 1
 
 
 def test_trace_validation():

@@ -41,21 +41,25 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_report_tables_and_files(results: Path):
     report = render_report(results)
     wins = {(r.method, r.game): r for r in report.win_rates}
-    assert wins[("optimal", "nim-31-k3")].wins == wins[("optimal", "nim-31-k3")].finished == 6
-    assert wins[("random", "fibonacci-20")].rate < 1.0
+    best = wins[("optimal vs random", "nim-31-k3")]
+    assert best.wins == best.finished == 6
+    assert wins[("random vs random", "fibonacci-20")].rate < 1.0
     acc = {(a.method, a.game): a for a in report.accuracy}
-    assert acc[("react", "nim")].mean == 1.0 and acc[("react", "nim")].repeats == 2
-    assert acc[("react", "nim")].decisions == 16
-    # A perfect method against a random one on the same items: McNemar sees only-A pairs.
+    react = acc[("react · sim-optimal", "nim")]
+    assert react.mean == 1.0 and react.repeats == 2 and react.items == 8
+    assert react.decisions == 16 and react.low < 1.0  # 8 items, not 16 decisions, never [1, 1]
+    # A perfect method against a random one on the same items: McNemar sees only-A items.
     (paired,) = report.paired
-    assert (paired.a, paired.b) == ("mad:agents=2,rounds=2", "react")
-    assert paired.pairs == 16 and paired.only_a == 0 and paired.only_b > 0
-    assert paired.p_value == pytest.approx(2 / 2**paired.only_b)
+    assert (paired.a, paired.b) == ("mad:agents=2,rounds=2 · sim-random", "react · sim-optimal")
+    assert paired.pairs == 8 and paired.only_a == 0 and paired.only_b > 0
+    assert paired.p_value == pytest.approx(min(1.0, 2 / 2**paired.only_b))
+    assert paired.diff < 0 and paired.diff_low <= paired.diff <= paired.diff_high
     md = (results / "report.md").read_text()
     assert "Win rates" in md and "Decision accuracy" in md and "McNemar" in md
     for png in ("win_rates.png", "accuracy.png"):
         assert (results / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "optimal" in report.terminal()
+    assert "optimal vs random" in report.terminal()
+    assert "majority of its repeats" in md  # the McNemar rule is printed under the table
 
 
 def test_debate_rounds_become_traces(results: Path):

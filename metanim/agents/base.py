@@ -325,9 +325,19 @@ class Context:
         *,
         phase: str,
         round: int = 0,
-        temperature: float = 0.0,
+        temperature: float | Sequence[float] = 0.0,
     ) -> list[Reply]:
-        """One debate round: every `(agent, client, messages)` asked at once, then recorded."""
+        """One debate round: every `(agent, client, messages)` asked at once, then recorded.
+
+        `temperature` is one for every agent or one per agent (seed 001's T = 0 vs 0.7 pair).
+        """
+        temps = (
+            [float(temperature)] * len(asks)
+            if isinstance(temperature, int | float)
+            else [float(t) for t in temperature]
+        )
+        if len(temps) != len(asks):
+            raise ValueError(f"{len(temps)} temperatures for {len(asks)} agents")
         replies: list[Reply] = await gather(
             *(
                 self.ask(
@@ -336,9 +346,9 @@ class Context:
                     agent=agent,
                     phase=phase,
                     round=round,
-                    temperature=temperature,
+                    temperature=temp,
                 )
-                for agent, client, messages in asks
+                for (agent, client, messages), temp in zip(asks, temps, strict=True)
             )
         )
         self.record_round({a[0]: r.answer for a, r in zip(asks, replies, strict=True)})

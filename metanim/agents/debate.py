@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from metanim.agents import prompts
-from metanim.agents.base import Context, Method, gather
+from metanim.agents.base import Context, Method
+from metanim.agents.elicit import elicit_systems
 from metanim.agents.parsing import Parsed, last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
@@ -18,6 +19,20 @@ def _clients(client: ChatModel | Sequence[ChatModel], count: int) -> list[ChatMo
     if not pool:
         raise ValueError("at least one client is needed")
     return [pool[i % len(pool)] for i in range(count)]
+
+
+def _floats(value: Sequence[float] | str | None, count: int, what: str) -> list[float] | None:
+    """Per-agent values from a list or from `a|b|...` (a method spec splits on commas)."""
+    if value is None:
+        return None
+    items = str(value).split("|") if isinstance(value, str) else list(value)
+    try:
+        out = [float(v) for v in items]
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be numbers (a list or a|b|...), got {value!r}") from None
+    if len(out) != count:
+        raise ValueError(f"{what} needs one value per agent ({count}), got {value!r}")
+    return out
 
 
 def _consensus(ctx: Context, answers: Sequence[Any]) -> bool:
@@ -36,10 +51,15 @@ class MAD(Method):
     debate stops early once every agent gives the same valid answer (MetaNIM §5), and the
     final answer is the plurality of the last round with the seeded tie-break. Each round's
     calls run concurrently.
+
+    `consensus_stop=False` runs every round even after agreement (seed 000 §3 measures
+    p⁽³⁾ after three full rounds). `peers=k` is a sparse topology (seed 003): agent i sees
+    only agents i+1, ..., i+k (mod N), recorded in `extra["peers"]`; default everyone.
+    `temperatures` gives each agent its own temperature (a list, or `0|0.7` in a spec).
     """
 
     name = "mad"
-    param_names = ("agents", "rounds", "temperature")
+    param_names = ("agents", "rounds", "temperature", "consensus_stop", "peers", "temperatures")
     anonymous = False
 
     def __init__(
@@ -49,6 +69,9 @@ class MAD(Method):
         agents: int = 2,
         rounds: int = 3,
         temperature: float = 0.7,
+        consensus_stop: bool = True,
+        peers: int | None = None,
+        temperatures: Sequence[float] | str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -56,8 +79,21 @@ class MAD(Method):
             raise ValueError("agents must be >= 1")
         if rounds < 0:
             raise ValueError("rounds (update rounds after the initial answers) must be >= 0")
+        if peers is not None and not 1 <= peers <= max(agents - 1, 1):
+            raise ValueError(f"peers must be between 1 and agents - 1 = {agents - 1}, got {peers}")
         self.agents, self.rounds, self.temperature = agents, rounds, temperature
+        self.consensus_stop, self.peers = bool(consensus_stop), peers
+        self.temperatures = _floats(temperatures, agents, "temperatures")
         self.clients = _clients(client, agents)
+
+    def _temps(self) -> float | list[float]:
+        return self.temperature if self.temperatures is None else self.temperatures
+
+    def peer_indices(self, i: int) -> list[int]:
+        """The agents whose previous answers agent i sees (every other agent by default)."""
+        if self.peers is None:
+            return [j for j in range(self.agents) if j != i]
+        return [(i + d) % self.agents for d in range(1, self.peers + 1)]
 
     @property
     def models(self) -> list[str]:
@@ -82,11 +118,19 @@ class MAD(Method):
                 for name, client, system in zip(names, self.clients, systems, strict=True)
             ],
             phase="answer",
-            temperature=self.temperature,
+            temperature=self._temps(),
         )
         ctx.extra.setdefault("orders", [])
+        if self.peers is not None:
+            ctx.extra["peers"] = {
+                names[i]: [names[j] for j in self.peer_indices(i)] for i in range(self.agents)
+            }
         for rnd in range(1, self.rounds + 1):
-            if self.agents > 1 and _consensus(ctx, [r.answer for r in replies]):
+            if (
+                self.consensus_stop
+                and self.agents > 1
+                and _consensus(ctx, [r.answer for r in replies])
+            ):
                 ctx.extra["stopped_early"] = rnd
                 break
             texts = [r.text for r in replies]
@@ -95,7 +139,7 @@ class MAD(Method):
                 list(zip(names, self.clients, messages, strict=True)),
                 phase="update",
                 round=rnd,
-                temperature=self.temperature,
+                temperature=self._temps(),
             )
         return ctx.vote([r.answer for r in replies], "majority of the last round")
 
@@ -106,7 +150,7 @@ class MAD(Method):
         fmt = prompts.output_format("react", task.action_schema())
         if self.anonymous:
             # Choi et al. App. B.2: all answers, own included and unmarked, shuffled.
-            order = list(range(len(texts)))
+            order = sorted([i, *self.peer_indices(i)])
             ctx.rng.shuffle(order)
             ctx.extra["orders"].append({"agent": self.names()[i], "order": order})
             peers = "\n".join(
@@ -119,8 +163,7 @@ class MAD(Method):
         else:
             peers = "\n".join(
                 prompts.DEBATE_PEER.format(label=f"Agent {j + 1}", answer=texts[j])
-                for j in range(len(texts))
-                if j != i
+                for j in sorted(self.peer_indices(i))
             )
             content = prompts.DEBATE_UPDATE.format(
                 problem=task.prompt(), own=texts[i], peers=peers, output_format=fmt
@@ -138,14 +181,6 @@ class AnonymousMAD(MAD):
 
     name = "anonymous_mad"
     anonymous = True
-
-
-def _fields(text: str, keys: Sequence[str]) -> tuple[dict[str, str], bool]:
-    """The string fields of the last JSON object with `keys`; the whole text if there is none."""
-    obj = last_object_with(text, *keys)
-    if obj is None:
-        return {k: text.strip() for k in keys}, False
-    return {k: str(obj[k]) for k in keys}, True
 
 
 class DReaMAD(MAD):
@@ -169,6 +204,9 @@ class DReaMAD(MAD):
         "elicit_temperature",
         "rewrite_temperature",
         "variant",
+        "consensus_stop",
+        "peers",
+        "temperatures",
     )
 
     def __init__(
@@ -194,68 +232,19 @@ class DReaMAD(MAD):
         self.name = {"full": "dreamad", "minus": "dreamad_minus", "plus_mad": "plus_mad"}[variant]  # type: ignore[misc]
 
     async def systems(self, ctx: Context) -> list[str | None]:
-        task, elicitor = ctx.task, self.clients[0]
-        problem = task.prompt()
-        first, _ = await ctx.chat(
-            elicitor,
-            [{"role": "user", "content": prompts.DREAMAD_REINTERPRET.format(problem=problem)}],
-            agent="elicitor",
-            phase="reinterpret",
-            temperature=self.elicit_temperature,
-        )
-        game, ok1 = _fields(
-            first.text, ("game_definition", "winning_condition", "move_constraints")
-        )
-        second, _ = await ctx.chat(
-            elicitor,
-            [
-                {
-                    "role": "user",
-                    "content": prompts.DREAMAD_STRATEGY.format(
-                        short_state=task.short_state(), **game
-                    ),
-                }
-            ],
-            agent="elicitor",
-            phase="strategy",
-            temperature=self.elicit_temperature,
-        )
-        strategy, ok2 = _fields(
-            second.text, ("state_evaluation", "winning_strategy", "endgame_tactics")
-        )
-        rewrite: list[Message] = [
-            {
-                "role": "user",
-                "content": prompts.DREAMAD_REWRITE.format(
-                    problem=problem, game_definition=game["game_definition"], **strategy
-                ),
-            }
-        ]
         writers = 1 if self.variant != "full" else self.agents
-        outs = await gather(
-            *(
-                ctx.chat(
-                    self.clients[i],
-                    rewrite,
-                    agent=self.names()[i] if writers > 1 else "elicitor",
-                    phase="rewrite",
-                    temperature=self.rewrite_temperature,
-                    sample_index=i,
-                )
-                for i in range(writers)
-            )
+        names = self.names() if writers > 1 else ["elicitor"]
+        own = await elicit_systems(
+            ctx,
+            self.clients[0],
+            [(names[i], self.clients[i]) for i in range(writers)],
+            elicit_temperature=self.elicit_temperature,
+            rewrite_temperature=self.rewrite_temperature,
         )
-        rewritten = [_fields(c.text, ("optimized_prompt",)) for c, _ in outs]
-        own = [fields["optimized_prompt"] for fields, _ in rewritten]
         if writers == 1:
             own = own * self.agents
-        ctx.extra["elicitation"] = {
-            "game": game,
-            "strategy": strategy,
-            "prompts": own,
-            "structured": [ok1, ok2, *(ok for _, ok in rewritten)],
-        }
-        return [prompts.DREAMAD_AGENT_SYSTEM.format(optimized_prompt=p) for p in own]
+            ctx.extra["elicitation"]["prompts"] *= self.agents
+        return list(own)
 
 
 class MPD(Method):
@@ -403,20 +392,41 @@ class CrossModel(Method):
     """Cross-model debate (seed 001): each model solves alone, then critiques and revises once.
 
     Round 0: every model answers with a step-by-step (CoT) prompt. Round 1: each model sees
-    its own and the other models' solutions, checks both, and defends or revises. Final
-    answer: plurality of the revised answers, ties by the seeded rule.
+    its own and the other models' solutions, checks both, and defends or revises.
+
+    Seed 001 grades each model's revised answer on its own (and "any correct"); it never
+    votes between two models. So the answer this method plays (in a game, or as the
+    decision's graded answer) is the revised answer of model `play` (1-based; default 1,
+    seed 001's primary agent), falling back to the other models' revised answers in order
+    if that one stayed invalid (recorded in `extra["played"]`). `play=0` takes the
+    plurality of the revised answers instead (with two models a split is a seeded coin
+    flip, recorded as a tie-break). `metanim report` grades every model before and after
+    from the decision's rounds. `temperatures` gives each model its own temperature
+    (seed 001's same-model T = 0 vs T = 0.7 pair).
     """
 
     name = "cross"
-    param_names = ("temperature",)
+    param_names = ("temperature", "temperatures", "play")
 
     def __init__(
-        self, clients: Sequence[ChatModel], *, temperature: float = 0.0, **kwargs: Any
+        self,
+        clients: Sequence[ChatModel],
+        *,
+        temperature: float = 0.0,
+        temperatures: Sequence[float] | str | None = None,
+        play: int = 1,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if len(clients) < 2:
             raise ValueError("cross-model debate needs at least two clients")
+        if not 0 <= play <= len(clients):
+            raise ValueError(
+                f"play must be 0 (vote) or a model number 1..{len(clients)}, got {play}"
+            )
         self.clients, self.temperature = list(clients), temperature
+        self.temperatures = _floats(temperatures, len(clients), "temperatures")
+        self.play = play
 
     @property
     def models(self) -> list[str]:
@@ -425,10 +435,11 @@ class CrossModel(Method):
     async def run(self, ctx: Context) -> Any:
         task = ctx.task
         names = [f"model_{i + 1}" for i in range(len(self.clients))]
+        temps = self.temperature if self.temperatures is None else self.temperatures
         first = await ctx.ask_round(
             [(n, c, answer_messages(ctx, "cot")) for n, c in zip(names, self.clients, strict=True)],
             phase="solve",
-            temperature=self.temperature,
+            temperature=temps,
         )
         fmt = prompts.output_format("react", task.action_schema())
 
@@ -443,6 +454,12 @@ class CrossModel(Method):
             [(n, c, revise(i)) for i, (n, c) in enumerate(zip(names, self.clients, strict=True))],
             phase="revise",
             round=1,
-            temperature=self.temperature,
+            temperature=temps,
         )
-        return ctx.vote([r.answer for r in second], "majority of the revised answers")
+        answers = [r.answer for r in second]
+        if self.play == 0:
+            return ctx.vote(answers, "majority of the revised answers")
+        order = [self.play - 1, *(i for i in range(len(answers)) if i != self.play - 1)]
+        chosen = next((i for i in order if answers[i] is not None), None)
+        ctx.extra["played"] = None if chosen is None else names[chosen]
+        return None if chosen is None else answers[chosen]

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from metanim.agents import prompts
 from metanim.agents.base import Context, Method, gather
+from metanim.agents.elicit import elicit_systems
 from metanim.llm._types import ChatModel, Message
 
 
@@ -15,6 +16,14 @@ def answer_messages(ctx: Context, style: str, system: str | None = None) -> list
     messages: list[Message] = [] if system is None else [{"role": "system", "content": system}]
     content = prompts.with_format(task.prompt(), style, task.action_schema())
     return [*messages, {"role": "user", "content": content}]
+
+
+async def _elicited(ctx: Context, client: ChatModel, elicit: bool) -> str | None:
+    """DReaMAD's elicitation stage as a system prompt (seed 000 Table 12's "+ SPKE" rows)."""
+    if not elicit:
+        return None
+    (system,) = await elicit_systems(ctx, client, [("elicitor", client)])
+    return system
 
 
 class Prompting(Method):
@@ -70,27 +79,37 @@ class CoT(Prompting):
 class SelfConsistency(Method):
     """Self-Consistency (Wang et al. 2023): n independent CoT samples, plurality vote.
 
+    `elicit=True` first runs DReaMAD's strategic prior knowledge elicitation and gives every
+    sample its optimized prompt as the system message (seed 000 Table 12).
+
     Each sample is its own call with its own `sample_index`, so response caches keep them
     apart (DESIGN §9). Ties go to the seeded rule.
     """
 
     name = "self_consistency"
-    param_names = ("n", "temperature")
+    param_names = ("n", "temperature", "elicit")
 
     def __init__(
-        self, client: ChatModel, *, n: int = 5, temperature: float = 0.7, **kwargs: Any
+        self,
+        client: ChatModel,
+        *,
+        n: int = 5,
+        temperature: float = 0.7,
+        elicit: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if n < 1:
             raise ValueError("n must be >= 1")
         self.client, self.n, self.temperature = client, n, temperature
+        self.elicit = bool(elicit)
 
     @property
     def models(self) -> list[str]:
         return [self.client.model]
 
     async def run(self, ctx: Context) -> Any:
-        messages = answer_messages(ctx, "cot")
+        messages = answer_messages(ctx, "cot", await _elicited(ctx, self.client, self.elicit))
         results = await gather(
             *(
                 ctx.ask(
@@ -112,22 +131,30 @@ class SelfConsistency(Method):
 class SelfRefine(Method):
     """Self-Refine (Madaan et al. 2023): answer, then `iterations` rounds of feedback and refinement.
 
-    MetaNIM applies three refinement steps. The final answer is the last valid one. When
+    MetaNIM applies three refinement steps; `elicit=True` first runs DReaMAD's elicitation
+    and keeps its optimized prompt as the system message (seed 000 Table 12). The final answer is the last valid one. When
     the last step stays invalid (after its re-asks) and an earlier answer is used, the
     decision records it: `extra["fell_back_to_iteration"]` is that answer's step (0 = the
     initial answer), and `extra["invalid_steps"]` lists every step that stayed invalid.
     """
 
     name = "self_refine"
-    param_names = ("iterations", "temperature")
+    param_names = ("iterations", "temperature", "elicit")
 
     def __init__(
-        self, client: ChatModel, *, iterations: int = 3, temperature: float = 0.0, **kwargs: Any
+        self,
+        client: ChatModel,
+        *,
+        iterations: int = 3,
+        temperature: float = 0.0,
+        elicit: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if iterations < 0:
             raise ValueError("iterations must be >= 0")
         self.client, self.iterations, self.temperature = client, iterations, temperature
+        self.elicit = bool(elicit)
 
     @property
     def models(self) -> list[str]:
@@ -135,7 +162,7 @@ class SelfRefine(Method):
 
     async def run(self, ctx: Context) -> Any:
         task = ctx.task
-        messages = answer_messages(ctx, "react")
+        messages = answer_messages(ctx, "react", await _elicited(ctx, self.client, self.elicit))
         reply = await ctx.ask(
             self.client, messages, agent="agent", phase="answer", temperature=self.temperature
         )

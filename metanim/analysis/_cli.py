@@ -21,3 +21,32 @@ def report(args: argparse.Namespace) -> int:
         if result.pages:
             print(f"viewer: {result.pages[0]} (open it in a browser; it needs no network)")
     return 0
+
+
+def reproduce_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions
+    from metanim.arena._config import add_config_arguments
+
+    p.add_argument(
+        "artifact",
+        choices=[*ARTIFACTS, "all"],
+        help="; ".join(f"{a.name}: {a.paper}, {a.what}" for a in ARTIFACTS.values()),
+    )
+    add_config_arguments(p, ReproduceOptions)
+    p.add_argument("--peers", type=int, default=None, help="identity-bias: each agent sees k peers")
+
+
+def reproduce(args: argparse.Namespace) -> int:
+    from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
+    from metanim.arena._config import config_from_args
+
+    opts = config_from_args(ReproduceOptions, args)
+    if args.artifact == "identity-bias" and args.peers is not None:
+        paths = identity_bias(opts, peers=args.peers)
+    elif args.artifact == "all":
+        paths = [p for a in ARTIFACTS.values() for p in a.run(opts)]
+    else:
+        paths = ARTIFACTS[args.artifact].run(opts)
+    for path in paths:
+        print(f"wrote {path}")
+    return 0

@@ -19,9 +19,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from metanim.analysis.stats import Interval, wilson_interval
+from metanim.analysis.stats import Interval, bootstrap_ci, wilson_interval
 
 
 class DebateTrace(BaseModel):
@@ -195,6 +196,80 @@ def entrenchment_points(
     return [(p, pt.get(action, 0.0)) for action, p in p0.items() if action != "<invalid>"]
 
 
+def dominant_action(initial_samples: Sequence[str | None]) -> tuple[str, float] | None:
+    """The strongly consistent action of a state: (action, p⁽⁰⁾) when one valid action has
+    p⁽⁰⁾ > 0.5 (seed 000 §3.1), else None."""
+    dist = answer_distribution(initial_samples)
+    best = max(
+        ((a, p) for a, p in dist.items() if a != "<invalid>"), key=lambda x: x[1], default=None
+    )
+    return best if best is not None and best[1] > 0.5 else None
+
+
+class EntrenchmentRow(BaseModel):
+    """One state of seed 000's Table 10: its dominant action before and after debate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str
+    action: str
+    #: "correct" when the dominant action is the optimal move, else "wrong" (Table 10's groups).
+    belief: Literal["wrong", "correct"]
+    p0: float
+    pt: float
+    predicted: float
+    residual: float
+    samples: int
+    debates: int
+    steps: int
+
+
+def entrenchment_row(
+    item_id: str,
+    initial_samples: Sequence[str | None],
+    traces: Sequence[DebateTrace],
+    correct: Sequence[str] | str,
+    round: int = -1,
+) -> EntrenchmentRow | None:
+    """Table 10's row of one state, or None if no action is strongly consistent.
+
+    p⁽⁰⁾ is the dominant action's share of the independent samples; p⁽ᵗ⁾ its share of
+    every agent's answer at `round` over the state's debates; the prediction is Eq. 1
+    after t steps, t read from the traces (`entrenchment_steps`).
+    """
+    dominant = dominant_action(initial_samples)
+    if dominant is None or not traces:
+        return None
+    action, p0 = dominant
+    steps = entrenchment_steps(traces, round)
+    answers = [a[round] for t in traces for a in t.answers]
+    pt = sum(a == action for a in answers) / len(answers)
+    predicted = entrenchment_curve(p0, steps)[-1]
+    good = [correct] if isinstance(correct, str) else list(correct)
+    return EntrenchmentRow(
+        item_id=item_id,
+        action=action,
+        belief="correct" if action in good else "wrong",
+        p0=p0,
+        pt=pt,
+        predicted=predicted,
+        residual=pt - predicted,
+        samples=len(initial_samples),
+        debates=len(traces),
+        steps=steps,
+    )
+
+
+def entrenchment_fit_rows(rows: Sequence[EntrenchmentRow]) -> EntrenchmentFit:
+    """Eq. 1's fit over the dominant, strongly consistent actions (seed 000: mean −2.5%)."""
+    if not rows:
+        raise ValueError("no strongly consistent state (p0 > 0.5) to fit")
+    steps = {r.steps for r in rows}
+    if len(steps) > 1:
+        raise ValueError(f"the rows are at different debate steps {sorted(steps)}")
+    return entrenchment_fit([(r.p0, r.pt) for r in rows], steps.pop())
+
+
 # ------------------------------------------------------------------- identity bias
 class IdentityBias(BaseModel):
     """Conformity and Obstinacy over every (agent, round ≥ 1) with a disagreeing peer."""
@@ -230,6 +305,91 @@ def conformity_obstinacy(traces: Iterable[DebateTrace], round: int | None = None
                 conform += now in disagree
                 obstinate += now == prev
     return IdentityBias(conformity=Rate(hits=conform, n=n), obstinacy=Rate(hits=obstinate, n=n))
+
+
+def _bias_events(trace: DebateTrace, round: int | None) -> Iterable[tuple[int, int, bool, bool]]:
+    """(n_D, n_A, conformed, stayed) per (agent, round ≥ 1) with a valid answer pair."""
+    for t in _rounds(trace, round):
+        for i, mine in enumerate(trace.answers):
+            prev, now = mine[t - 1], mine[t]
+            if prev is None or now is None:
+                continue
+            peer_prev = [trace.answers[j][t - 1] for j in trace.peer_indices(i)]
+            disagreeing = [a for a in peer_prev if a is not None and a != prev]
+            agreeing = [a for a in peer_prev if a == prev]
+            yield len(disagreeing), len(agreeing), now in set(disagreeing), now == prev
+
+
+def conformity_by_peers(
+    traces: Iterable[DebateTrace], round: int | None = None
+) -> dict[tuple[int, int], IdentityBias]:
+    """Conformity and Obstinacy conditioned on the numbers of disagreeing (n_D ≥ 1) and
+    agreeing (n_A) peers, keyed (n_D, n_A) (seed 003 Eq. 19): the bandwagon effect shows
+    as conformity rising with n_D. (1, 0) is the single-peer case."""
+    tallies: dict[tuple[int, int], list[int]] = {}
+    for trace in traces:
+        for n_d, n_a, conformed, stayed in _bias_events(trace, round):
+            if n_d == 0:
+                continue
+            c = tallies.setdefault((n_d, n_a), [0, 0, 0])
+            c[0] += conformed
+            c[1] += stayed
+            c[2] += 1
+    return {
+        key: IdentityBias(conformity=Rate(hits=c, n=n), obstinacy=Rate(hits=o, n=n))
+        for key, (c, o, n) in sorted(tallies.items())
+    }
+
+
+def _per_debate_counts(traces: Iterable[DebateTrace], round: int | None) -> np.ndarray:
+    rows = []
+    for trace in traces:
+        c = o = n = 0
+        for n_d, _n_a, conformed, stayed in _bias_events(trace, round):
+            if n_d:
+                c, o, n = c + conformed, o + stayed, n + 1
+        rows.append((c, o, n))
+    return np.array(rows, dtype=float).reshape(-1, 3)
+
+
+def identity_bias_ci(
+    vanilla: Iterable[DebateTrace],
+    anonymized: Iterable[DebateTrace],
+    *,
+    round: int | None = None,
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """IBC with a percentile bootstrap CI, resampling whole debates within each condition.
+
+    A debate's (agent, round) events are correlated, so the debate is the unit resampled.
+    """
+    v, a = _per_debate_counts(vanilla, round), _per_debate_counts(anonymized, round)
+    if not len(v) or not len(a) or not v[:, 2].sum() or not a[:, 2].sum():
+        raise ValueError("IBC needs debates with a disagreeing peer in both conditions")
+
+    def gap(counts: np.ndarray) -> np.ndarray:
+        # counts: (resamples, 3) sums -> Conformity − Obstinacy (NaN where n = 0).
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (counts[..., 0] - counts[..., 1]) / counts[..., 2]
+
+    estimate = float(gap(v.sum(0)) - gap(a.sum(0)))
+    rng = np.random.default_rng(seed)
+    vs = v[rng.integers(0, len(v), (resamples, len(v)))].sum(1)
+    as_ = a[rng.integers(0, len(a), (resamples, len(a)))].sum(1)
+    stats = gap(vs) - gap(as_)
+    stats = stats[~np.isnan(stats)]
+    alpha = (1 - level) / 2
+    low, high = np.quantile(stats, [alpha, 1 - alpha])
+    return Interval(estimate=estimate, low=float(low), high=float(high), level=level)
+
+
+def rate_bootstrap(
+    hits: Sequence[bool], *, resamples: int = 1000, level: float = 0.95, seed: int = 0
+) -> Interval:
+    """A rate over debates (or items) with seed 001's percentile bootstrap CI (1,000 resamples)."""
+    return bootstrap_ci([float(h) for h in hits], resamples=resamples, level=level, seed=seed)
 
 
 def identity_bias_coefficient(
@@ -324,27 +484,54 @@ def error_correction_rate(traces: Iterable[DebateTrace]) -> Rate:
 
 
 def negative_persuasion_rate(traces: Iterable[DebateTrace]) -> Rate:
-    """Share of all debates in which an initially correct agent ends on a wrong answer
-    (seed 001 reports it over all cases: 3 of 80 on GSM8K)."""
+    """Share of all debates whose outcome is "negative persuasion": an initially right
+    agent ends wrong and no agent gained (seed 001 Table 5: 3 of 80 on GSM8K).
+
+    Debates where one agent was persuaded while another was corrected are Table 5's own
+    row ("mixed correction + persuasion", `mixed_rate`), not counted here.
+    """
     items = list(traces)
-    hits = sum(
-        1 for t in items if any(t.is_correct(a[0]) and not t.is_correct(a[-1]) for a in t.answers)
+    return Rate(hits=sum(outcome_of(t) == "negative persuasion" for t in items), n=len(items))
+
+
+def mixed_rate(traces: Iterable[DebateTrace]) -> Rate:
+    """Share of debates with both a correction and a persuasion (seed 001 Table 5's last row)."""
+    items = list(traces)
+    return Rate(
+        hits=sum(outcome_of(t) == "mixed correction + persuasion" for t in items), n=len(items)
     )
-    return Rate(hits=hits, n=len(items))
+
+
+def agent_accuracy(traces: Iterable[DebateTrace]) -> dict[str, tuple[Rate, Rate]]:
+    """Per agent (model), its accuracy before (round 0) and after (last round) the debate.
+
+    Seed 001 grades each model's own answer after debate, never a vote between models.
+    """
+    items = list(traces)
+    out: dict[str, tuple[Rate, Rate]] = {}
+    for name in dict.fromkeys(a for t in items for a in t.agents):
+        mine = [(t, t.agents.index(name)) for t in items if name in t.agents]
+        before = sum(t.is_correct(t.answers[i][0]) for t, i in mine)
+        after = sum(t.is_correct(t.answers[i][-1]) for t, i in mine)
+        out[name] = (Rate(hits=before, n=len(mine)), Rate(hits=after, n=len(mine)))
+    return out
 
 
 def majority_answer(answers: Sequence[str | None]) -> str | None:
-    """Most common valid answer; ties go to the answer given first (a fixed, documented rule)."""
+    """The strict plurality among valid answers; None when the top is tied (or none is
+    valid). A tie is never resolved in favour of whoever answered first: for accuracy,
+    a tied vote counts as wrong (the same rule as `stats.majority_verdict`)."""
     valid = [a for a in answers if a is not None]
     if not valid:
         return None
-    counts = Counter(valid)
-    best = max(counts.values())
-    return next(a for a in valid if counts[a] == best)
+    ranked = Counter(valid).most_common()
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return None
+    return ranked[0][0]
 
 
 def majority_accuracy(traces: Iterable[DebateTrace], round: int = -1) -> Rate:
-    """Share of debates whose majority answer at `round` is correct."""
+    """Share of debates whose strict majority answer at `round` is correct (a tie is wrong)."""
     items = list(traces)
     hits = sum(1 for t in items if t.is_correct(majority_answer([a[round] for a in t.answers])))
     return Rate(hits=hits, n=len(items))

@@ -4,8 +4,15 @@ It reads what `metanim.arena` writes (docs/analysis.md lists the fields it relie
 every `*.jsonl` log under the folder, each line either a tournament episode (has
 `seat`, `status` win/loss/…, `moves`) or an evaluation decision (has `record_id`,
 `correct`), with the run's config beside it (`<log>.config.json`, or `run.json` in
-the same folder) naming the method and model. Unknown lines are skipped, so a folder
-may also hold datasets or other logs.
+the same folder). Unknown lines are skipped, so a folder may also hold datasets or
+other logs.
+
+Rows are runs, grouped by the canonical run identity (`metanim.arena._identity`):
+method and every parameter, model(s), opponent and its model, settings, start rule,
+seat policy, seed, prompt and call options. Two identities are never pooled into one
+row; labels name the model and the opponent, and grow the fields two runs differ in
+when their short labels would read the same. Units: the item for decision accuracy
+(repeats kept together), the episode for win rates, the debate for debate metrics.
 """
 
 from __future__ import annotations
@@ -21,33 +28,63 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.analysis.debate import (
+    OUTCOMES,
     DebateTrace,
+    agent_accuracy,
+    any_correct_rate,
+    conformity_by_peers,
     conformity_obstinacy,
     error_correction_rate,
+    identity_bias_ci,
+    mixed_rate,
     negative_persuasion_rate,
+    outcome_breakdown,
+    rate_bootstrap,
     subversion_correction,
 )
-from metanim.analysis.stats import mcnemar_exact, mean_ci, wilson_interval
+from metanim.analysis.stats import (
+    MAJORITY_RULE,
+    item_accuracy,
+    majority_verdict,
+    mcnemar_exact,
+    mcnemar_items,
+    newcombe_difference,
+    paired_episode_difference,
+    paired_item_bootstrap,
+    wilson_interval,
+)
 
 FINISHED = ("win", "loss")
 
 
 class WinRow(BaseModel):
-    method: str
+    method: str  # the run's label (method, model, opponent)
     game: str
     wins: int
     finished: int
     low: float
     high: float
     failed: int = Field(0, description="infrastructure errors and errors: never a loss")
+    identity: str = ""
 
     @property
     def rate(self) -> float:
         return self.wins / self.finished if self.finished else math.nan
 
 
+class WinDiffRow(BaseModel):
+    game: str
+    a: str
+    b: str
+    paired: bool  # same episode seeds, seats and starts: bootstrap over paired episodes
+    n: int
+    diff: float
+    low: float
+    high: float
+
+
 class AccuracyRow(BaseModel):
-    method: str
+    method: str  # the run's label
     game: str
     repeats: int
     decisions: int
@@ -56,16 +93,21 @@ class AccuracyRow(BaseModel):
     low: float
     high: float
     failed: int = 0
+    items: int = 0
+    identity: str = ""
 
 
 class PairedRow(BaseModel):
     game: str
     a: str
     b: str
-    pairs: int
+    pairs: int  # items both runs answered
     only_a: int
     only_b: int
     p_value: float
+    diff: float = math.nan  # accuracy(A) − accuracy(B), per-item means
+    diff_low: float = math.nan  # paired bootstrap over items (R > 1 on both sides)
+    diff_high: float = math.nan
 
 
 class DebateRow(BaseModel):
@@ -77,6 +119,39 @@ class DebateRow(BaseModel):
     correction: float
     error_correction: str
     negative_persuasion: str
+    conformity_r1: float = math.nan
+    obstinacy_r1: float = math.nan
+    mixed: str = ""
+    #: (n_D, n_A) -> (turns, conformity, obstinacy): seed 003 Eq. 19.
+    by_peers: dict[str, tuple[int, float, float]] = Field(default_factory=dict)
+
+
+class IdentityBiasRow(BaseModel):
+    vanilla: str
+    anonymized: str
+    gap_vanilla: float
+    gap_anonymized: float
+    ibc: float
+    low: float
+    high: float
+    debates: tuple[int, int]
+    ibc_r1: float = math.nan
+
+
+class CrossRow(BaseModel):
+    """Seed 001's grading of one debate run: every agent before/after, any-correct, outcomes."""
+
+    method: str
+    debates: int
+    agents: dict[str, tuple[float, float]]  # agent -> (accuracy before, after)
+    agent_ci: dict[str, tuple[float, float]]  # agent -> bootstrap CI of the after accuracy
+    any_before: float
+    any_after: float
+    any_ci: tuple[float, float]
+    outcomes: dict[str, int]
+    error_correction: str
+    negative_persuasion: str
+    baselines: list[PairedRow] = Field(default_factory=list)
 
 
 class Report(BaseModel):
@@ -86,9 +161,13 @@ class Report(BaseModel):
 
     results_dir: str
     win_rates: list[WinRow] = Field(default_factory=list)
+    win_diffs: list[WinDiffRow] = Field(default_factory=list)
     accuracy: list[AccuracyRow] = Field(default_factory=list)
     paired: list[PairedRow] = Field(default_factory=list)
     debate: list[DebateRow] = Field(default_factory=list)
+    identity_bias: list[IdentityBiasRow] = Field(default_factory=list)
+    cross: list[CrossRow] = Field(default_factory=list)
+    runs: dict[str, dict[str, Any]] = Field(default_factory=dict)  # label -> identity
     skipped_files: list[str] = Field(default_factory=list)
     plots: list[str] = Field(default_factory=list)
     pages: list[str] = Field(default_factory=list, description="viewer.html and its run pages")
@@ -98,9 +177,9 @@ class Report(BaseModel):
         """Plain-text tables for the terminal."""
         out = [f"results: {self.results_dir}"]
         if self.win_rates:
-            out += ["", "Win rate (95% Wilson CI)"]
+            out += ["", "Win rate (episodes, 95% Wilson CI)"]
             out += _text_table(
-                ["method", "game", "win rate", "95% CI", "n", "failed"],
+                ["run", "game", "win rate", "95% CI", "n", "failed"],
                 [
                     [
                         r.method,
@@ -114,15 +193,16 @@ class Report(BaseModel):
                 ],
             )
         if self.accuracy:
-            out += ["", "Decision accuracy (mean ± std over repeats, 95% CI)"]
+            out += ["", "Decision accuracy (mean ± std over R repeats; 95% CI over items)"]
             out += _text_table(
-                ["method", "game", "accuracy", "95% CI", "R", "decisions"],
+                ["run", "game", "accuracy", "95% CI", "items", "R", "decisions"],
                 [
                     [
                         r.method,
                         r.game,
-                        f"{_pct(r.mean)} ± {100 * r.std:.1f}",
+                        f"{_pct(r.mean)} ± {_std(r.std)}",
                         f"[{_pct(r.low)}, {_pct(r.high)}]",
+                        r.items,
                         r.repeats,
                         r.decisions,
                     ]
@@ -185,69 +265,107 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
                 yield row
 
 
-def _latest(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last line per id: a resumed run appends a rerun after the failed attempt."""
-    out: dict[Any, dict[str, Any]] = {}
-    for k, row in enumerate(rows):
-        out[row.get("id", k)] = row
-    return list(out.values())
-
-
-def _label(config: dict[str, Any], fallback: str) -> tuple[str, str]:
-    return str(config.get("method") or fallback or "?"), str(config.get("model") or "")
-
-
 def _game_key(game: str, variant: str) -> str:
     return game if variant in ("", "normal") else f"{game} ({variant})"
+
+
+def _prompt_versions(row: dict[str, Any]) -> dict[str, str] | None:
+    """The prompt versions a log line's decision recorded (None when it kept none)."""
+    decisions = [row.get("decision")] + [m.get("decision") for m in row.get("moves") or []]
+    for d in decisions:
+        if isinstance(d, dict) and d.get("prompt_version"):
+            return {
+                "method": str(d["prompt_version"]),
+                "game": str(d.get("game_prompt_version", "")),
+            }
+    return None
+
+
+def _identity(config: dict[str, Any], row: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The run identity of a log (its config minus run-only fields; the dataset apart)."""
+    from metanim.arena._identity import run_identity
+
+    if not config:
+        # A log without its config: all we know is the method name in the lines.
+        name = row.get("agent") if kind == "episodes" else (row.get("decision") or {}).get("method")
+        return {"method": str(name or "?")}
+    identity = run_identity(config, _prompt_versions(row))
+    # The dataset is the column (game), not the row: a run over nim.jsonl and one over
+    # fib.jsonl with everything else equal is one row of Table 1.
+    identity.pop("dataset", None)
+    return identity
 
 
 # ------------------------------------------------------------------------- report
 def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = True) -> Report:
     """Read a results folder; with `write`, save report.md and (with `plots`) PNGs there."""
+    from metanim.arena._identity import distinguishing_labels, identity_hash
+
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ValueError(f"no results folder at {results_dir}")
-    episodes: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    decisions: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    identities: dict[str, dict[str, Any]] = {}
+    # (identity hash, setting) -> episode id -> latest line (resumed runs append reruns).
+    episodes: dict[tuple[str, str], dict[Any, dict[str, Any]]] = defaultdict(dict)
+    # (identity hash, game, dataset) -> decision id -> latest line.
+    raw_decisions: dict[tuple[str, str, str], dict[Any, dict[str, Any]]] = defaultdict(dict)
     for path, kind, config in iter_logs(results_dir):
-        rows = _latest(_rows(path))
-        for row in rows:
+        rows = list(_rows(path))
+        if not rows:
+            continue
+        # The prompt versions come from the first line that kept a decision record.
+        sample = next((r for r in rows if _prompt_versions(r)), rows[0])
+        identity = _identity(config, sample, kind)
+        h = identity_hash(identity)
+        identities[h] = identity
+        dataset = ",".join(map(str, run_dataset(config)))
+        for k, row in enumerate(rows):
+            key = row.get("id", f"{path}:{k}")
             if kind == "episodes":
-                method, model = _label(config, str(row.get("agent", "")))
                 setting = str(row.get("setting") or row.get("game") or "?")
-                episodes[(method, model, setting)].append(row)
+                episodes[(h, setting)][key] = row
             else:
-                method, model = _label(config, str(row.get("method", "")))
                 game = _game_key(str(row.get("game", "?")), str(row.get("variant", "")))
-                decisions[(method, model, game)].append(row)
-    models: dict[str, set[str]] = defaultdict(set)
-    for method, model, _ in [*episodes, *decisions]:
-        models[method].add(model)
-
-    def name(method: str, model: str) -> str:
-        # Name the model only where one method ran on several models.
-        return method if len(models[method]) <= 1 or not model else f"{method} · {model}"
+                raw_decisions[(h, game, dataset)][key] = row
+    # One game column per dataset content: two different files of one game stay apart.
+    datasets_of: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for h, game, dataset in raw_decisions:
+        datasets_of[(h, game)].add(dataset)
+    decisions: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (h, game, dataset), rows_by_id in raw_decisions.items():
+        column = game if len(datasets_of[(h, game)]) == 1 else f"{game} [{dataset[:8]}]"
+        decisions[(h, column)] = list(rows_by_id.values())
+    labels = distinguishing_labels(identities)
 
     report = Report(results_dir=str(results_dir))
-    for (method, model, game), rows in sorted(episodes.items()):
+    report.runs = {labels[h]: identities[h] for h in sorted(identities, key=labels.get)}
+    ep_lists = {k: list(v.values()) for k, v in episodes.items()}
+    for (h, game), rows in sorted(ep_lists.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
         finished = [r for r in rows if r.get("status") in FINISHED]
         wins = sum(r["status"] == "win" for r in finished)
         ci = wilson_interval(wins, len(finished))
         report.win_rates.append(
             WinRow(
-                method=name(method, model),
+                method=labels[h],
                 game=game,
                 wins=wins,
                 finished=len(finished),
                 low=ci.low,
                 high=ci.high,
                 failed=len(rows) - len(finished),
+                identity=h,
             )
         )
-    for (method, model, game), rows in sorted(decisions.items()):
-        report.accuracy.append(_accuracy_row(name(method, model), game, rows))
-    report.paired = _paired(decisions, name)
-    report.debate = _debate_rows(decisions, name)
+    report.win_diffs = _win_diffs(ep_lists, labels)
+    for (h, game), rows in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
+        row = _accuracy_row(labels[h], game, rows)
+        if row is not None:
+            report.accuracy.append(row.model_copy(update={"identity": h}))
+    report.paired = _paired(decisions, labels)
+    traces = _traces(decisions, ep_lists, identities)
+    report.debate = _debate_rows(traces, labels)
+    report.identity_bias = _identity_bias_rows(traces, identities, labels)
+    report.cross = _cross_rows(traces, decisions, identities, labels)
     if write and plots and (report.win_rates or report.accuracy):
         report.plots = _plots(report, results_dir)
     report.markdown = to_markdown(report)
@@ -260,78 +378,138 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     return report
 
 
-def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> AccuracyRow:
-    graded = [r for r in rows if r.get("correct") is not None]
-    per_repeat: dict[int, list[bool]] = defaultdict(list)
-    for r in graded:
-        per_repeat[int(r.get("repeat", 0))].append(bool(r["correct"]))
-    accs = [sum(v) / len(v) for _, v in sorted(per_repeat.items())]
-    failed = len(rows) - len(graded)
-    if len(accs) >= 2:
-        s = mean_ci(accs)
-        # An accuracy lies in [0, 1]; a t-interval over few repeats can overshoot it.
+def run_dataset(config: dict[str, Any]) -> list[str]:
+    """The dataset(s) of an evaluation config, by content digest (empty for a tournament)."""
+    from metanim.arena._identity import run_identity
+
+    return list(run_identity({"dataset": config.get("dataset") or []})["dataset"])
+
+
+def _verdicts(rows: list[dict[str, Any]]) -> tuple[dict[str, list[bool]], dict[str, list[int]]]:
+    verdicts: dict[str, list[bool]] = defaultdict(list)
+    repeats: dict[str, list[int]] = defaultdict(list)
+    for r in rows:
+        if r.get("correct") is None:
+            continue
+        verdicts[str(r["record_id"])].append(bool(r["correct"]))
+        repeats[str(r["record_id"])].append(int(r.get("repeat", 0)))
+    return dict(verdicts), dict(repeats)
+
+
+def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> AccuracyRow | None:
+    verdicts, repeats = _verdicts(rows)
+    failed = len(rows) - sum(len(v) for v in verdicts.values())
+    if not verdicts:
         return AccuracyRow(
-            method=method,
-            game=game,
-            repeats=len(accs),
-            decisions=len(graded),
-            mean=s.mean,
-            std=s.std,
-            low=max(0.0, s.low),
-            high=min(1.0, s.high),
-            failed=failed,
-        )
-    # One pass: no spread over repeats, so the CI is Wilson's over the decisions.
-    hits = sum(bool(r["correct"]) for r in graded)
-    ci = wilson_interval(hits, len(graded))
+            method=method, game=game, repeats=0, decisions=0, mean=math.nan, std=math.nan,
+            low=math.nan, high=math.nan, failed=failed,
+        )  # fmt: skip
+    s = item_accuracy(verdicts, repeats)
     return AccuracyRow(
         method=method,
         game=game,
-        repeats=len(accs),
-        decisions=len(graded),
-        mean=ci.estimate,
-        std=0.0,
-        low=ci.low,
-        high=ci.high,
+        repeats=s.repeats,
+        decisions=s.decisions,
+        mean=s.mean,
+        std=s.std,
+        low=s.low,
+        high=s.high,
         failed=failed,
+        items=s.items,
     )
 
 
 def _paired(
-    decisions: dict[tuple[str, str, str], list[dict[str, Any]]], name: Any
+    decisions: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
 ) -> list[PairedRow]:
-    """McNemar's exact test between every two methods on the same (record, repeat)."""
-    by_game: dict[str, dict[str, dict[tuple[str, int], bool]]] = defaultdict(dict)
-    for (method, model, game), rows in decisions.items():
-        by_game[game][name(method, model)] = {
-            (str(r["record_id"]), int(r.get("repeat", 0))): bool(r["correct"])
-            for r in rows
-            if r.get("correct") is not None
-        }
+    """McNemar's exact test (one verdict per item) between every two runs on one game,
+    with a paired bootstrap over items of the accuracy difference when both have R > 1."""
+    by_game: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(dict)
+    for (h, game), rows in decisions.items():
+        verdicts, _ = _verdicts(rows)
+        if verdicts:
+            by_game[game][labels[h]] = verdicts
     out = []
-    for game, per_method in sorted(by_game.items()):
-        for a, b in combinations(sorted(per_method), 2):
-            keys = sorted(set(per_method[a]) & set(per_method[b]))
-            if not keys:
+    for game, per_run in sorted(by_game.items()):
+        for a, b in combinations(sorted(per_run), 2):
+            out.extend(_paired_row(game, a, b, per_run[a], per_run[b]))
+    return out
+
+
+def _paired_row(
+    game: str, a: str, b: str, va: dict[Any, list[bool]], vb: dict[Any, list[bool]]
+) -> list[PairedRow]:
+    shared = [k for k in va if k in vb]
+    if not shared:
+        return []
+    test = mcnemar_items(va, vb)
+    diff = low = high = math.nan
+    if max(len(va[k]) for k in shared) > 1 and max(len(vb[k]) for k in shared) > 1:
+        ci = paired_item_bootstrap(va, vb)
+        diff, low, high = ci.estimate, ci.low, ci.high
+    return [
+        PairedRow(
+            game=game, a=a, b=b, pairs=len(shared), only_a=test.only_a, only_b=test.only_b,
+            p_value=test.p_value, diff=diff, diff_low=low, diff_high=high,
+        )
+    ]  # fmt: skip
+
+
+def _episode_key(r: dict[str, Any]) -> tuple[Any, ...]:
+    """Episodes of two runs pair when they share index, seed, seat and start state."""
+    return (r.get("index"), r.get("seed"), r.get("seat"), json.dumps(r.get("start_state")))
+
+
+def _win_diffs(
+    episodes: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
+) -> list[WinDiffRow]:
+    """Win-rate differences between every two runs of one setting: paired (bootstrap over
+    episodes with the same seed, seat and start) when they share episodes, else Newcombe."""
+    by_game: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
+    for (h, game), rows in episodes.items():
+        by_game[game][labels[h]] = [r for r in rows if r.get("status") in FINISHED]
+    out = []
+    for game, per_run in sorted(by_game.items()):
+        for a, b in combinations(sorted(per_run), 2):
+            ra, rb = per_run[a], per_run[b]
+            if not ra or not rb:
                 continue
-            test = mcnemar_exact([per_method[a][k] for k in keys], [per_method[b][k] for k in keys])
+            ka = {_episode_key(r): r["status"] == "win" for r in ra}
+            kb = {_episode_key(r): r["status"] == "win" for r in rb}
+            shared = [k for k in ka if k in kb]
+            if shared:
+                ci = paired_episode_difference([ka[k] for k in shared], [kb[k] for k in shared])
+                paired, n = True, len(shared)
+            else:
+                wa, wb = sum(ka.values()), sum(kb.values())
+                ci = newcombe_difference(wa, len(ka), wb, len(kb))
+                paired, n = False, len(ka) + len(kb)
             out.append(
-                PairedRow(
+                WinDiffRow(
                     game=game,
                     a=a,
                     b=b,
-                    pairs=len(keys),
-                    only_a=test.only_a,
-                    only_b=test.only_b,
-                    p_value=test.p_value,
+                    paired=paired,
+                    n=n,
+                    diff=ci.estimate,
+                    low=ci.low,
+                    high=ci.high,
                 )
             )
     return out
 
 
-def trace_from_decision(row: dict[str, Any]) -> DebateTrace | None:
-    """A `DebateTrace` from an evaluation log line whose decision kept debate rounds
-    (`decision.rounds`: one {agent: answer text} per round); None if it has none."""
+# ------------------------------------------------------------------------- debates
+def trace_from_decision(
+    row: dict[str, Any], correct: list[str] | None = None
+) -> DebateTrace | None:
+    """A `DebateTrace` from a log line whose decision kept debate rounds
+    (`decision.rounds`: one {agent: answer text} per round); None if it has none.
+
+    A debate that stopped early on consensus is padded with every agent's last answer
+    to its planned `rounds + 1` answer rounds (round 0 plus `rounds` updates), so every
+    trace of one run reaches the same debate step.
+    """
     decision = row.get("decision") or {}
     rounds = decision.get("rounds") or []
     if not isinstance(rounds, list) or not rounds or not all(isinstance(r, dict) for r in rounds):
@@ -339,10 +517,8 @@ def trace_from_decision(row: dict[str, Any]) -> DebateTrace | None:
     agents = list(dict.fromkeys(a for r in rounds for a in r))
     if len(agents) < 2:
         return None
-    # A debate that stops early on agreement leaves its later rounds out: every
-    # agent's answer carries forward to the configured number of rounds.
     planned = (decision.get("params") or {}).get("rounds")
-    total = max(len(rounds), int(planned) if isinstance(planned, int) else 0)
+    total = max(len(rounds), int(planned) + 1 if isinstance(planned, int) else 0)
     answers: list[list[str | None]] = []
     for agent in agents:
         seq: list[str | None] = []
@@ -350,45 +526,181 @@ def trace_from_decision(row: dict[str, Any]) -> DebateTrace | None:
             last = seq[-1] if seq else None
             seq.append(rounds[k].get(agent, last) if k < len(rounds) else last)
         answers.append(seq)
-    # Questions are graded by equivalence (0.75 = \frac{3}{4}): every answer text the
-    # log's per-round verdicts (`round_verdicts`) mark right is a correct answer too.
-    correct = {str(row.get("optimal_move", ""))}
-    for verdicts, said in zip(row.get("round_verdicts") or [], rounds, strict=False):
-        correct |= {said[a] for a, ok in verdicts.items() if ok and said.get(a) is not None}
+    if correct is None:
+        # Questions are graded by equivalence (0.75 = \frac{3}{4}): every answer text the
+        # log's per-round verdicts (`round_verdicts`) mark right is a correct answer too.
+        right = {str(row.get("optimal_move", ""))}
+        for verdicts, said in zip(row.get("round_verdicts") or [], rounds, strict=False):
+            right |= {said[a] for a, ok in verdicts.items() if ok and said.get(a) is not None}
+        correct = sorted(right)
+    extra = decision.get("extra") or {}
+    peers = extra.get("peers") if isinstance(extra.get("peers"), dict) else None
     return DebateTrace(
-        item_id=str(row.get("record_id", "")),
+        item_id=str(row.get("record_id", row.get("item_id", ""))),
         agents=agents,
         answers=answers,
-        correct=sorted(correct),
+        correct=correct,
+        peers=peers,
+        anonymized=str(decision.get("method", "")).startswith("anonymous"),
     )
 
 
-def _debate_rows(
-    decisions: dict[tuple[str, str, str], list[dict[str, Any]]], name: Any
-) -> list[DebateRow]:
-    traces: dict[str, list[DebateTrace]] = defaultdict(list)
-    for (method, model, _), rows in decisions.items():
+def _move_traces(episode: dict[str, Any]) -> Iterator[DebateTrace]:
+    """Traces of the agent's debate decisions in one episode, graded by the solver."""
+    from metanim.games import make_game
+    from metanim.solver import winning_moves
+
+    try:
+        game = make_game(str(episode["game"]), **(episode.get("game_params") or {}))
+    except (KeyError, TypeError, ValueError):
+        return
+    for move in episode.get("moves") or []:
+        if move.get("actor") != "agent" or move.get("position") != "N" or not move.get("decision"):
+            continue
+        state = game.validate_state(move["state"])
+        correct = [game.move_text(m) for m in winning_moves(game, state)]
+        trace = trace_from_decision(
+            {"decision": move["decision"], "record_id": f"{episode.get('id')}:{move.get('ply')}"},
+            correct,
+        )
+        if trace is not None:
+            yield trace
+
+
+def _traces(
+    decisions: dict[tuple[str, str], list[dict[str, Any]]],
+    episodes: dict[tuple[str, str], list[dict[str, Any]]],
+    identities: dict[str, dict[str, Any]],
+) -> dict[str, list[DebateTrace]]:
+    out: dict[str, list[DebateTrace]] = defaultdict(list)
+    for (h, _game), rows in decisions.items():
         for row in rows:
             trace = trace_from_decision(row)
             if trace is not None and trace.rounds >= 2:
-                traces[name(method, model)].append(trace)
+                out[h].append(trace)
+    for (h, _game), rows in episodes.items():
+        for row in rows:
+            out[h].extend(t for t in _move_traces(row) if t.rounds >= 2)
+    return {h: items for h, items in out.items() if items}
+
+
+def _debate_rows(traces: dict[str, list[DebateTrace]], labels: dict[str, str]) -> list[DebateRow]:
     out = []
-    for method, items in sorted(traces.items()):
-        bias = conformity_obstinacy(items)
+    for h, items in sorted(traces.items(), key=lambda kv: labels[kv[0]]):
+        bias, first = conformity_obstinacy(items), conformity_obstinacy(items, round=1)
         sc = subversion_correction(items)
-        ec, npr = error_correction_rate(items), negative_persuasion_rate(items)
+        ec, npr, mixed = (
+            error_correction_rate(items),
+            negative_persuasion_rate(items),
+            mixed_rate(items),
+        )
         out.append(
             DebateRow(
-                method=method,
-                debates=len(items),
-                conformity=bias.conformity.value,
-                obstinacy=bias.obstinacy.value,
-                subversion=sc["subversion"].value,
-                correction=sc["correction"].value,
-                error_correction=f"{ec.hits}/{ec.n}",
-                negative_persuasion=f"{npr.hits}/{npr.n}",
+                method=labels[h], debates=len(items), conformity=bias.conformity.value,
+                obstinacy=bias.obstinacy.value, subversion=sc["subversion"].value,
+                correction=sc["correction"].value, error_correction=f"{ec.hits}/{ec.n}",
+                negative_persuasion=f"{npr.hits}/{npr.n}", conformity_r1=first.conformity.value,
+                obstinacy_r1=first.obstinacy.value, mixed=f"{mixed.hits}/{mixed.n}",
+                by_peers={
+                    f"{n_d},{n_a}": (b.conformity.n, b.conformity.value, b.obstinacy.value)
+                    for (n_d, n_a), b in conformity_by_peers(items).items()
+                },
             )
-        )
+        )  # fmt: skip
+    return out
+
+
+def _identity_bias_rows(
+    traces: dict[str, list[DebateTrace]],
+    identities: dict[str, dict[str, Any]],
+    labels: dict[str, str],
+) -> list[IdentityBiasRow]:
+    """IBC for every vanilla/anonymized pair of runs identical but for the method name."""
+    from metanim.agents.registry import parse_spec
+
+    def canonical(identity: dict[str, Any]) -> tuple[str, str]:
+        try:
+            name, model, params = parse_spec(str(identity.get("method", "")))
+        except ValueError:
+            return "", ""
+        kind = {"anonymous_mad": "anon", "anon_mad": "anon", "mad": "mad"}.get(name, "")
+        rest = {k: v for k, v in identity.items() if k != "method"}
+        return kind, json.dumps([model, params, rest], sort_keys=True)
+
+    keyed = {h: canonical(identities[h]) for h in traces}
+    out = []
+    for hv, (kind, rest) in keyed.items():
+        if kind != "mad":
+            continue
+        for ha, (kind_a, rest_a) in keyed.items():
+            if kind_a != "anon" or rest_a != rest:
+                continue
+            try:
+                ci = identity_bias_ci(traces[hv], traces[ha])
+            except ValueError:
+                continue
+            try:
+                r1 = identity_bias_ci(traces[hv], traces[ha], round=1, resamples=1).estimate
+            except ValueError:
+                r1 = math.nan
+            out.append(
+                IdentityBiasRow(
+                    vanilla=labels[hv], anonymized=labels[ha],
+                    gap_vanilla=conformity_obstinacy(traces[hv]).gap,
+                    gap_anonymized=conformity_obstinacy(traces[ha]).gap,
+                    ibc=ci.estimate, low=ci.low, high=ci.high,
+                    debates=(len(traces[hv]), len(traces[ha])), ibc_r1=r1,
+                )
+            )  # fmt: skip
+    return out
+
+
+def _cross_rows(
+    traces: dict[str, list[DebateTrace]],
+    decisions: dict[tuple[str, str], list[dict[str, Any]]],
+    identities: dict[str, dict[str, Any]],
+    labels: dict[str, str],
+) -> list[CrossRow]:
+    """Seed 001's view of every cross-model run: each model graded before and after."""
+    out = []
+    for h, items in sorted(traces.items(), key=lambda kv: labels[kv[0]]):
+        if not str(identities[h].get("method", "")).startswith("cross"):
+            continue
+        per_agent = agent_accuracy(items)
+        agent_ci = {}
+        for name in per_agent:
+            hits = [
+                t.is_correct(t.answers[t.agents.index(name)][-1]) for t in items if name in t.agents
+            ]
+            ci = rate_bootstrap(hits)
+            agent_ci[name] = (ci.low, ci.high)
+        anyc = [any(t.is_correct(a[-1]) for a in t.answers) for t in items]
+        any_ci = rate_bootstrap(anyc)
+        ec, npr = error_correction_rate(items), negative_persuasion_rate(items)
+        row = CrossRow(
+            method=labels[h], debates=len(items),
+            agents={k: (b.value, a.value) for k, (b, a) in per_agent.items()}, agent_ci=agent_ci,
+            any_before=any_correct_rate(items, round=0).value, any_after=any_correct_rate(items).value,
+            any_ci=(any_ci.low, any_ci.high), outcomes=outcome_breakdown(items),
+            error_correction=f"{ec.hits}/{ec.n}", negative_persuasion=f"{npr.hits}/{npr.n}",
+        )  # fmt: skip
+        # McNemar against every single-model run on the same items (any-correct vs its verdict).
+        anyv = {t.item_id: any(t.is_correct(a[-1]) for a in t.answers) for t in items}
+        for (hb, game), rows in decisions.items():
+            if hb == h or hb in traces:
+                continue
+            verdicts, _ = _verdicts(rows)
+            shared = [k for k in anyv if k in verdicts]
+            if not shared:
+                continue
+            test = mcnemar_exact(
+                [anyv[k] for k in shared], [majority_verdict(verdicts[k]) for k in shared]
+            )
+            row.baselines.append(
+                PairedRow(game=game, a="any correct", b=labels[hb], pairs=len(shared),
+                          only_a=test.only_a, only_b=test.only_b, p_value=test.p_value)
+            )  # fmt: skip
+        out.append(row)
     return out
 
 
@@ -412,7 +724,7 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
                     grouped_bars(
                         bars,
                         results_dir / "win_rates.png",
-                        title="Win rate per game (95% Wilson CI)",
+                        title="Win rate per game (episodes, 95% Wilson CI)",
                         ylabel="win rate (%)",
                         labels=labels,
                     )
@@ -422,13 +734,13 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
             acc: dict[str, dict[str, tuple[float, float, float]]] = defaultdict(dict)
             for a in report.accuracy:
                 if a.decisions:
-                    acc[a.method][a.game] = (max(a.low, 0.0), a.mean, min(a.high, 1.0))
+                    acc[a.method][a.game] = (a.low, a.mean, a.high)
             out.append(
                 str(
                     grouped_bars(
                         acc,
                         results_dir / "accuracy.png",
-                        title="Decision accuracy per game (95% CI)",
+                        title="Decision accuracy per game (95% CI over items)",
                         ylabel="accuracy (%)",
                         labels=labels,
                         empty="no graded decisions",
@@ -441,88 +753,235 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------ markdown
+#: Characters that change a Markdown table cell's meaning.
+_MD_SPECIAL = "\\|`*_[]<>#"
+
+
+def md(text: object) -> str:
+    """`text` escaped for a Markdown table cell (a `|` in a method spec no longer splits it)."""
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text)).replace("\n", " ")
+
+
+def accuracy_table(rows: list[AccuracyRow], *, average: bool = True) -> list[str]:
+    """Seed 000's Table 1 layout: a row per run, a column per game, and their Average."""
+    games = sorted({a.game for a in rows})
+    runs = list(dict.fromkeys(a.method for a in rows))
+    cell = {(a.method, a.game): a for a in rows}
+    head = ["run", *games, *(["Average"] if average and len(games) > 1 else [])]
+    lines = ["| " + " | ".join(md(h) for h in head) + " |", "|---" * len(head) + "|"]
+    for m in runs:
+        cells = []
+        means = []
+        for g in games:
+            a = cell.get((m, g))
+            if a is None or not a.decisions:
+                cells.append("–")
+                continue
+            means.append(a.mean)
+            cells.append(
+                f"{_pct(a.mean)} ± {_std(a.std)} [{_pct(a.low)}, {_pct(a.high)}] "
+                f"({a.items} items × {a.repeats})"
+            )
+        if len(head) > len(games) + 1:
+            cells.append(_pct(sum(means) / len(means)) if len(means) == len(games) else "–")
+        lines.append(f"| {md(m)} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def to_markdown(report: Report) -> str:
     lines = [f"# Results: `{report.results_dir}`", ""]
     if report.win_rates:
         lines += [
             "## Win rates (seed 000, Figure 6)",
             "",
-            "Wins over finished episodes (wins + losses), 95% Wilson CI. Failed episodes "
-            "(infrastructure errors, errors) are never losses; they are counted apart.",
+            "Unit: the episode. Wins over finished episodes (wins + losses), 95% Wilson CI. "
+            "Failed episodes (infrastructure errors, errors) are never losses; they are "
+            "counted apart. A run is method · model vs opponent · model.",
             "",
-            "| method | game | win rate | 95% CI | finished | failed |",
+            "| run | game | win rate | 95% CI | finished | failed |",
             "|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {r.method} | {r.game} | {_pct(r.rate)} | [{_pct(r.low)}, {_pct(r.high)}] "
+            f"| {md(r.method)} | {md(r.game)} | {_pct(r.rate)} | [{_pct(r.low)}, {_pct(r.high)}] "
             f"| {r.finished} | {r.failed} |"
             for r in report.win_rates
         ]
         lines.append("")
-    if report.accuracy:
-        games = sorted({a.game for a in report.accuracy})
-        methods = sorted({a.method for a in report.accuracy})
-        cell = {(a.method, a.game): a for a in report.accuracy}
+    if report.win_diffs:
         lines += [
-            "## Decision accuracy (seed 000, Table 1)",
+            "### Win-rate differences",
             "",
-            "Share of decisions that pick the unique optimal move: mean ± std over the R "
-            "passes, 95% t-interval (Wilson over decisions when R = 1).",
+            "A − B with a 95% interval: a bootstrap over paired episodes (same seed, seat "
+            "and start) when the runs share them, else Newcombe's interval for independent "
+            "proportions.",
             "",
-            "| method | " + " | ".join(games) + " |",
-            "|---|" + "---|" * len(games),
-        ]
-        for m in methods:
-            cells = []
-            for g in games:
-                a = cell.get((m, g))
-                cells.append(
-                    "–"
-                    if a is None or not a.decisions
-                    else f"{_pct(a.mean)} ± {100 * a.std:.1f} [{_pct(a.low)}, {_pct(a.high)}]"
-                )
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        lines.append("")
-    if report.paired:
-        lines += [
-            "## Paired comparisons (McNemar's exact test)",
-            "",
-            "| game | A | B | pairs | only A right | only B right | p |",
+            "| game | A | B | A − B | 95% CI | interval | n |",
             "|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {p.game} | {p.a} | {p.b} | {p.pairs} | {p.only_a} | {p.only_b} | {p.p_value:.3g} |"
-            for p in report.paired
+            f"| {md(d.game)} | {md(d.a)} | {md(d.b)} | {_signed(d.diff)} "
+            f"| [{_signed(d.low)}, {_signed(d.high)}] "
+            f"| {'paired bootstrap' if d.paired else 'Newcombe'} | {d.n} |"
+            for d in report.win_diffs
         ]
         lines.append("")
+    if report.accuracy:
+        lines += [
+            "## Decision accuracy (seed 000, Table 1)",
+            "",
+            "Share of decisions that pick the unique optimal move. Unit: the item (dataset "
+            "record). Each cell: mean ± std over the R repeats (the paper's summary), then a "
+            "95% CI over items (Wilson on the effective number of items; an item's repeats "
+            "stay together, so a deterministic method never gets a zero-width interval), "
+            "then items × R. Average: the mean of the game means.",
+            "",
+            *accuracy_table(report.accuracy),
+            "",
+        ]
+    if report.paired:
+        lines += [
+            "## Paired comparisons (McNemar's exact test on items)",
+            "",
+            "| game | A | B | items | only A right | only B right | p | A − B [95% CI] |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(p.game)} | {md(p.a)} | {md(p.b)} | {p.pairs} | {p.only_a} | {p.only_b} "
+            f"| {p.p_value:.3g} | "
+            + (
+                "–"
+                if p.diff != p.diff
+                else f"{_signed(p.diff)} [{_signed(p.diff_low)}, {_signed(p.diff_high)}]"
+            )
+            + " |"
+            for p in report.paired
+        ]
+        lines += [
+            "",
+            f"McNemar: {MAJORITY_RULE}. A − B: accuracy difference of per-item means, "
+            "95% paired bootstrap over items (shown when both runs have R > 1).",
+            "",
+        ]
     if report.debate:
         lines += [
             "## Debate dynamics",
             "",
-            "Conformity/Obstinacy and Subversion/Correction as in seed 003 (any disagreeing "
-            "peer); error correction = all wrong at round 0 → some right at the end; negative "
-            "persuasion = an initially right agent ends wrong (seed 001).",
+            "Unit: the (agent, round) turn with a disagreeing peer, pooled over debates. "
+            "Conformity/Obstinacy (all rounds, and round 1 alone) and Subversion/Correction "
+            "as in seed 003; error correction = every agent wrong at round 0 → one right at "
+            "the end; negative persuasion = a right agent ends wrong while none gains; "
+            "mixed = both at once (seed 001 Table 5 keeps it apart).",
             "",
-            "| method | debates | conformity | obstinacy | gap | subversion | correction "
-            "| error correction | negative persuasion |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| run | debates | conformity | obstinacy | gap | conf. r1 | obst. r1 | subversion "
+            "| correction | error correction | negative persuasion | mixed |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {d.method} | {d.debates} | {_pct(d.conformity)} | {_pct(d.obstinacy)} "
-            f"| {_signed(d.conformity - d.obstinacy)} | {_pct(d.subversion)} | {_pct(d.correction)} "
-            f"| {d.error_correction} | {d.negative_persuasion} |"
+            f"| {md(d.method)} | {d.debates} | {_pct(d.conformity)} | {_pct(d.obstinacy)} "
+            f"| {_signed(d.conformity - d.obstinacy)} | {_pct(d.conformity_r1)} "
+            f"| {_pct(d.obstinacy_r1)} | {_pct(d.subversion)} | {_pct(d.correction)} "
+            f"| {d.error_correction} | {d.negative_persuasion} | {d.mixed} |"
             for d in report.debate
         ]
+        lines += [
+            "",
+            "Conformity and Obstinacy by the numbers of disagreeing (n_D) and agreeing (n_A) "
+            "peers (seed 003 Eq. 19; bandwagon pressure shows as conformity rising with n_D):",
+            "",
+            "| run | n_D | n_A | turns | conformity | obstinacy |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(d.method)} | {key.split(',')[0]} | {key.split(',')[1]} | {n} | {_pct(c)} | {_pct(o)} |"
+            for d in report.debate
+            for key, (n, c, o) in d.by_peers.items()
+        ]
         lines.append("")
+    if report.identity_bias:
+        lines += [
+            "## Identity bias (seed 003)",
+            "",
+            "Δ = Conformity − Obstinacy; IBC = Δ(vanilla) − Δ(anonymized) (> 0 sycophancy, "
+            "< 0 self-bias), 95% bootstrap CI resampling whole debates in each condition.",
+            "",
+            "| vanilla | anonymized | Δ vanilla | Δ anonymized | IBC | 95% CI | IBC round 1 | debates |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(b.vanilla)} | {md(b.anonymized)} | {_signed(b.gap_vanilla)} "
+            f"| {_signed(b.gap_anonymized)} | {_signed(b.ibc)} | [{_signed(b.low)}, {_signed(b.high)}] "
+            f"| {_signed(b.ibc_r1)} | {b.debates[0]} / {b.debates[1]} |"
+            for b in report.identity_bias
+        ]
+        lines.append("")
+    for c in report.cross:
+        lines += cross_markdown(c)
     if not report.win_rates and not report.accuracy:
         lines += ["No tournament episodes or evaluation decisions were found.", ""]
+    if report.runs:
+        lines += ["## Runs", "", "| run | identity |", "|---|---|"]
+        lines += [
+            # GFM reads `\|` as a pipe even inside a code span; a bare one ends the cell.
+            f"| {md(label)} | `{json.dumps(identity, sort_keys=True).replace('|', chr(92) + '|')}` |"
+            for label, identity in report.runs.items()
+        ]
+        lines.append("")
     for p in report.plots:
         lines += [f"![{Path(p).stem}]({Path(p).name})", ""]
     return "\n".join(lines)
 
 
+def cross_markdown(c: CrossRow) -> list[str]:
+    """Seed 001's Tables 2/3 (each model before/after, any correct) and Table 5 (outcomes)."""
+    lines = [
+        f"## Cross-model debate: {md(c.method)} (seed 001)",
+        "",
+        f"{c.debates} debates. Each model's own answer is graded before and after the debate "
+        "(no vote between models); 95% bootstrap CIs, 1,000 resamples of debates.",
+        "",
+        "| answer | before | after | 95% CI (after) |",
+        "|---|---|---|---|",
+    ]
+    for name, (before, after) in c.agents.items():
+        low, high = c.agent_ci[name]
+        lines.append(
+            f"| {md(name)} | {_pct(before)} | {_pct(after)} | [{_pct(low)}, {_pct(high)}] |"
+        )
+    lines.append(
+        f"| any correct | {_pct(c.any_before)} | {_pct(c.any_after)} "
+        f"| [{_pct(c.any_ci[0])}, {_pct(c.any_ci[1])}] |"
+    )
+    total = max(sum(c.outcomes.values()), 1)
+    lines += ["", "| outcome | count | % |", "|---|---|---|"]
+    lines += [
+        f"| {name} | {c.outcomes[name]} | {100 * c.outcomes[name] / total:.1f} |"
+        for name in OUTCOMES
+    ]
+    lines += [
+        "",
+        f"Error correction (all wrong → one right): {c.error_correction}; negative persuasion "
+        f"(mixed debates apart): {c.negative_persuasion}.",
+        "",
+    ]
+    if c.baselines:
+        lines += [
+            "| game | any correct vs | items | only debate right | only baseline right | p |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(b.game)} | {md(b.b)} | {b.pairs} | {b.only_a} | {b.only_b} | {b.p_value:.3g} |"
+            for b in c.baselines
+        ]
+        lines += ["", f"McNemar's exact test; baseline: {MAJORITY_RULE}.", ""]
+    return lines
+
+
 def _pct(x: float) -> str:
     return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def _std(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}"
 
 
 def _signed(x: float) -> str:

@@ -68,15 +68,19 @@ class ClientPool:
 def build_method(method: str, model: str, params: dict[str, Any], clients: ClientPool) -> Any:
     """A `metanim.agents` method from a spec (`name[:k=v,...]`) plus `params` on top."""
     from metanim.agents.registry import METHODS, check_parameters, parse_spec
-    from metanim.agents.registry import build_method as build_from_spec
 
     name, spec_model, spec_params = parse_spec(method)
     merged = {**spec_params, **params}
     cls, fixed = METHODS[name]
     check_parameters(name, merged, method)  # a bad profile parameter is one clear error
     if name == "cross":
-        # Cross-model debate names its models inside the spec; the registry reads them.
-        return build_from_spec(method, model, client_factory=clients)
+        # Cross-model debate names its models (`models=a|b`, in the spec or in `params`);
+        # every other parameter (temperatures, play) applies as for any method.
+        models = merged.pop("models", None)
+        names = [m.strip() for m in str(models).split("|")] if models else []
+        if len(names) < 2:
+            raise ValueError(f"cross-model debate needs models=a|b, got {models!r} in {method!r}")
+        return cls([clients(m) for m in names], **{**fixed, **merged})  # type: ignore[call-arg]
     return cls(clients(spec_model or model), **{**fixed, **merged})  # type: ignore[call-arg]
 
 

@@ -10,7 +10,8 @@ Each decision is one JSONL line, appended and fsynced the moment it is made; ids
 from the config hash, the record id and the repeat, so rerunning the same command
 resumes. Accuracy per game is computed per repeat over the decisions that produced a
 result (ok, fallback or forfeit; a fallback or a forfeit is wrong), then reported as
-mean ± std over repeats with a 95% t interval. Infrastructure errors are never wrong
+mean ± std over repeats, with a 95% interval over items (the record is the unit;
+its repeats are kept together). Infrastructure errors are never wrong
 answers: they are counted apart, like decisions never run.
 """
 
@@ -28,26 +29,23 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from metanim.analysis.stats import item_accuracy
 from metanim.arena._budget import Spent
-from metanim.arena._config import RUN_ONLY, RunConfig
+from metanim.arena._config import RunConfig
+from metanim.arena._identity import config_identity, identity_hash
 from metanim.arena._items import VERDICTS, GameItem, QuestionItem, load_items, round_verdicts
 from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
 from metanim.arena._run import (
     RunResult,
     client_pool,
-    config_digest,
     pct,
     qualified_model,
     refuse_unpriced,
     run_logged,
-    server_identity,
 )
 from metanim.arena._stats import mean_std_ci
 from metanim.arena.episodes import derive_seed
 from metanim.llm._types import InfrastructureError
-
-#: Also left out of the config hash: a rerun with more repeats resumes the same log.
-_RUN_ONLY = RUN_ONLY | {"repeats", "limit"}
 
 RESULT_STATUSES = ("ok", "fallback", "forfeit")
 
@@ -90,20 +88,13 @@ class EvaluationConfig(RunConfig):
         return [str(resolve_path(p)) for p in paths]
 
     def config_hash(self) -> str:
-        body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))
-        # The dataset is identified by its content, not by where the file lies.
-        body["dataset"] = [_file_digest(p) for p in self.dataset]
-        # Another server is another run; the in-process simulator hashes stably.
-        body["base_url"] = server_identity(self.model, self.base_url)
-        return config_digest(body)
+        """Hash of the run's identity (`metanim.arena._identity.run_identity`): the
+        dataset by content, the server normalized, run-only settings left out."""
+        return identity_hash(config_identity(self.model_dump(mode="json")))
 
     @property
     def log_path(self) -> Path:
         return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
-
-
-def _file_digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -271,10 +262,19 @@ def summarize(
             rows_rep = [r for r in graded if r["repeat"] == rep]
             if rows_rep:
                 per_repeat.append(sum(bool(r["correct"]) for r in rows_rep) / len(rows_rep))
-        mean, std, low, high = mean_std_ci(per_repeat)
-        # An accuracy lies in [0, 1]; the t interval does not know that.
-        if not math.isnan(low):
-            low, high = max(0.0, low), min(1.0, high)
+        mean, std, _, _ = mean_std_ci(per_repeat)
+        # The interval has the item as its unit (repeats of one record together), so a
+        # deterministic method on 20 records never gets a zero-width interval.
+        low = high = math.nan
+        items = len({r["record_id"] for r in graded})
+        if graded:
+            verdicts: dict[str, list[bool]] = {}
+            reps: dict[str, list[int]] = {}
+            for r in graded:
+                verdicts.setdefault(r["record_id"], []).append(bool(r["correct"]))
+                reps.setdefault(r["record_id"], []).append(int(r["repeat"]))
+            acc = item_accuracy(verdicts, reps)
+            low, high = acc.low, acc.high
         samples = sum(r["samples"] for r in group)
         rows.append(
             {
@@ -291,6 +291,7 @@ def summarize(
                 "accuracy_mean": mean,
                 "accuracy_std": std,
                 "accuracy_ci95": [low, high],
+                "items": items,
                 "forfeits": sum(r["status"] == "forfeit" for r in group),
                 "fallbacks": sum(r["status"] == "fallback" for r in group),
                 # Per graded decision: the final answer's verdict (unparsable apart from wrong).
@@ -333,7 +334,8 @@ def render_report(summary: dict[str, Any]) -> str:
         "Accuracy: share of decisions choosing the unique optimal move (games) or the gold "
         "answer (questions), per repeat, then mean ± "
         "std over the repeats with at least one graded decision (repeats in mean: how many of "
-        "all), with a 95% t interval. Forfeits and fallbacks count as wrong; "
+        "all), as the paper reports it. The 95% CI has the item (dataset record) as its unit: "
+        "Wilson on the effective number of items, the repeats of a record kept together. Forfeits and fallbacks count as wrong; "
         "infrastructure errors and unrun decisions are not graded and are counted apart. "
         "Verdicts: correct / wrong / unparsable (no reply named any answer) per graded "
         "decision. Rates are per sampled answer.",

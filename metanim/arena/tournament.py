@@ -22,27 +22,23 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from metanim.arena._budget import Spent
-from metanim.arena._config import RUN_ONLY, RunConfig
+from metanim.arena._config import RunConfig
+from metanim.arena._identity import config_identity, identity_hash
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
 from metanim.arena._policies import is_solver_spec
 from metanim.arena._run import (
     RunResult,
     client_pool,
-    config_digest,
     pct,
     qualified_model,
     refuse_unpriced,
     run_logged,
-    server_identity,
 )
 from metanim.arena._stats import wilson
 from metanim.arena.episodes import EpisodeRecord, Seat, SideTotals, derive_seed, play_episode
 from metanim.games import PRESETS, Game, InvalidStateError, make_game
 
 SeatPolicy = Literal["first", "second", "alternate", "random"]
-
-#: Also left out of the config hash: a rerun with more episodes resumes the same log.
-_RUN_ONLY = RUN_ONLY | {"episodes"}
 
 
 class TournamentConfig(RunConfig):
@@ -106,24 +102,13 @@ class TournamentConfig(RunConfig):
         return json.dumps(value) if isinstance(value, list) else value
 
     def config_hash(self) -> str:
-        """Hash of the fields that define the episodes (see `_RUN_ONLY`).
+        """Hash of the fields that define the episodes (`run_identity`; `episodes` and run-only settings are left out).
 
         The servers enter it normalized (`server_identity`): the same command against
         another server starts a new log, while a `sim-*` model on the in-process
         simulated server hashes the same on every run.
         """
-        body = self.model_dump(mode="json", exclude=set(_RUN_ONLY))
-        for side in ("", "opponent_"):
-            method = body["opponent" if side else "method"]
-            if is_solver_spec(method):
-                # A solver policy calls no model: its unused model is not part of the run.
-                for name in ("model", "params", "base_url"):
-                    body.pop(side + name)
-            else:
-                body[side + "base_url"] = server_identity(
-                    body[side + "model"], body[side + "base_url"]
-                )
-        return config_digest(body)
+        return identity_hash(config_identity(self.model_dump(mode="json")))
 
     @property
     def log_path(self) -> Path:

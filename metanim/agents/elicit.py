@@ -1,0 +1,94 @@
+"""Strategic Prior Knowledge Elicitation (DReaMAD, seed 000 §4), as a stage any method can use.
+
+DReaMAD's first half: (1) game situation reinterpretation and (2) general strategy
+formulation at a low temperature, then (3) each writer rewrites the initial prompt into
+its own optimized prompt. It returns the system prompts, so MAD (DReaMAD), Self-Refine
+and Self-Consistency (seed 000 Table 12: "+ SPKE") compose with it the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from metanim.agents import prompts
+from metanim.agents.base import Context, gather
+from metanim.agents.parsing import last_object_with
+from metanim.llm._types import ChatModel, Message
+
+
+def _fields(text: str, keys: Sequence[str]) -> tuple[dict[str, str], bool]:
+    """The string fields of the last JSON object with `keys`; the whole text if there is none."""
+    obj = last_object_with(text, *keys)
+    if obj is None:
+        return {k: text.strip() for k in keys}, False
+    return {k: str(obj[k]) for k in keys}, True
+
+
+async def elicit_systems(
+    ctx: Context,
+    elicitor: ChatModel,
+    writers: Sequence[tuple[str, ChatModel]],
+    *,
+    elicit_temperature: float = 0.1,
+    rewrite_temperature: float = 0.7,
+) -> list[str]:
+    """Elicit once with `elicitor`, then one rewrite per (agent name, client) in `writers`.
+
+    Returns one system prompt per writer; records the stages in `ctx.extra["elicitation"]`.
+    """
+    task = ctx.task
+    problem = task.prompt()
+    first, _ = await ctx.chat(
+        elicitor,
+        [{"role": "user", "content": prompts.DREAMAD_REINTERPRET.format(problem=problem)}],
+        agent="elicitor",
+        phase="reinterpret",
+        temperature=elicit_temperature,
+    )
+    game, ok1 = _fields(first.text, ("game_definition", "winning_condition", "move_constraints"))
+    second, _ = await ctx.chat(
+        elicitor,
+        [
+            {
+                "role": "user",
+                "content": prompts.DREAMAD_STRATEGY.format(short_state=task.short_state(), **game),
+            }
+        ],
+        agent="elicitor",
+        phase="strategy",
+        temperature=elicit_temperature,
+    )
+    strategy, ok2 = _fields(
+        second.text, ("state_evaluation", "winning_strategy", "endgame_tactics")
+    )
+    rewrite: list[Message] = [
+        {
+            "role": "user",
+            "content": prompts.DREAMAD_REWRITE.format(
+                problem=problem, game_definition=game["game_definition"], **strategy
+            ),
+        }
+    ]
+    outs: list[Any] = await gather(
+        *(
+            ctx.chat(
+                client,
+                rewrite,
+                agent=name,
+                phase="rewrite",
+                temperature=rewrite_temperature,
+                sample_index=i,
+            )
+            for i, (name, client) in enumerate(writers)
+        )
+    )
+    rewritten = [_fields(c.text, ("optimized_prompt",)) for c, _ in outs]
+    own = [fields["optimized_prompt"] for fields, _ in rewritten]
+    ctx.extra["elicitation"] = {
+        "game": game,
+        "strategy": strategy,
+        "prompts": own,
+        "structured": [ok1, ok2, *(ok for _, ok in rewritten)],
+    }
+    return [prompts.DREAMAD_AGENT_SYSTEM.format(optimized_prompt=p) for p in own]

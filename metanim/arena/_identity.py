@@ -1,0 +1,139 @@
+"""The canonical identity of a run: what it plays or decides, never how it is run.
+
+One function for every consumer: `config_hash` (file names and resume), the report's
+grouping (`metanim report` never pools two identities into one row) and its labels.
+The identity is the config minus the run-only fields (`RUN_ONLY`: concurrency, budgets,
+results folder, progress, ...; plus `episodes`, `repeats` and `limit`, so a longer run
+resumes the same log). Every other field is part of it, so a field a later version adds
+to a config (call options, structured output, prompt versions) joins the identity
+without a change here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from metanim.arena._config import RUN_ONLY
+
+#: Fields that only say how much to run: a rerun with more of them resumes the same log.
+AMOUNT_ONLY = frozenset({"episodes", "repeats", "limit"})
+NOT_IDENTITY = RUN_ONLY | AMOUNT_ONLY
+#: The two sides of a run: (method field, prefix of its model/params/base_url fields).
+SIDES = (("method", ""), ("opponent", "opponent_"))
+
+
+def _file_digest(path: str) -> str:
+    p = Path(path)
+    # A report may read a log whose dataset file has moved: keep its name then.
+    return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.is_file() else path
+
+
+def current_prompt_versions() -> dict[str, str]:
+    """The prompt versions this code sends: the methods' templates and the game prompts."""
+    from metanim.agents.prompts import METHOD_PROMPT_VERSION
+    from metanim.games import PROMPT_VERSION
+
+    return {"method": METHOD_PROMPT_VERSION, "game": PROMPT_VERSION}
+
+
+def uses_prompts(config: Mapping[str, Any]) -> bool:
+    """Whether any side of the run prompts a model (a solver-only run has no prompt)."""
+    from metanim.arena._policies import is_solver_spec
+
+    return any(key in config and not is_solver_spec(str(config[key])) for key, _ in SIDES)
+
+
+def run_identity(
+    config: Mapping[str, Any], prompt_versions: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The identifying fields of a run config (a `model_dump(mode="json")` or config.json).
+
+    A solver side (optimal, random, epsilon) drops its unused model, parameters and
+    server; a model side's server enters normalized (`server_identity`); a dataset enters
+    by content digest, not by path. `prompt_versions` (the run's prompt templates, see
+    `current_prompt_versions`; the report reads them from the log) join the identity,
+    so a prompt change starts a new log rather than resuming into an old one.
+    """
+    from metanim.arena._policies import is_solver_spec
+    from metanim.arena._run import server_identity
+
+    body = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
+    for method_key, prefix in SIDES:
+        if method_key not in body:
+            continue
+        if is_solver_spec(str(body[method_key])):
+            for name in ("model", "params", "base_url"):
+                body.pop(prefix + name, None)
+        elif prefix + "model" in body:
+            body[prefix + "base_url"] = server_identity(
+                str(body[prefix + "model"]), body.get(prefix + "base_url")
+            )
+    if "dataset" in body:
+        body["dataset"] = [_file_digest(str(p)) for p in body["dataset"]]
+    if prompt_versions:
+        body["prompt_versions"] = dict(prompt_versions)
+    return body
+
+
+def config_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The identity of a run about to be run by this code (its current prompt versions)."""
+    return run_identity(config, current_prompt_versions() if uses_prompts(config) else None)
+
+
+def identity_hash(identity: Mapping[str, Any]) -> str:
+    """The 12-hex-digit hash of an identity (the suffix of a run's file names)."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _spec(method: str, params: Mapping[str, Any] | None) -> str:
+    if not params:
+        return method
+    items = ",".join(
+        f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in sorted(params.items())
+    )
+    return f"{method}[{items}]"
+
+
+def identity_label(identity: Mapping[str, Any]) -> str:
+    """A short human label: method[params] · model, and vs opponent[params] · model."""
+    parts = []
+    for method_key, prefix in SIDES:
+        if method_key not in identity:
+            continue
+        side = _spec(str(identity[method_key]), identity.get(prefix + "params"))
+        model = identity.get(prefix + "model")
+        if model:
+            side += f" · {model}"
+        parts.append(side)
+    return " vs ".join(parts) if parts else "?"
+
+
+def distinguishing_labels(identities: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """A label per identity hash, unique among them.
+
+    Identities whose short labels collide get the fields they differ in appended
+    (`seat=second`, `seed=1`, ...), so two rows of a table never read the same.
+    """
+    base = {h: identity_label(i) for h, i in identities.items()}
+    out = {}
+    for h, label in base.items():
+        twins = [g for g, other in base.items() if other == label]
+        if len(twins) == 1:
+            out[h] = label
+            continue
+        keys = sorted({k for g in twins for k in identities[g]})
+        differ = [
+            k
+            for k in keys
+            if len({json.dumps(identities[g].get(k), sort_keys=True) for g in twins}) > 1
+        ]
+        extra = ", ".join(
+            f"{k}={json.dumps(identities[h].get(k), sort_keys=True, separators=(',', ':'))}"
+            for k in differ
+        )
+        out[h] = f"{label} ({extra or h})"
+    return out
