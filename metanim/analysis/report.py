@@ -709,9 +709,7 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
         from metanim.analysis.plots import grouped_bars
     except ImportError:  # pragma: no cover
         return []
-    from metanim.analysis.viewer import legend_labels
-
-    labels = legend_labels(results_dir)  # method, model and opponent, as the viewer names runs
+    # Row names are run-identity labels (method, model, opponent): the legend names them.
     out = []
     try:
         if report.win_rates:
@@ -726,7 +724,6 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
                         results_dir / "win_rates.png",
                         title="Win rate per game (episodes, 95% Wilson CI)",
                         ylabel="win rate (%)",
-                        labels=labels,
                     )
                 )
             )
@@ -742,7 +739,6 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
                         results_dir / "accuracy.png",
                         title="Decision accuracy per game (95% CI over items)",
                         ylabel="accuracy (%)",
-                        labels=labels,
                         empty="no graded decisions",
                     )
                 )

@@ -20,13 +20,13 @@ import gzip
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from metanim.analysis.report import Report, _latest, _rows, _signed, iter_logs
+from metanim.analysis.report import Report, _identity, _rows, _signed, iter_logs
 
 VIEWER_FILE = "viewer.html"
 MAX_ITEMS = 2000
@@ -84,33 +84,12 @@ def grade_move(
 
 
 # ------------------------------------------------------------------------ records
-def run_label(config: dict[str, Any], fallback: str) -> str:
-    """A run's name on the page: method and model, and the opponent for a tournament."""
-    from metanim.arena._policies import is_solver_spec
-
-    if config.get("label"):
-        return str(config["label"])
-
-    def side(method: str, model: Any) -> str:
-        # A solver-backed player (optimal, random, epsilon:p) calls no model.
-        return method if not model or is_solver_spec(method) else f"{method} · {model}"
-
-    label = side(str(config.get("method") or fallback), config.get("model"))
-    if config.get("opponent"):
-        label += " vs " + side(str(config["opponent"]), config.get("opponent_model"))
-    return label
-
-
-def legend_labels(results_dir: str | Path) -> dict[str, str]:
-    """A plot legend's text for each method name the report's tables use."""
-    found: dict[str, set[str]] = {}
-    for _, _, config in iter_logs(results_dir):
-        if not config.get("method"):
-            continue
-        label = run_label(config, "")
-        for key in (str(config["method"]), f"{config['method']} · {config.get('model')}"):
-            found.setdefault(key, set()).add(label)
-    return {key: " | ".join(sorted(labels)) for key, labels in found.items()}
+def _latest(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last line per id: a resumed run appends a rerun after the failed attempt."""
+    out: dict[Any, dict[str, Any]] = {}
+    for k, row in enumerate(rows):
+        out[row.get("id", k)] = row
+    return list(out.values())
 
 
 def _method_of(spec: str) -> str:
@@ -346,28 +325,34 @@ def _decision(decision: dict[str, Any] | None) -> dict[str, Any] | None:
 def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
     """Every run (one log) under the folder, as the page's records."""
     results_dir = Path(results_dir)
-    runs = []
+    from metanim.arena._identity import distinguishing_labels, identity_hash
+
+    runs, identities = [], {}
     for path, kind, config in iter_logs(results_dir):
         rows = _latest(_rows(path))
+        # The report's run identity and label, so a run reads the same on both pages.
+        identity = _identity(config, rows[0] if rows else {}, kind)
+        identities[identity_hash(identity)] = identity
         if kind == "episodes":
             items = sorted((_episode(r) for r in rows), key=lambda e: (e["game"], e["index"] or 0))
-            fallback = _method_of(str(rows[0].get("agent", ""))) if rows else "?"
         else:
             items = sorted(
                 (_evaluation(r, config) for r in rows),
                 key=lambda e: (e["game"], str(e["record"]), e["repeat"] or 0),
             )
-            fallback = str(rows[0].get("method", "")) if rows else "?"
         runs.append(
             {
                 "id": path.stem,
                 "file": str(path.relative_to(results_dir)),
                 "kind": kind,
-                "label": run_label(config, fallback) or path.stem,
+                "label": identity_hash(identity),
                 "config": {k: v for k, v in config.items() if v not in (None, {}, [])},
                 "items": items,
             }
         )
+    labels = distinguishing_labels(identities)
+    for run in runs:
+        run["label"] = labels[run["label"]]
     return runs
 
 
