@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from metanim.games import IllegalMoveError, MoveError, game_from_prompt, make_game
-from metanim.llm import OpenAIChatClient
+from metanim.llm import OpenAIChatClient, templates
 from metanim.llm.sim import ModelSpecError, parse_model_spec, template_keys
 from metanim.solver import winning_moves
 
@@ -62,7 +62,13 @@ def test_biased_policy_picks_the_heuristic_move_with_probability_p(sim_server):
     prompt = game.prompt(state) + FORMAT
     always = ask(sim_server, "sim-biased:heuristic=min_take,p=1", prompt, n=10, seed=1)
     assert {move(game, state, t) for t in always.texts} == {game.parse_move("1", state)}
-    mixed = ask(sim_server, "sim-biased:heuristic=max_take,p=0.5,otherwise=random", prompt, n=200)
+    mixed = ask(
+        sim_server,
+        "sim-biased:heuristic=max_take,p=0.5,otherwise=random",
+        prompt,
+        n=200,
+        temperature=0.7,  # the reference temperature, where p holds as stated
+    )
     share = sum(parsed(t)["action"] == 5 for t in mixed.texts) / 200
     # p + (1 - p) / 5 = 0.6 expected; the band is about 5 standard deviations wide.
     assert 0.42 < share < 0.78
@@ -93,17 +99,20 @@ def test_seeded_answers_are_reproducible_and_choices_differ(sim_server):
 
 def test_conforming_policy_follows_weights(sim_server):
     game = make_game("nim-31-k3")
-    first = {"role": "user", "content": game.prompt((31,)) + FORMAT}
-    own = {"role": "assistant", "content": '```json\n{"reasoning": "r", "action": 1}\n```'}
-    debate = {
-        "role": "user",
-        "content": 'Other agents answered:\nAgent 2: {"action": 2}\nAgent 3: answer: 2\n'
-        "Update your answer." + FORMAT,
-    }
-    messages = [first, own, debate]
+    own = 'In NIM, I choose 1.\n```json\n{"reasoning": "r", "action": 1}\n```'
+    peers = ['```json\n{"action": 2}\n```', "I take two. answer: 2"]
+    content = templates.DEBATE_UPDATE.format(
+        problem=game.prompt((31,)),
+        own=own,
+        peers="\n".join(
+            templates.DEBATE_PEER.format(label=f"Agent {k + 2}", answer=text)
+            for k, text in enumerate(peers)
+        ),
+        output_format=FORMAT,
+    )
 
     def shares(spec):
-        texts = ask(sim_server, spec, messages, n=200, temperature=1.0).texts
+        texts = ask(sim_server, spec, content, n=200, temperature=0.7).texts
         return sum(parsed(t)["action"] == 1 for t in texts) / 200
 
     assert shares("sim-conform:self=1,peer=0") == 1.0

@@ -35,11 +35,12 @@ class MAD(Method):
     which compare p⁽⁰⁾ with p⁽³⁾), so a full debate has `rounds + 1` answer rounds. The
     debate stops early once every agent gives the same valid answer (MetaNIM §5), and the
     final answer is the plurality of the last round with the seeded tie-break. Each round's
-    calls run concurrently.
+    calls run concurrently. `stop=False` turns the early stop off, so every debate runs all
+    its rounds (Eq. 1's p⁽ᵗ⁾ is defined for debates that keep going).
     """
 
     name = "mad"
-    param_names = ("agents", "rounds", "temperature")
+    param_names = ("agents", "rounds", "temperature", "stop")
     anonymous = False
 
     def __init__(
@@ -49,9 +50,13 @@ class MAD(Method):
         agents: int = 2,
         rounds: int = 3,
         temperature: float = 0.7,
+        stop: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if not isinstance(stop, bool):
+            raise ValueError(f"stop must be true or false, got {stop!r}")
+        self.stop = stop
         if agents < 1:
             raise ValueError("agents must be >= 1")
         if rounds < 0:
@@ -86,7 +91,7 @@ class MAD(Method):
         )
         ctx.extra.setdefault("orders", [])
         for rnd in range(1, self.rounds + 1):
-            if self.agents > 1 and _consensus(ctx, [r.answer for r in replies]):
+            if self.stop and self.agents > 1 and _consensus(ctx, [r.answer for r in replies]):
                 ctx.extra["stopped_early"] = rnd
                 break
             texts = [r.text for r in replies]
@@ -118,7 +123,9 @@ class MAD(Method):
             )
         else:
             peers = "\n".join(
-                prompts.DEBATE_PEER.format(label=f"Agent {j + 1}", answer=texts[j])
+                prompts.DEBATE_PEER.format(
+                    label=prompts.DEBATE_LABEL.format(index=j + 1), answer=texts[j]
+                )
                 for j in range(len(texts))
                 if j != i
             )
@@ -166,6 +173,7 @@ class DReaMAD(MAD):
         "agents",
         "rounds",
         "temperature",
+        "stop",
         "elicit_temperature",
         "rewrite_temperature",
         "variant",
@@ -318,7 +326,8 @@ class MPD(Method):
                         {
                             "role": "user",
                             "content": template.format(
-                                history=f"Debate so far:\n{shown()}", output_format=fmt
+                                history=prompts.MPD_SHOWN.format(turns=shown()),
+                                output_format=fmt,
                             ),
                         },
                     ],
@@ -328,7 +337,9 @@ class MPD(Method):
                     temperature=self.temperature,
                 )
                 answers[side] = reply.answer
-                history.append(f"{side.capitalize()} side (round {rnd}): {reply.text}")
+                history.append(
+                    prompts.MPD_TURN.format(side=side.capitalize(), round=rnd, text=reply.text)
+                )
             ctx.record_round(answers)
             if rnd < self.rounds:
                 verdict = await ctx.ask(
