@@ -128,7 +128,7 @@ async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
     """Make every planned decision not yet logged, then summarize the whole log."""
     refuse_unpriced(config.max_cost_usd, [config.model])
     needed = needs_sim_server((config.method, config.model, config.base_url))
-    with sim_server_if_needed(needed, seed=config.seed) as sim_url:
+    with sim_server_if_needed(needed, seed=config.seed, log_path=config.log_path) as sim_url:
         return await _run(config, sim_url)
 
 

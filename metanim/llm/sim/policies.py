@@ -82,6 +82,20 @@ class Task:
 
 
 def game_task(game: Game[Any, Any], state: Any) -> Task:
+    """The task of a game position (cached: a debate asks about one position many times)."""
+    key = json.dumps([game.name, game.params, game.to_json(state)], sort_keys=True)
+    task = _TASKS.get(key)
+    if task is None:
+        task = _TASKS[key] = _game_task(game, state)
+        if len(_TASKS) > 4096:  # bounded, so memory stays flat over long runs
+            _TASKS.pop(next(iter(_TASKS)))
+    return task
+
+
+_TASKS: dict[str, Task] = {}
+
+
+def _game_task(game: Game[Any, Any], state: Any) -> Task:
     moves = game.legal_moves(state)
     values = [_value(game, m) for m in moves]
     by_size = sorted(
@@ -185,32 +199,30 @@ def choose(
 _COLON = re.compile(r"\s*:")
 
 
+_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"?|[{}]', re.DOTALL)
+
+
 def template_keys(text: str) -> list[str]:
     """Top-level keys of the last `{...}` block in `text` that has any (the asked format)."""
     blocks: list[list[str]] = []
     keys: list[str] = []
-    depth, i = 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch == '"':
-            end = i + 1
-            while end < len(text) and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            if depth == 1 and _COLON.match(text, end + 1):
-                key = text[i + 1 : end]
-                if key not in keys:
-                    keys.append(key)
-            i = end + 1
-            continue
-        if ch == "{":
+    depth = 0
+    # Only strings and braces matter; the regex skips everything else in C.
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if token == "{":
             depth += 1
             if depth == 1:
                 keys = []
-        elif ch == "}" and depth > 0:
-            depth -= 1
-            if depth == 0 and keys:
-                blocks.append(keys)
-        i += 1
+        elif token == "}":
+            if depth > 0:
+                depth -= 1
+                if depth == 0 and keys:
+                    blocks.append(keys)
+        elif depth == 1 and _COLON.match(text, match.end()):
+            key = match.group(1)
+            if key not in keys:
+                keys.append(key)
     return blocks[-1] if blocks else []
 
 
