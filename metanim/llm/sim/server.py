@@ -23,6 +23,7 @@ from aiohttp import web
 
 from metanim.llm.sim.policies import find_task, reply
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
+from metanim.llm.templates import read_layout
 
 #: Records `log` keeps in memory by default (`log_limit=`); `--log FILE` keeps all of them.
 LOG_LIMIT = 10_000
@@ -185,6 +186,8 @@ class SimApp:
             "n": n,
             "seed": seed,
             "max_tokens": body.get("max_tokens"),
+            # Which method layout the simulator recognised (see metanim.llm.templates).
+            "layout": read_layout(messages).kind,
         }
         # Retries resend the same body; counting attempts per body lets faults differ
         # between attempts (so retries can succeed) while staying reproducible.
