@@ -142,3 +142,21 @@ def test_prompt_diversity_changes_behaviour_as_configured():
 
 def _hn(rate):
     return rate.hits, rate.n
+
+
+def test_mad_stop_false_runs_every_round():
+    from metanim.agents import build_method
+    from metanim.llm.sim import SimApp, SimChatModel
+
+    app = SimApp(seed=0)
+
+    def rounds(spec):
+        method = build_method(spec, "sim-optimal", client_factory=lambda m: SimChatModel(m, app))
+        decision = recovery.decide_all(method, [(recovery.NIM, (29,), 1)])[0]
+        return len(decision.rounds), decision.params["stop"]
+
+    # Optimal agents agree at once on the only winning move: the stop ends the debate.
+    assert rounds("mad:agents=2,rounds=3") == (1, True)
+    assert rounds("mad:agents=2,rounds=3,stop=false") == (4, False)
+    with pytest.raises(ValueError, match="stop"):
+        rounds("mad:stop=maybe")
