@@ -1,9 +1,11 @@
 """The simulated server's memory over many calls (docs/benchmarks.md, section "sim-memory").
 
-Each measurement runs in a fresh subprocess: the server on loopback in a thread, and an
-aiohttp client sending distinct requests (a new seed and position each time, the worst
-case for the attempt counts) with 16 in flight. RSS (VmRSS) is sampled every `--every`
-calls. The bounded server (the default `log_limit`) is compared with a reference in the
+Each measurement runs in a fresh subprocess that sends distinct requests (a new seed and
+position each time, the worst case for the attempt counts) and samples RSS (VmRSS) every
+`--every` calls. By default the requests go in-process to `SimApp.complete`, the whole
+request path of the HTTP handler after the socket (body parsing, attempt counting,
+faults, answering, the log), which keeps a 100,000-call run short on a shared machine;
+`--http` sends them over loopback HTTP with aiohttp (16 in flight) instead. The bounded server (the default `log_limit`) is compared with a reference in the
 same run: the same server told to keep every record in memory (`log_limit` = the number of
 calls), which is how the server behaved before its log was bounded.
 """
@@ -29,12 +31,12 @@ def rss_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
-def child(calls: int, every: int, log_limit: int | None) -> None:
+def child(calls: int, every: int, log_limit: int | None, http: bool) -> None:
     """Run `calls` requests and print one JSON line of RSS samples."""
     import aiohttp
 
     from metanim.games import make_game
-    from metanim.llm.sim import SimServer
+    from metanim.llm.sim import SimApp, SimServer
 
     game = make_game("nim-31-k3")
     fmt = '\n#Output Format: ```json\n{"reasoning": "...", "action": <integer>}\n```'
@@ -68,15 +70,39 @@ def child(calls: int, every: int, log_limit: int | None) -> None:
 
             await asyncio.gather(*(worker() for _ in range(16)))
 
+    def body(i: int) -> bytes:
+        return json.dumps(
+            {
+                "model": "sim-biased:p=0.7",
+                "messages": [{"role": "user", "content": prompts[i % len(prompts)]}],
+                "temperature": 0.7,
+                "seed": i,
+            }
+        ).encode()
+
+    async def direct(app: SimApp) -> None:
+        for i in range(calls):
+            status, _, _ = await app.complete(body(i))
+            assert status == 200
+            if (i + 1) % every == 0:
+                samples.append((i + 1, rss_mb()))
+
     start = time.perf_counter()
-    with SimServer(**kwargs) as server:
-        asyncio.run(run(server.base_url))
-        kept = len(server.log)
+    if http:
+        with SimServer(**kwargs) as server:
+            asyncio.run(run(server.base_url))
+            kept = len(server.log)
+    else:
+        app = SimApp(**kwargs)
+        asyncio.run(direct(app))
+        kept = len(app.log)
     print(json.dumps({"samples": samples, "kept": kept, "seconds": time.perf_counter() - start}))
 
 
-def measure(calls: int, every: int, log_limit: int | None) -> dict:
+def measure(calls: int, every: int, log_limit: int | None, http: bool) -> dict:
     args = [sys.executable, __file__, "--child", "--calls", str(calls), "--every", str(every)]
+    if http:
+        args.append("--http")
     if log_limit is not None:
         args += ["--log-limit", str(log_limit)]
     out = subprocess.run(args, capture_output=True, text=True, check=True)
@@ -89,14 +115,15 @@ def main() -> None:
     parser.add_argument("--reference-calls", type=int, default=30_000)
     parser.add_argument("--every", type=int, default=10_000)
     parser.add_argument("--log-limit", type=int, default=None)
+    parser.add_argument("--http", action="store_true", help="over loopback HTTP")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     if args.child:
-        child(args.calls, args.every, args.log_limit)
+        child(args.calls, args.every, args.log_limit, args.http)
         return
-    bounded = measure(args.calls, args.every, None)
-    reference = measure(args.reference_calls, args.every, args.reference_calls)
+    bounded = measure(args.calls, args.every, None, args.http)
+    reference = measure(args.reference_calls, args.every, args.reference_calls, args.http)
     b = dict(bounded["samples"])
     r = dict(reference["samples"])
     first = args.every
@@ -117,8 +144,14 @@ def main() -> None:
             "",
             f"Machine: {machine()}.",
             "",
-            f"{args.calls:,} chat calls over loopback HTTP (16 in flight, every request "
-            "distinct), RSS of the server's process sampled every "
+            f"{args.calls:,} chat calls "
+            + (
+                "over loopback HTTP (16 in flight"
+                if args.http
+                else "to `SimApp.complete` in-process (the HTTP handler's whole path after "
+                "the socket"
+            )
+            + ", every request distinct), RSS of the server's process sampled every "
             f"{args.every:,} calls. Bounded: the default request log "
             f"(`log_limit` = {bounded['kept']:,} records in memory, attempt counts and task "
             "cache bounded too). Reference, same run: the same server keeping every record "
