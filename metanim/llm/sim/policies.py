@@ -4,7 +4,10 @@ and write it in the JSON shape the prompt asks for.
 A task is either a MetaNIM game (recovered from the real game prompt with
 `metanim.games.game_from_prompt`) or a generic question that carries its answer key in
 a hidden marker, `<!--sim answer=B choices=A,B,C,D-->` or `<!--sim answer=42-->`.
-Everything here is a pure function of its arguments and the `random.Random` it is given.
+How a policy turns what a request shows into an answer (preferences, temperature, debate
+layouts, cue words, AceMAD reports) is in `metanim.llm.sim.behaviour`. Everything here is
+a pure function of its arguments and the `random.Random` it is given (solved positions
+are memoized).
 """
 
 from __future__ import annotations

@@ -120,5 +120,7 @@ LISTED_MODELS = (
     "sim-random",
     "sim-biased:heuristic=max_take,p=0.8",
     "sim-conform:self=1,peer=2",
+    "sim-conform:self=1,peer=3,base=random",
+    "sim-biased:heuristic=max_take,p=0.6,read=consensus",
     "sim-faulty:malformed=0.3,illegal=0.2,http429=0.3,http500=0.1,latency=0.05",
 )
