@@ -6,7 +6,7 @@ Configures simulated agents with known parameters, runs the real methods in-proc
 derived by hand from the parameters (closed forms, or an enumeration of the two-agent
 debate). `tests/test_recovery.py` asserts smaller versions in CI.
 
-    python scripts/recovery.py            # about 10 minutes on 2 cores
+    python scripts/recovery.py            # 18 minutes on a busy 2-core machine
     python scripts/recovery.py --quick    # a smoke run, nothing written
 """
 
