@@ -77,6 +77,12 @@ def _serve_sim_args(p: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="require the key held in this environment variable (default: accept any key)",
     )
+    p.add_argument(
+        "--session",
+        type=int,
+        default=0,
+        help="which run of a resumed job this serves (faults are drawn afresh per session)",
+    )
 
 
 @command(
@@ -90,7 +96,14 @@ def _serve_sim(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"environment variable {args.api_key_env} is not set")
-    serve(args.host, args.port, api_key=api_key, seed=args.seed, log_path=args.log)
+    serve(
+        args.host,
+        args.port,
+        api_key=api_key,
+        seed=args.seed,
+        log_path=args.log,
+        session=args.session,
+    )
     return 0
 
 

@@ -410,9 +410,12 @@ def serve(
     api_key: str | None = None,
     seed: int = 0,
     log_path: str | Path | None = None,
+    session: int = 0,
 ) -> None:
     """Run the simulated server in the foreground until interrupted."""
-    server = SimServer(host, port, api_key=api_key, seed=seed, log_path=log_path).start()
+    server = SimServer(
+        host, port, api_key=api_key, seed=seed, log_path=log_path, session=session
+    ).start()
     print(f"MetaNIM simulated server at {server.base_url} (Ctrl-C to stop)", flush=True)
     try:
         threading.Event().wait()
