@@ -84,6 +84,12 @@ def _serve_sim_args(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a question file the models answer (repeatable; looked up by question text)",
     )
+    p.add_argument(
+        "--session",
+        type=int,
+        default=0,
+        help="which run of a resumed job this serves (faults are drawn afresh per session)",
+    )
 
 
 @command(
@@ -104,6 +110,7 @@ def _serve_sim(args: argparse.Namespace) -> int:
         seed=args.seed,
         log_path=args.log,
         questions=_question_files(args.questions),
+        session=args.session,
     )
     return 0
 

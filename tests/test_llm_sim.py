@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from metanim.games import IllegalMoveError, MoveError, game_from_prompt, make_game
-from metanim.llm import OpenAIChatClient
+from metanim.llm import OpenAIChatClient, templates
 from metanim.llm.sim import ModelSpecError, parse_model_spec, template_keys
 from metanim.solver import winning_moves
 
@@ -62,7 +62,13 @@ def test_biased_policy_picks_the_heuristic_move_with_probability_p(sim_server):
     prompt = game.prompt(state) + FORMAT
     always = ask(sim_server, "sim-biased:heuristic=min_take,p=1", prompt, n=10, seed=1)
     assert {move(game, state, t) for t in always.texts} == {game.parse_move("1", state)}
-    mixed = ask(sim_server, "sim-biased:heuristic=max_take,p=0.5,otherwise=random", prompt, n=200)
+    mixed = ask(
+        sim_server,
+        "sim-biased:heuristic=max_take,p=0.5,otherwise=random",
+        prompt,
+        n=200,
+        temperature=0.7,  # the reference temperature, where p holds as stated
+    )
     share = sum(parsed(t)["action"] == 5 for t in mixed.texts) / 200
     # p + (1 - p) / 5 = 0.6 expected; the band is about 5 standard deviations wide.
     assert 0.42 < share < 0.78
@@ -93,17 +99,20 @@ def test_seeded_answers_are_reproducible_and_choices_differ(sim_server):
 
 def test_conforming_policy_follows_weights(sim_server):
     game = make_game("nim-31-k3")
-    first = {"role": "user", "content": game.prompt((31,)) + FORMAT}
-    own = {"role": "assistant", "content": '```json\n{"reasoning": "r", "action": 1}\n```'}
-    debate = {
-        "role": "user",
-        "content": 'Other agents answered:\nAgent 2: {"action": 2}\nAgent 3: answer: 2\n'
-        "Update your answer." + FORMAT,
-    }
-    messages = [first, own, debate]
+    own = 'In NIM, I choose 1.\n```json\n{"reasoning": "r", "action": 1}\n```'
+    peers = ['```json\n{"action": 2}\n```', "I take two. answer: 2"]
+    content = templates.DEBATE_UPDATE.format(
+        problem=game.prompt((31,)),
+        own=own,
+        peers="\n".join(
+            templates.DEBATE_PEER.format(label=f"Agent {k + 2}", answer=text)
+            for k, text in enumerate(peers)
+        ),
+        output_format=FORMAT,
+    )
 
     def shares(spec):
-        texts = ask(sim_server, spec, messages, n=200, temperature=1.0).texts
+        texts = ask(sim_server, spec, content, n=200, temperature=0.7).texts
         return sum(parsed(t)["action"] == 1 for t in texts) / 200
 
     assert shares("sim-conform:self=1,peer=0") == 1.0
@@ -180,3 +189,136 @@ def test_serve_sim_cli_answers_over_http(tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
     assert json.loads(log.read_text().splitlines()[0])["task"]["game"] == "kayles"
+
+
+# ------------------------------------------------------- layouts, temperature, faults
+def _layouts(method, model="sim-random"):
+    """(phase, layout) of every call `method` makes, read from the simulator's log."""
+    from metanim.agents import CrossModel, build_method
+    from metanim.llm.sim import SimApp, SimChatModel
+
+    app = SimApp(seed=0)
+    if method == "cross":
+        built = CrossModel([SimChatModel(model, app), SimChatModel("sim-optimal", app)])
+    else:
+        built = build_method(method, model, client_factory=lambda name: SimChatModel(name, app))
+    game = make_game("fibonacci-20")
+    asyncio.run(built.decide(game, (20, 19), seed=5))
+    return {r["layout"] for r in app.log}
+
+
+@pytest.mark.parametrize(
+    ("method", "layouts"),
+    [
+        ("mad:agents=3,rounds=2,consensus_stop=false", {"single", "mad"}),
+        ("anon_mad:agents=3,rounds=2,consensus_stop=false", {"single", "anonymous"}),
+        ("mpd:rounds=2", {"mpd", "judge"}),
+        ("acemad:agents=3,rounds=2", {"acemad_argue", "acemad_commit"}),
+        ("refine", {"single", "history"}),
+        ("dreamad:agents=2,rounds=1,consensus_stop=false", {"single", "mad"}),
+        ("cross", {"single", "cross"}),
+    ],
+)
+def test_the_simulator_recognises_every_method_layout(method, layouts):
+    assert _layouts(method) == layouts
+
+
+def test_layouts_separate_own_answer_peers_and_anonymous_opinions():
+    from metanim.llm.templates import read_layout
+
+    game = make_game("nim-31-k3")
+    own, a, b = "answer: 1", "answer: 2\nsecond line", "- not a new item: answer: 3"
+    vanilla = templates.DEBATE_UPDATE.format(
+        problem=game.prompt((31,)),
+        own=own,
+        peers="\n".join(
+            templates.DEBATE_PEER.format(label=templates.DEBATE_LABEL.format(index=k), answer=t)
+            for k, t in ((2, a), (3, b))
+        ),
+        output_format=FORMAT,
+    )
+    seen = read_layout([{"role": "user", "content": vanilla}])
+    assert (seen.kind, seen.own, seen.peers) == ("mad", [own], [a, b])
+    anonymous = templates.ANONYMOUS_UPDATE.format(
+        problem=game.prompt((31,)),
+        peers="\n".join(
+            templates.ANONYMOUS_PEER.format(index=k + 1, answer=t) for k, t in enumerate((b, own))
+        ),
+        output_format=FORMAT,
+    )
+    seen = read_layout([{"role": "user", "content": anonymous}])
+    assert (seen.kind, seen.own, seen.opinions) == ("anonymous", [], [b, own])
+    assert not seen.identity_visible
+
+
+def test_temperature_rescales_preferences_around_the_reference():
+    from metanim.llm.sim import at_temperature
+
+    prefs = {"a": 0.8, "b": 0.2}
+    assert at_temperature(prefs, 0.7) == pytest.approx(prefs)
+    assert at_temperature(prefs, 0.35)["a"] == pytest.approx(0.64 / (0.64 + 0.04))
+    assert at_temperature(prefs, 1.4)["a"] == pytest.approx(0.8**0.5 / (0.8**0.5 + 0.2**0.5))
+    assert at_temperature(prefs, 0.0) == {"a": 1.0}
+    assert at_temperature({"a": 0.5, "b": 0.5, "c": 0.0}, 0.0) == {"a": 0.5, "b": 0.5}
+
+
+def _status(app, body):
+    return asyncio.run(app.complete(json.dumps(body).encode()))[0]
+
+
+def test_faults_come_from_seed_session_request_and_attempt():
+    from metanim.llm.sim import SimApp
+
+    game = make_game("nim-31-k3")
+    body = {
+        "model": "sim-faulty:http500=0.5",
+        "messages": [{"role": "user", "content": game.prompt((31,)) + FORMAT}],
+        "seed": 1,
+    }
+
+    def statuses(**kwargs):
+        app = SimApp(**kwargs)
+        return [_status(app, body) for _ in range(12)]
+
+    first = statuses(seed=0)
+    assert first == statuses(seed=0)  # reproducible
+    assert len(set(first)) == 2  # attempts of one request differ: a retry can succeed
+    assert statuses(seed=0, session=1) != first  # a resumed run draws afresh
+    # Answer faults too: the same request, resent, is malformed on some attempts only.
+    body["model"] = "sim-faulty:malformed=0.5"
+    app = SimApp(seed=0)
+    faults = [app.log[-1]["faults"][0] for _ in range(12) if _status(app, body) == 200]
+    assert set(faults) == {None, "malformed"}
+
+
+def test_request_log_and_attempt_counts_are_bounded():
+    from metanim.llm.sim import SimApp
+
+    app = SimApp(seed=0, log_limit=5)
+    game = make_game("nim-31-k3")
+    for n in range(1, 13):
+        content = game.prompt((n,)) + FORMAT
+        _status(app, {"model": "sim-optimal", "messages": [{"role": "user", "content": content}]})
+    assert [r["task"]["state"] for r in app.log] == [[n] for n in range(8, 13)]
+    assert len(app._attempts) <= app._attempt_limit
+
+
+def test_a_resumed_run_gets_a_new_simulator_session(tmp_path, monkeypatch):
+    import metanim.llm.sim as sim
+    from metanim.arena._players import sim_server_if_needed
+
+    sessions = []
+
+    class Spy(sim.SimServer):
+        def __init__(self, *args, **kwargs):
+            sessions.append(kwargs.get("session"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(sim, "SimServer", Spy)
+    log = tmp_path / "run.jsonl"
+    with sim_server_if_needed(True, seed=3, log_path=log):
+        pass
+    log.write_text('{"id": "a", "status": "infrastructure_error"}\n{"id": "b"}\n')
+    with sim_server_if_needed(True, seed=3, log_path=log):
+        pass
+    assert sessions == [0, 2]

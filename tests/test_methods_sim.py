@@ -155,9 +155,11 @@ def test_debate_rounds_count_updates_after_the_initial_answers(server, spec: str
 
 def test_anonymized_mad_hides_identity_and_shuffles(server) -> None:
     orders = set()
-    for seed in range(4):
+    for seed in range(6):
         d, _log = decide(server, "anon_mad:agents=3,rounds=2", model="sim-random", seed=seed)
         prev = {c.agent: c.texts[0] for c in d.calls if c.round == 0}
+        if len(set(prev.values())) < 3:  # equal answers cannot be told apart by position
+            continue
         for call in (c for c in d.calls if c.round == 1):
             text = call.messages[-1]["content"]
             assert "Agent " not in text and "Your previous" not in text and "agent_" not in text
@@ -165,7 +167,7 @@ def test_anonymized_mad_hides_identity_and_shuffles(server) -> None:
             recorded = next(o["order"] for o in d.extra["orders"] if o["agent"] == call.agent)
             assert sorted(range(3), key=lambda k: positions[k]) == recorded
             orders.add(tuple(recorded))
-    assert len(orders) > 1
+    assert len(orders) > 1  # also: some debates had three distinct answers to check
 
 
 def test_dreamad_temperatures_and_own_prompts(server) -> None:

@@ -192,7 +192,10 @@ class AceMAD(Method):
                 return argument.text, reply
 
             turns = await gather(*(agent_turn(i) for i in range(self.agents)))
-            history.extend(f"{names[i]} (round {rnd}): {arg}" for i, (arg, _) in enumerate(turns))
+            history.extend(
+                prompts.ACEMAD_TURN.format(agent=names[i], round=rnd, argument=arg)
+                for i, (arg, _) in enumerate(turns)
+            )
             beliefs = []
             predictions: list[Dist | None] = []
             for _, reply in turns:

@@ -75,6 +75,8 @@ class MAD(Method):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if not isinstance(consensus_stop, bool):
+            raise ValueError(f"consensus_stop must be true or false, got {consensus_stop!r}")
         if agents < 1:
             raise ValueError("agents must be >= 1")
         if rounds < 0:
@@ -162,7 +164,9 @@ class MAD(Method):
             )
         else:
             peers = "\n".join(
-                prompts.DEBATE_PEER.format(label=f"Agent {j + 1}", answer=texts[j])
+                prompts.DEBATE_PEER.format(
+                    label=prompts.DEBATE_LABEL.format(index=j + 1), answer=texts[j]
+                )
                 for j in sorted(self.peer_indices(i))
             )
             content = prompts.DEBATE_UPDATE.format(
@@ -307,7 +311,8 @@ class MPD(Method):
                         {
                             "role": "user",
                             "content": template.format(
-                                history=f"Debate so far:\n{shown()}", output_format=fmt
+                                history=prompts.MPD_SHOWN.format(turns=shown()),
+                                output_format=fmt,
                             ),
                         },
                     ],
@@ -317,7 +322,9 @@ class MPD(Method):
                     temperature=self.temperature,
                 )
                 answers[side] = reply.answer
-                history.append(f"{side.capitalize()} side (round {rnd}): {reply.text}")
+                history.append(
+                    prompts.MPD_TURN.format(side=side.capitalize(), round=rnd, text=reply.text)
+                )
             ctx.record_round(answers)
             if rnd < self.rounds:
                 verdict = await ctx.ask(

@@ -16,6 +16,27 @@ from __future__ import annotations
 
 from typing import Final
 
+# The debate layouts are shared with the simulated server, which reads them back; they
+# live below both (metanim.llm.templates) and are part of this prompt version.
+from metanim.llm.templates import (  # noqa: F401 - re-exported for the methods
+    ACEMAD_ARGUE,
+    ACEMAD_COMMIT,
+    ACEMAD_TURN,
+    ANONYMOUS_PEER,
+    ANONYMOUS_UPDATE,
+    CROSS_REVISE,
+    DEBATE_LABEL,
+    DEBATE_PEER,
+    DEBATE_UPDATE,
+    DREAMAD_AGENT_SYSTEM,
+    MPD_AFFIRMATIVE,
+    MPD_JUDGE_DISCRIMINATE,
+    MPD_JUDGE_EXTRACT,
+    MPD_NEGATIVE,
+    MPD_SHOWN,
+    MPD_TURN,
+)
+
 #: Bumped whenever any text below changes.
 METHOD_PROMPT_VERSION: Final = "metanim-methods/1"
 
@@ -54,26 +75,6 @@ FEEDBACK: Final[dict[str, str]] = {
         "allowed {noun}s, and answer in the same JSON format."
     ),
 }
-
-#: Du et al. (2023) debate round with identities (Choi et al., App. B.1 layout).
-DEBATE_UPDATE: Final = (
-    "{problem}\n\n"
-    "Your previous answer was:\n- {own}\n\n"
-    "These are the answers of the other agents:\n{peers}\n\n"
-    "Using their reasoning as extra advice, give an updated answer to the task. "
-    "Reason briefly step by step first.\n\n{output_format}"
-)
-DEBATE_PEER: Final = "- {label}: {answer}"
-
-#: Anonymized round (Choi et al., App. B.2): every answer of the last round, the agent's
-#: own included and not marked, in random order, with neutral labels only.
-ANONYMOUS_UPDATE: Final = (
-    "{problem}\n\n"
-    "These are the answers that agents gave in the last round:\n{peers}\n\n"
-    "Using these answers as extra advice, give an updated answer to the task. "
-    "Reason briefly step by step first.\n\n{output_format}"
-)
-ANONYMOUS_PEER: Final = "- Opinion {index}: {answer}"
 
 #: Self-Refine (Madaan et al. 2023): feedback, then refinement.
 REFINE_FEEDBACK: Final = (
@@ -117,9 +118,6 @@ DREAMAD_REWRITE: Final = (
     "Reply with a JSON code block of this form:\n"
     '```json\n{{"optimized_prompt": string // the improved prompt}}\n```'
 )
-#: How an agent's self-generated prompt frames the task it answers.
-DREAMAD_AGENT_SYSTEM: Final = "Your own guidance for this decision:\n{optimized_prompt}"
-
 #: MPD (Liang et al. 2024) meta prompt; `{level}` is one of TIT_FOR_TAT.
 MPD_META: Final = (
     "You are a debater. Welcome to the debate. {level} The debate topic is the task "
@@ -132,32 +130,10 @@ TIT_FOR_TAT: Final[tuple[str, ...]] = (
     "You need not agree with the other side's every view, because the aim is the correct answer.",
     "Both sides must disagree on every point; there must be no agreement at all.",
 )
-MPD_AFFIRMATIVE: Final = (
-    "You are the affirmative side. State your view and your answer.\n{history}\n\n{output_format}"
-)
-MPD_NEGATIVE: Final = (
-    "You are the negative side. You disagree with the affirmative side. Give your reasons "
-    "and your answer.\n{history}\n\n{output_format}"
-)
 MPD_JUDGE_SYSTEM: Final = (
     "You are the moderator of a debate between an affirmative and a negative side about "
     "the task below. You judge which answer is correct.\n\n{problem}"
 )
-#: Discriminative mode: may end the debate early (adaptive break).
-MPD_JUDGE_DISCRIMINATE: Final = (
-    "Debate so far (round {round} of {rounds}):\n{history}\n\n"
-    "Does one side clearly have the correct answer already? Reply with a JSON code block "
-    "(Liang et al.'s moderator format):\n"
-    '```json\n{{"preference": "Yes" or "No" // whether one side is clearly right,\n'
-    ' "supported_side": "Affirmative" or "Negative",\n "reasoning": string,\n'
-    ' "action": {schema} // the correct answer if "Yes", else null}}\n```'
-)
-#: Extractive mode after the last round.
-MPD_JUDGE_EXTRACT: Final = (
-    "The debate is over:\n{history}\n\n"
-    "Decide the final answer from the whole debate.\n\n{output_format}"
-)
-
 #: AceMAD personas (App. I): crowd agents and critical-thinking truth-holders.
 ACEMAD_PERSONA: Final[dict[str, str]] = {
     "crowd": "You are a helpful assistant who trusts common knowledge and consensus.",
@@ -166,28 +142,6 @@ ACEMAD_PERSONA: Final[dict[str, str]] = {
         "and you suspect that the majority may be wrong."
     ),
 }
-#: Phase 1, argumentation (free text).
-ACEMAD_ARGUE: Final = (
-    "{problem}\n\nDebate so far:\n{history}\n\n"
-    "Give a short argument for the {noun} you believe is correct. Write plain text, no JSON."
-)
-#: Phase 2, private commitment: own belief and a forecast of the peers' average belief.
-ACEMAD_COMMIT: Final = (
-    "Now commit privately. The possible {noun}s are: {options}.\n"
-    "1. belief: the probability (0 to 1) you give each {noun}.\n"
-    "2. prediction: your forecast of the AVERAGE belief of the OTHER agents in this debate. "
-    "If they trust the consensus they may share a common misconception; predict their "
-    "likely errors.\n"
-    "Reply with a JSON code block, probabilities keyed by {noun}:\n"
-    '```json\n{{"belief": {{"{example}": 0.7, ...}}, "prediction": {{"{example}": 0.5, ...}}}}\n```'
-)
-
-#: Cross-model debate (solve, then critique the other's solution and revise).
-CROSS_REVISE: Final = (
-    "{problem}\n\nYour solution:\n{own}\n\nThe other model's solution:\n{other}\n\n"
-    "Check both solutions for correctness, point out any error in either, then defend or "
-    "revise your answer with clear reasoning.\n\n{output_format}"
-)
 
 
 def output_format(style: str, schema: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from metanim.arena._policies import MethodPolicy, Policy, SolverPolicy, TimedModel, is_solver_spec
@@ -104,16 +105,24 @@ def needs_sim_server(*pairs: tuple[str, str, str | None]) -> bool:
 
 @contextlib.contextmanager
 def sim_server_if_needed(
-    needed: bool, seed: int = 0, questions: list[str] | None = None
+    needed: bool,
+    seed: int = 0,
+    questions: list[str] | None = None,
+    log_path: Path | None = None,
 ) -> Iterator[str | None]:
     """Start the simulated server in-process when `needed`; yields its base URL (or None).
 
     `questions`: question files the simulated models answer (their answer key).
+    A resumed run continues where its log stopped: the server's session is the number of
+    result lines the log already holds, so the simulated faults of a rerun are fresh draws
+    (reproducible from the log) rather than the failures of the first run again.
     """
     if not needed:
         yield None
         return
+    from metanim.arena._log import read_records
     from metanim.llm.sim import SimServer
 
-    with SimServer(seed=seed, questions=questions) as server:
+    session = len(read_records(log_path)) if log_path is not None else 0
+    with SimServer(seed=seed, questions=questions, session=session) as server:
         yield server.base_url

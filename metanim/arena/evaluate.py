@@ -139,7 +139,9 @@ async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
 
     # The in-process simulator answers the run's questions from their files (its answer key).
     questions = [p for p in config.dataset if is_question_file(p)]
-    with sim_server_if_needed(needed, seed=config.seed, questions=questions) as sim_url:
+    with sim_server_if_needed(
+        needed, seed=config.seed, questions=questions, log_path=config.log_path
+    ) as sim_url:
         return await _run(config, sim_url)
 
 

@@ -211,7 +211,7 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
         (config.method, config.model, config.base_url),
         (config.opponent, config.opponent_model, config.opponent_base_url),
     )
-    with sim_server_if_needed(needed, seed=config.seed) as sim_url:
+    with sim_server_if_needed(needed, seed=config.seed, log_path=config.log_path) as sim_url:
         return await _run(config, sim_url)
 
 

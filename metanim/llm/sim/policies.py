@@ -5,7 +5,10 @@ A task is either a MetaNIM game (recovered from the real game prompt with
 `metanim.games.game_from_prompt`) or a question of the answer key the server was given
 (`metanim.llm.sim.questions.AnswerKey`, looked up by the question's text: nothing
 about the answer travels in the prompt).
-Everything here is a pure function of its arguments and the `random.Random` it is given.
+How a policy turns what a request shows into an answer (preferences, temperature, debate
+layouts, cue words, AceMAD reports) is in `metanim.llm.sim.behaviour`. Everything here is
+a pure function of its arguments and the `random.Random` it is given (solved positions
+are memoized).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 
 from metanim.games import Game, InvalidStateError, MoveError, game_from_prompt
 from metanim.llm._types import Message
+from metanim.llm.sim import behaviour
+from metanim.llm.sim.behaviour import Shown, answers_in  # noqa: F401 - public
 from metanim.llm.sim.questions import AnswerKey, KeyEntry
 from metanim.llm.sim.spec import ModelSpec
 from metanim.solver import winning_moves
@@ -88,6 +93,20 @@ class Task:
 
 
 def game_task(game: Game[Any, Any], state: Any) -> Task:
+    """The task of a game position (cached: a debate asks about one position many times)."""
+    key = json.dumps([game.name, game.params, game.to_json(state)], sort_keys=True)
+    task = _TASKS.get(key)
+    if task is None:
+        task = _TASKS[key] = _game_task(game, state)
+        if len(_TASKS) > 4096:  # bounded, so memory stays flat over long runs
+            _TASKS.pop(next(iter(_TASKS)))
+    return task
+
+
+_TASKS: dict[str, Task] = {}
+
+
+def _game_task(game: Game[Any, Any], state: Any) -> Task:
     moves = game.legal_moves(state)
     values = [_value(game, m) for m in moves]
     by_size = sorted(
@@ -157,94 +176,53 @@ def find_task(messages: list[Message], questions: AnswerKey | None = None) -> Ta
     return None
 
 
-# -------------------------------------------------------------------- peer answers
-_ANSWER = re.compile(
-    r"""(?i:"?(?:final[ _]?)?(?:action|answer)"?)\s*[:=]\s*"""
-    r"""(\[[^\[\]]*\]|"[^"]*"|-?\d+(?:\.\d+)?|\b[A-Z]\b)"""
-)
-
-
-def answers_in(text: str, task: Task) -> list[Any]:
-    """Every legal answer named in `text` as `"action": X` or `answer: X`, in order."""
-    found = []
-    for match in _ANSWER.finditer(text):
-        value = task.normalize(match.group(1))
-        if value is not None:
-            found.append(value)
-    return found
-
-
 # -------------------------------------------------------------------------- policy
 def choose(
-    spec: ModelSpec, task: Task, messages: list[Message], rng: random.Random, temperature: float
+    spec: ModelSpec,
+    task: Task,
+    messages: list[Message],
+    rng: random.Random,
+    temperature: float,
+    shown: Shown | None = None,
 ) -> Any:
-    """The answer value the policy gives (before answer faults)."""
-
-    def base(name: str) -> Any:
-        if name == "optimal" and task.correct:
-            return rng.choice(task.correct)
-        return rng.choice(task.candidates)  # random, or a P-position: any legal move
-
-    policy = spec.policy
-    if policy in ("optimal", "faulty"):
-        answer = base("optimal")
-    elif policy == "random":
-        answer = base("random")
-    elif policy == "biased":
-        if rng.random() < spec["p"]:
-            answer = task.heuristics[spec["heuristic"]]
-        else:
-            answer = base(spec["otherwise"])
-    else:  # conform: own previous answer vs peers' answers, by the given weights
-        own = None
-        for message in reversed(messages):
-            if message.get("role") == "assistant":
-                previous = answers_in(str(message.get("content") or ""), task)
-                own = previous[-1] if previous else None
-                break
-        if own is None:
-            own = base(spec["base"])
-        last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
-        peers = answers_in(str(last_user.get("content") or ""), task) if last_user else []
-        options = [own, *peers]
-        weights = [spec["self"]] + [spec["peer"]] * len(peers)
-        # With self=0 and no peer answers to follow, the agent keeps its own answer.
-        answer = rng.choices(options, weights=weights)[0] if sum(weights) > 0 else own
-    if spec["noise"] > 0 and rng.random() < min(1.0, spec["noise"] * temperature):
-        answer = rng.choice(task.candidates)
-    return answer
+    """The answer value the policy gives (before answer faults); see `behaviour`."""
+    shown = shown if shown is not None else behaviour.read(messages, task)
+    if shown.layout.kind == "acemad_commit" and shown.own is not None:
+        return shown.own  # a commitment states the answer the agent just argued for
+    cued = behaviour.cue_present(spec, task, messages, shown.layout)
+    base = behaviour.prior(spec, task, cued)
+    prefs = behaviour.debate_prefs(spec, task, shown, base, rng)
+    return behaviour.sample(prefs, temperature, rng)
 
 
 # ------------------------------------------------------------------------ replying
 _COLON = re.compile(r"\s*:")
 
 
+_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"?|[{}]', re.DOTALL)
+
+
 def template_keys(text: str) -> list[str]:
     """Top-level keys of the last `{...}` block in `text` that has any (the asked format)."""
     blocks: list[list[str]] = []
     keys: list[str] = []
-    depth, i = 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch == '"':
-            end = i + 1
-            while end < len(text) and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            if depth == 1 and _COLON.match(text, end + 1):
-                key = text[i + 1 : end]
-                if key not in keys:
-                    keys.append(key)
-            i = end + 1
-            continue
-        if ch == "{":
+    depth = 0
+    # Only strings and braces matter; the regex skips everything else in C.
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if token == "{":
             depth += 1
             if depth == 1:
                 keys = []
-        elif ch == "}" and depth > 0:
-            depth -= 1
-            if depth == 0 and keys:
-                blocks.append(keys)
-        i += 1
+        elif token == "}":
+            if depth > 0:
+                depth -= 1
+                if depth == 0 and keys:
+                    blocks.append(keys)
+        elif depth == 1 and _COLON.match(text, match.end()):
+            key = match.group(1)
+            if key not in keys:
+                keys.append(key)
     return blocks[-1] if blocks else []
 
 
@@ -263,40 +241,45 @@ def _text(task: Task | None, answer_text: str) -> str:
     return f"In {task.game.title}, from this position I choose {answer_text}."
 
 
-def _distribution(
-    task: Task, answer: Any, rng: random.Random, peers: list[Any]
-) -> dict[str, float]:
-    """A belief over answers: 0.7 on `answer`, the rest over peers' answers or random ones."""
-    others = [p for p in peers if p != answer] or [
-        c for c in rng.sample(task.candidates, min(3, len(task.candidates))) if c != answer
-    ]
-    belief = {json.dumps(answer): 0.7 if others else 1.0}
-    for other in others:
-        belief[json.dumps(other)] = belief.get(json.dumps(other), 0.0) + 0.3 / len(others)
-    return {k: round(v, 4) for k, v in belief.items()}
+@dataclass
+class Reading:
+    """What one request shows and how the policy answered it (for writing the reply)."""
+
+    task: Task | None
+    answer: Any
+    shown: Shown | None
+    cued: bool
+    temperature: float
+    rng: random.Random
 
 
-def field_value(
-    key: str, task: Task | None, answer: Any, rng: random.Random, peers: list[Any], spec: ModelSpec
-) -> Any:
+def field_value(key: str, spec: ModelSpec, r: Reading) -> Any:
     """What a reply puts under `key` of the asked JSON object."""
     k = _norm(key)
+    task, answer = r.task, r.answer
     answer_text = json.dumps(answer)
     game = task.game if task is not None else None
+    shown = r.shown.all if r.shown is not None else []
     if "prompt" in k:
         # DReaMAD's optimized prompt is played from next, so it must still hold the game.
+        hint = behaviour.insight(spec, r.cued, r.temperature, r.rng)
+        extra = f"\n{hint}" if hint else ""
         if game is not None:
-            return f"{game.prompt(task.state)}\nThink about which positions are losing for the opponent."
-        return "Answer the question carefully."
+            return (
+                f"{game.prompt(task.state)}\nThink about which positions are losing for the "
+                f"opponent.{extra}"
+            )
+        return f"Answer the question carefully.{extra}"
     if task is not None and ("belief" in k or "distribution" in k or "probabilit" in k):
-        return _distribution(task, answer, rng, [])
+        return _rounded(behaviour.belief(task, answer, shown, spec["conf"]))
     if task is not None and ("peer" in k or "predict" in k):
-        return _distribution(task, peers[0] if peers else answer, rng, peers)
+        return _rounded(behaviour.prediction(spec, task, answer, shown))
     if _is_answer_key(key):
         return answer
     if "confidence" in k:
-        return 0.8
+        return spec["conf"]
     if "preference" in k:
+        peers = r.shown.peers if r.shown is not None else []
         return "Yes" if answer in peers else "No"
     if "side" in k:
         return "Affirmative"
@@ -309,8 +292,15 @@ def field_value(
         if "constraint" in k or "rule" in k:
             return rules.split("\n")[-1].removeprefix("#Game Rule:").strip()
     if "strategy" in k or "tactic" in k or "evaluation" in k:
-        return f"Leave the opponent a losing position; here that means {answer_text}."
+        hint = behaviour.insight(spec, r.cued, r.temperature, r.rng)
+        return f"Leave the opponent a losing position; here that means {answer_text}." + (
+            f" {hint}" if hint else ""
+        )
     return _text(task, answer_text) + f" (policy {spec.policy})"
+
+
+def _rounded(dist: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) for k, v in dist.items()}
 
 
 _MALFORMED = (
@@ -326,8 +316,15 @@ def reply(
     rng: random.Random,
     temperature: float,
     questions: AnswerKey | None = None,
+    fault_rng: random.Random | None = None,
 ) -> tuple[str, Any, str | None]:
-    """One choice's text, the answer it names (None if malformed) and its fault, if any."""
+    """One choice's text, the answer it names (None if malformed) and its fault, if any.
+
+    `rng` draws the answer (from the request's seed, as a real model samples); `fault_rng`
+    draws the answer faults (from the server seed, the request and its attempt index, so
+    a resent request can come out differently). It defaults to `rng`.
+    """
+    fault_rng = fault_rng or rng
     task = find_task(messages, questions)
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {"content": ""})
     last_text = str(last_user.get("content") or "")
@@ -335,13 +332,18 @@ def reply(
     if task is None:
         obj = {key: "I cannot find a game or question in the prompt." for key in keys}
         return f"```json\n{json.dumps(obj)}\n```", None, "no_task"
-    answer = choose(spec, task, messages, rng, temperature)
+    shown = behaviour.read(messages, task)
+    answer = choose(spec, task, messages, rng, temperature, shown)
     fault = None
-    if rng.random() < spec["malformed"]:
-        return rng.choice(_MALFORMED), None, "malformed"
-    if rng.random() < spec["illegal"]:
+    if fault_rng.random() < spec["malformed"]:
+        return fault_rng.choice(_MALFORMED), None, "malformed"
+    if fault_rng.random() < spec["illegal"]:
         answer, fault = task.illegal_value, "illegal"
-    peers = answers_in(last_text, task)
-    obj = {key: field_value(key, task, answer, rng, peers, spec) for key in keys}
-    text = f"{_text(task, json.dumps(answer))}\n```json\n{json.dumps(obj, ensure_ascii=False)}\n```"
+    answer_text = json.dumps(answer)
+    cued = behaviour.cue_present(spec, task, messages, shown.layout)
+    if shown.layout.kind == "acemad_argue":  # plain text was asked for
+        return f"{_text(task, answer_text)} My answer: {answer_text}.", answer, fault
+    reading = Reading(task, answer, shown, cued, temperature, rng)
+    obj = {key: field_value(key, spec, reading) for key in keys}
+    text = f"{_text(task, answer_text)}\n```json\n{json.dumps(obj, ensure_ascii=False)}\n```"
     return text, answer, fault

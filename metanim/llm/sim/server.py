@@ -15,6 +15,7 @@ import random
 import threading
 import time
 import uuid
+from collections import OrderedDict, deque
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,12 @@ from aiohttp import web
 from metanim.llm.sim.policies import find_task, reply
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
+from metanim.llm.templates import read_layout
+
+#: Records `log` keeps in memory by default (`log_limit=`); `--log FILE` keeps all of them.
+LOG_LIMIT = 10_000
+#: Request bodies whose attempt counts are remembered (at least `log_limit`).
+ATTEMPT_LIMIT = 10_000
 
 
 def count_tokens(text: str) -> int:
@@ -30,10 +37,18 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.split()) * 1.3)
 
 
+Reply = tuple[int, dict[str, Any], dict[str, str]]  # status, JSON body, headers
+
+
+def _fail(status: int, message: str, kind: str, code: str | None = None, **headers: str) -> Reply:
+    body = {"error": {"message": message, "type": kind, "code": code, "param": None}}
+    return status, body, headers
+
+
 def _error(
     status: int, message: str, kind: str, code: str | None = None, **headers: str
 ) -> web.Response:
-    body = {"error": {"message": message, "type": kind, "code": code, "param": None}}
+    status, body, headers = _fail(status, message, kind, code, **headers)
     return web.json_response(body, status=status, headers=headers)
 
 
@@ -48,9 +63,13 @@ class SimApp:
     Args:
         api_key: if set, requests must carry `Authorization: Bearer <api_key>` (else 401).
             It is never logged or echoed.
-        seed: seeds the HTTP fault draws and the answers of unseeded sampled calls.
+        seed: seeds the fault draws and the answers of unseeded sampled calls.
         log_path: also append every log record to this JSONL file.
         questions: question files whose questions the models answer (the answer key).
+        session: which run of a resumable job this server serves (0 for the first). Faults
+            are drawn from (seed, session, request, attempt), so a resumed run that resends
+            a request that failed gets fresh draws instead of the same failure.
+        log_limit: how many recent records `log` keeps in memory (the file keeps all).
     """
 
     def __init__(
@@ -60,14 +79,23 @@ class SimApp:
         seed: int = 0,
         log_path: str | Path | None = None,
         questions: list[str | Path] | None = None,
+        session: int = 0,
+        log_limit: int = LOG_LIMIT,
     ) -> None:
+        if log_limit < 1:
+            raise ValueError(f"log_limit must be >= 1, got {log_limit}")
         self._api_key = api_key
         self.questions = AnswerKey.from_files(questions or [])
         self.seed = seed
+        self.session = session
         self.log_path = Path(log_path) if log_path else None
-        self._log: list[dict[str, Any]] = []
+        # Bounded, so a long run keeps flat memory (the file, if any, keeps everything).
+        self._log: deque[dict[str, Any]] = deque(maxlen=log_limit)
         self._lock = threading.Lock()
-        self._attempts: dict[str, int] = {}
+        # Attempt counts per request body, least recently used first; retries of a body
+        # come within seconds, so the oldest counts can be forgotten.
+        self._attempts: OrderedDict[str, int] = OrderedDict()
+        self._attempt_limit = max(ATTEMPT_LIMIT, log_limit)
         self._unseeded = random.Random(seed)
 
     def app(self) -> web.Application:
@@ -85,6 +113,14 @@ class SimApp:
         with self._lock:
             self._log.clear()
             self._attempts.clear()
+
+    def _attempt(self, body_hash: str) -> int:
+        with self._lock:
+            attempt = self._attempts.pop(body_hash, 0)
+            self._attempts[body_hash] = attempt + 1
+            if len(self._attempts) > self._attempt_limit:
+                self._attempts.popitem(last=False)
+        return attempt
 
     def _record(self, record: dict[str, Any]) -> None:
         record["finished"] = time.time()
@@ -116,7 +152,15 @@ class SimApp:
             return _error(
                 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
             )
-        raw = await request.read()
+        status, body, headers = await self.complete(await request.read())
+        return web.json_response(body, status=status, headers=headers)
+
+    async def complete(self, raw: bytes) -> Reply:
+        """Answer one chat-completions request body: (status, JSON body, headers).
+
+        The HTTP handler and the in-process transport (`SimTransport`) both call this, so
+        the answers, faults and log are the same either way.
+        """
         try:
             body = json.loads(raw)
             model = str(body["model"])
@@ -125,13 +169,13 @@ class SimApp:
                 for m in body["messages"]
             ]
         except (ValueError, KeyError, TypeError):
-            return _error(
+            return _fail(
                 400, "the body must be JSON with 'model' and 'messages'", "invalid_request_error"
             )
         try:
             spec = parse_model_spec(model)
         except ModelSpecError as exc:
-            return _error(404, str(exc), "invalid_request_error", "model_not_found")
+            return _fail(404, str(exc), "invalid_request_error", "model_not_found")
         temperature = float(
             body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0
         )
@@ -146,38 +190,40 @@ class SimApp:
             "n": n,
             "seed": seed,
             "max_tokens": body.get("max_tokens"),
+            # Which method layout the simulator recognised (see metanim.llm.templates).
+            "layout": read_layout(messages).kind,
         }
         # Retries resend the same body; counting attempts per body lets faults differ
         # between attempts (so retries can succeed) while staying reproducible.
         body_hash = hashlib.sha256(raw).hexdigest()
-        with self._lock:
-            attempt = self._attempts.get(body_hash, 0)
-            self._attempts[body_hash] = attempt + 1
+        attempt = self._attempt(body_hash)
+        record["session"] = self.session
         record["attempt"] = attempt
         if spec["latency"] > 0:
             await asyncio.sleep(spec["latency"])
         fault = self._http_fault(spec, body_hash, attempt)
         if fault is not None:
-            status, response = fault
             self._record(
                 {
                     **record,
-                    "status": status,
+                    "status": fault[0],
                     "task": None,
                     "answers": [],
                     "actions": [],
                     "faults": [],
                 }
             )
-            return response
+            return fault
         if n < 1 or n > 1000:
-            return _error(400, "n must be between 1 and 1000", "invalid_request_error")
+            return _fail(400, "n must be between 1 and 1000", "invalid_request_error")
         try:
-            texts, actions, faults = self._answer(spec, messages, temperature, n, seed)
+            texts, actions, faults = self._answer(
+                spec, messages, temperature, n, seed, body_hash, attempt
+            )
             task = find_task(messages, self.questions)
         except Exception as exc:
             self._record({**record, "status": 500, "error": repr(exc), "task": None, "answers": []})
-            return _error(500, f"simulator error: {exc}", "server_error")
+            return _fail(500, f"simulator error: {exc}", "server_error")
         self._record(
             {
                 **record,
@@ -190,7 +236,8 @@ class SimApp:
         )
         prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
         completion_tokens = sum(count_tokens(t) for t in texts)
-        return web.json_response(
+        return (
+            200,
             {
                 "id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}",
                 "object": "chat.completion",
@@ -211,36 +258,40 @@ class SimApp:
                     "completion_tokens": completion_tokens,
                     "total_tokens": prompt_tokens + completion_tokens,
                 },
-            }
+            },
+            {},
         )
 
-    def _http_fault(
-        self, spec: ModelSpec, body_hash: str, attempt: int
-    ) -> tuple[int, web.Response] | None:
+    def _http_fault(self, spec: ModelSpec, body_hash: str, attempt: int) -> Reply | None:
         if attempt < spec["burst429"]:
-            return 429, _error(
+            return _fail(
                 429, "Rate limit reached (simulated burst).", "requests", "rate_limit_exceeded"
             )
         if attempt < spec["burst500"]:
-            return 500, _error(500, "The server had an error (simulated burst).", "server_error")
-        rng = _rng("http", self.seed, body_hash, attempt)
+            return _fail(500, "The server had an error (simulated burst).", "server_error")
+        rng = _rng("http", self.seed, self.session, body_hash, attempt)
         if rng.random() < spec["quota"]:
-            return 429, _error(
+            return _fail(
                 429,
                 "You exceeded your current quota (simulated).",
                 "insufficient_quota",
                 "insufficient_quota",
             )
         if rng.random() < spec["http429"]:
-            return 429, _error(
-                429, "Rate limit reached (simulated).", "requests", "rate_limit_exceeded"
-            )
+            return _fail(429, "Rate limit reached (simulated).", "requests", "rate_limit_exceeded")
         if rng.random() < spec["http500"]:
-            return 500, _error(500, "The server had an error (simulated).", "server_error")
+            return _fail(500, "The server had an error (simulated).", "server_error")
         return None
 
     def _answer(
-        self, spec: ModelSpec, messages: list[dict[str, str]], temperature: float, n: int, seed: Any
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, str]],
+        temperature: float,
+        n: int,
+        seed: Any,
+        body_hash: str,
+        attempt: int,
     ) -> tuple[list[str], list[Any], list[str | None]]:
         if seed is None and temperature > 0:
             # An unseeded sample is a fresh draw, as from a real model.
@@ -250,7 +301,11 @@ class SimApp:
         texts, actions, faults = [], [], []
         for index in range(n):
             rng = _rng("answer", base, spec.name, messages, index)
-            text, action, fault = reply(spec, messages, rng, temperature, self.questions)
+            # Answer faults, like HTTP faults, come from the request and its attempt.
+            faults_rng = _rng("fault", self.seed, self.session, body_hash, attempt, index)
+            text, action, fault = reply(
+                spec, messages, rng, temperature, self.questions, fault_rng=faults_rng
+            )
             texts.append(text)
             actions.append(action)
             faults.append(fault)
@@ -267,6 +322,8 @@ class SimServer:
         seed: seeds fault draws and unseeded samples.
         log_path: also append the request log to this JSONL file.
         questions: question files the models can answer (looked up by question text).
+        session: which run of a resumable job this is (faults differ between sessions).
+        log_limit: how many recent records `log` keeps in memory.
 
     Example:
         >>> with SimServer() as server:  # doctest: +SKIP
@@ -282,10 +339,19 @@ class SimServer:
         seed: int = 0,
         log_path: str | Path | None = None,
         questions: list[str | Path] | None = None,
+        session: int = 0,
+        log_limit: int = LOG_LIMIT,
     ) -> None:
         self.host = host
         self.port = port
-        self.handlers = SimApp(api_key=api_key, seed=seed, log_path=log_path, questions=questions)
+        self.handlers = SimApp(
+            api_key=api_key,
+            seed=seed,
+            log_path=log_path,
+            questions=questions,
+            session=session,
+            log_limit=log_limit,
+        )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -300,7 +366,7 @@ class SimServer:
 
     @property
     def log(self) -> list[dict[str, Any]]:
-        """A copy of the request records so far (model, messages, parameters, task, answers)."""
+        """A copy of the latest request records (model, messages, parameters, task, answers)."""
         return self.handlers.log
 
     def reset_log(self) -> None:
@@ -358,10 +424,17 @@ def serve(
     seed: int = 0,
     log_path: str | Path | None = None,
     questions: list[str | Path] | None = None,
+    session: int = 0,
 ) -> None:
     """Run the simulated server in the foreground until interrupted."""
     server = SimServer(
-        host, port, api_key=api_key, seed=seed, log_path=log_path, questions=questions
+        host,
+        port,
+        api_key=api_key,
+        seed=seed,
+        log_path=log_path,
+        questions=questions,
+        session=session,
     ).start()
     known = len(server.handlers.questions)
     extra = f", answering {known} questions" if questions else ""

@@ -8,6 +8,7 @@ faults. The full grammar is in docs/simulated_server.md.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,18 @@ _PARAMS: dict[str, tuple[type, Any]] = {
     "peer": (float, 1.0),
     "base": (str, "optimal"),
     "noise": (float, 0.0),
+    # How any policy reads a debate: `none` (a fresh draw from its prior every round) or
+    # `consensus` (keep an answer a peer shares, else draw from the prior: seed 000 Eq. 1).
+    "read": (str, "none"),
+    # Prompt sensitivity: with `cue` in its instructions a biased agent plays its heuristic
+    # with probability `cue_p` instead of `p`; its self-generated texts carry the cue with
+    # probability `insight` (at T = 0.7).
+    "cue": (str, ""),
+    "cue_p": (float, None),
+    "insight": (float, 0.0),
+    # AceMAD reports: confidence on the own answer and how the peers' belief is predicted.
+    "conf": (float, 0.8),
+    "predict": (str, "debate"),
     "malformed": (float, 0.0),
     "illegal": (float, 0.0),
     "http429": (float, 0.0),
@@ -34,7 +47,7 @@ _PARAMS: dict[str, tuple[type, Any]] = {
     "burst500": (int, 0),
     "latency": (float, 0.0),
 }
-_RATES = ("p", "noise", "malformed", "illegal", "http429", "http500", "quota")
+_RATES = ("p", "noise", "insight", "conf", "malformed", "illegal", "http429", "http500", "quota")
 
 
 class ModelSpecError(ValueError):
@@ -81,6 +94,16 @@ def parse_model_spec(name: str) -> ModelSpec:
         raise ModelSpecError(
             f"unknown heuristic {params['heuristic']!r}; choose one of {HEURISTICS}"
         )
+    choices = {"read": ("none", "consensus"), "predict": ("debate", "self", "crowd")}
+    for key, allowed in choices.items():
+        if params[key] not in allowed:
+            raise ModelSpecError(f"{key} must be one of {allowed}, got {params[key]!r}")
+    if params["cue_p"] is not None and not 0.0 <= params["cue_p"] <= 1.0:
+        raise ModelSpecError(f"cue_p must be a probability in [0, 1], got {params['cue_p']}")
+    if params["cue"] and not re.fullmatch(r"[\w-]+", params["cue"]):
+        raise ModelSpecError(f"cue must be one word, got {params['cue']!r}")
+    if params["conf"] <= 0:
+        raise ModelSpecError(f"conf must be in (0, 1], got {params['conf']}")
     for key in ("otherwise", "base"):
         if params[key] not in ("optimal", "random"):
             raise ModelSpecError(f"{key} must be 'optimal' or 'random', got {params[key]!r}")
@@ -97,5 +120,7 @@ LISTED_MODELS = (
     "sim-random",
     "sim-biased:heuristic=max_take,p=0.8",
     "sim-conform:self=1,peer=2",
+    "sim-conform:self=1,peer=3,base=random",
+    "sim-biased:heuristic=max_take,p=0.6,read=consensus",
     "sim-faulty:malformed=0.3,illegal=0.2,http429=0.3,http500=0.1,latency=0.05",
 )
