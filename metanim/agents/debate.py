@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from metanim.agents import prompts
+from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, gather
 from metanim.agents.parsing import Parsed, last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
-from metanim.llm._types import ChatModel, Message
+from metanim.llm._types import ChatModel, Completion, Message
 
 
 def _clients(client: ChatModel | Sequence[ChatModel], count: int) -> list[ChatModel]:
@@ -140,9 +140,18 @@ class AnonymousMAD(MAD):
     anonymous = True
 
 
-def _fields(text: str, keys: Sequence[str]) -> tuple[dict[str, str], bool]:
-    """The string fields of the last JSON object with `keys`; the whole text if there is none."""
-    obj = last_object_with(text, *keys)
+_GAME_KEYS = ("game_definition", "winning_condition", "move_constraints")
+_STRATEGY_KEYS = ("state_evaluation", "winning_strategy", "endgame_tactics")
+
+
+def _fields(completion: Completion, keys: Sequence[str]) -> tuple[dict[str, str], bool]:
+    """The string fields of the last JSON object with `keys`; the whole text if there is none.
+
+    A reply cut off by the completion cap is not structured either (its `False` is recorded
+    in `extra["elicitation"]["structured"]`), even if a prefix of it happens to parse.
+    """
+    text = completion.text
+    obj = None if completion.truncated else last_object_with(text, *keys)
     if obj is None:
         return {k: text.strip() for k in keys}, False
     return {k: str(obj[k]) for k in keys}, True
@@ -170,6 +179,8 @@ class DReaMAD(MAD):
         "rewrite_temperature",
         "variant",
     )
+    # The rewrite is a whole prompt, longer than an answer.
+    default_phase_max_tokens = {"rewrite": 1024}  # noqa: RUF012
 
     def __init__(
         self,
@@ -202,10 +213,9 @@ class DReaMAD(MAD):
             agent="elicitor",
             phase="reinterpret",
             temperature=self.elicit_temperature,
+            schema=schemas.fields_reply(_GAME_KEYS, max_chars=ctx.max_chars),
         )
-        game, ok1 = _fields(
-            first.text, ("game_definition", "winning_condition", "move_constraints")
-        )
+        game, ok1 = _fields(first, _GAME_KEYS)
         second, _ = await ctx.chat(
             elicitor,
             [
@@ -219,10 +229,9 @@ class DReaMAD(MAD):
             agent="elicitor",
             phase="strategy",
             temperature=self.elicit_temperature,
+            schema=schemas.fields_reply(_STRATEGY_KEYS, max_chars=ctx.max_chars),
         )
-        strategy, ok2 = _fields(
-            second.text, ("state_evaluation", "winning_strategy", "endgame_tactics")
-        )
+        strategy, ok2 = _fields(second, _STRATEGY_KEYS)
         rewrite: list[Message] = [
             {
                 "role": "user",
@@ -241,11 +250,12 @@ class DReaMAD(MAD):
                     phase="rewrite",
                     temperature=self.rewrite_temperature,
                     sample_index=i,
+                    schema=schemas.fields_reply(("optimized_prompt",), max_chars=4 * ctx.max_chars),
                 )
                 for i in range(writers)
             )
         )
-        rewritten = [_fields(c.text, ("optimized_prompt",)) for c, _ in outs]
+        rewritten = [_fields(c, ("optimized_prompt",)) for c, _ in outs]
         own = [fields["optimized_prompt"] for fields, _ in rewritten]
         if writers == 1:
             own = own * self.agents
@@ -350,6 +360,7 @@ class MPD(Method):
                     round=rnd,
                     temperature=self.judge_temperature,
                     parse=lambda text: _parse_verdict(ctx, text),
+                    schema=schemas.verdict_reply(task, max_chars=ctx.max_chars),
                 )
                 finished = bool(
                     verdict.ok and verdict.parsed.payload and verdict.parsed.payload["finished"]

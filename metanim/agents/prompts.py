@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 #: Bumped whenever any text below changes.
-METHOD_PROMPT_VERSION: Final = "metanim-methods/1"
+METHOD_PROMPT_VERSION: Final = "metanim-methods/2"
 
 #: The Output Format sections (MetaNIM Table 8), by style. `{schema}` is the one-line
 #: description of the `action` value from the task.
@@ -52,6 +52,10 @@ FEEDBACK: Final[dict[str, str]] = {
     "illegal": (
         "Your {noun} {answer} is not allowed: {reason}. Choose again, only among the "
         "allowed {noun}s, and answer in the same JSON format."
+    ),
+    "truncated": (
+        "Your reply was cut off by the length limit before it was complete. Answer again, "
+        'much more briefly, with the JSON code block of the Output Format: {{"action": {schema}}}.'
     ),
 }
 

@@ -79,6 +79,9 @@ class GameTask:
     def action_schema(self) -> str:
         return self.game.action_schema(self.state)
 
+    def action_json_schema(self) -> dict[str, Any]:
+        return self.game.action_json_schema(self.state)
+
     def parse(self, value: Any) -> Any:
         return self.game.parse_move(value, self.state)
 
@@ -158,6 +161,11 @@ class QuestionTask:
                 f"string // the letter of the option you choose, one of {', '.join(self.letters)}"
             )
         return "number // your final numeric answer"
+
+    def action_json_schema(self) -> dict[str, Any]:
+        if self.item.choices is not None:
+            return {"enum": list(self.letters)}
+        return {"type": "number"}
 
     def parse(self, value: Any) -> Any:
         if self.item.choices is not None:
