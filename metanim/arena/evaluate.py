@@ -136,7 +136,7 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
     planned = plan(config)
     clients = client_pool(config, sim_url)
     model = qualified_model(config.model, config.base_url)
-    method = build_method(config.method, model, config.params, clients)
+    method = build_method(config.method, model, config.params, clients, config.method_defaults())
     return await run_logged(
         config,
         planned,
@@ -159,7 +159,7 @@ def _failed_decision(item: PlannedDecision, reason: str) -> dict[str, Any]:
         "id": item.id, "record_id": record.id, "game": record.game, "variant": record.variant,
         "stratum": record.features.stratum, "repeat": item.repeat, "seed": item.seed,
         "optimal_move": record.optimal_move, "status": "error", "answer": None, "correct": None,
-        "illegal": 0, "unparsable": 0, "samples": 0, "calls": 0, "prompt_tokens": 0,
+        "illegal": 0, "unparsable": 0, "truncated": 0, "samples": 0, "calls": 0, "prompt_tokens": 0,
         "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "error": reason,
         "decision": None,
     }  # fmt: skip
@@ -208,6 +208,7 @@ async def decide_one(
         correct=correct,
         illegal=decision.illegal if decision else 0,
         unparsable=decision.unparsable if decision else 0,
+        truncated=getattr(decision, "truncated", 0) if decision else 0,
         samples=len(decision.samples) if decision else 0,
         calls=len(decision.calls) if decision else 0,
         prompt_tokens=usage.prompt_tokens if usage else 0,
@@ -273,6 +274,16 @@ def summarize(
                 "accuracy_std": std,
                 "accuracy_ci95": [low, high],
                 "forfeits": sum(r["status"] == "forfeit" for r in group),
+                # Wrong by play: a valid answer that is not the optimal move; forfeits and
+                # fallbacks (format failures) are wrong too, but counted apart.
+                "wrong_by_play": sum(r["status"] == "ok" and not r["correct"] for r in graded),
+                # Accuracy among the decisions that gave a valid answer (format failures out).
+                "accuracy_answered": (
+                    sum(bool(r["correct"]) for r in graded) / answered
+                    if (answered := sum(r["status"] == "ok" for r in graded))
+                    else math.nan
+                ),
+                "truncated": sum(r.get("truncated", 0) for r in group),
                 "fallbacks": sum(r["status"] == "fallback" for r in group),
                 "infrastructure_errors": sum(r["status"] == "infrastructure_error" for r in group),
                 "errors": sum(r["status"] == "error" for r in group),
@@ -305,6 +316,12 @@ def render_report(summary: dict[str, Any]) -> str:
             f"- `{cfg['method']}` on `{cfg['model']}`, {cfg['repeats']} repeats, seed {cfg['seed']}; "
             f"log `{summary.get('log', '')}`"
         )
+        lines.append(
+            f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
+            f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
+            f"`{cfg.get('structured_output', 'off')}`; completion cap "
+            f"{cfg.get('max_completion_tokens', 'none')} tokens"
+        )
     if summary.get("stopped"):
         lines.append(f"- **stopped early:** {summary['stopped']}")
     lines += [
@@ -313,11 +330,14 @@ def render_report(summary: dict[str, Any]) -> str:
         "std over the repeats with at least one graded decision (repeats in mean: how many of "
         "all), with a 95% t interval. Forfeits and fallbacks count as wrong; "
         "infrastructure errors and unrun decisions are not graded and are counted apart. "
-        "Rates are per sampled answer.",
+        "Rates are per sampled answer. Wrong answers are split: wrong by play (a valid, "
+        "non-optimal move) and forfeits/fallbacks (format failures); accuracy among answered "
+        "leaves the format failures out.",
         "",
-        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] | unparsable | illegal | forfeit | "
+        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] "
+        "| accuracy among answered | wrong by play | unparsable | illegal | truncated | forfeit | "
         "fallback | infra err | errors | not run | calls | tokens | cost $ | s/decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["games"]:
         low, high = g["accuracy_ci95"]
@@ -325,7 +345,8 @@ def render_report(summary: dict[str, Any]) -> str:
         lines.append(
             f"| {g['game']} | {g['graded']}/{g['planned']} | {g['repeats_in_mean']}/{g['repeats']} "
             f"| {pct(g['accuracy_mean'])} ± {std} "
-            f"[{pct(low)}, {pct(high)}] | {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} "
+            f"[{pct(low)}, {pct(high)}] | {pct(g['accuracy_answered'])} | {g['wrong_by_play']} "
+            f"| {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} | {g['truncated']} "
             f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
             f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
             f"| {g['cost_usd']:.4f} | {g['mean_latency_s']:.3f} |"
