@@ -255,6 +255,18 @@ class Context:
         )
         return completion, index
 
+    def chars(self, phase: str, fields: int = 1, scale: int = 1) -> int:
+        """The longest free-text field of a reply schema with `fields` such fields.
+
+        `scale` x `max_chars`, lowered so that the fields plus the JSON around them fit
+        under the phase's completion cap (a token is at least one character).
+        """
+        most = scale * self.max_chars
+        cap = self.call_options(phase, None).max_tokens
+        if cap is None:
+            return most
+        return max(16, min(most, (cap - 32 * fields) // fields))
+
     def call_options(self, phase: str, schema: dict[str, Any] | None) -> CallOptions:
         """The options of one call: the method's, this phase's cap, and the reply schema."""
         options = self.options
@@ -312,7 +324,7 @@ class Context:
         """
         parse = parse or (lambda text: parse_reply(self.task, text))
         if schema == "action":
-            schema = schemas.action_reply(self.task, max_chars=self.max_chars)
+            schema = schemas.action_reply(self.task, max_chars=self.chars(phase))
         conversation = list(messages)
         for attempt in range(self.max_reasks + 1):
             temp = temperature

@@ -213,7 +213,7 @@ class DReaMAD(MAD):
             agent="elicitor",
             phase="reinterpret",
             temperature=self.elicit_temperature,
-            schema=schemas.fields_reply(_GAME_KEYS, max_chars=ctx.max_chars),
+            schema=schemas.fields_reply(_GAME_KEYS, max_chars=ctx.chars("reinterpret", 3)),
         )
         game, ok1 = _fields(first, _GAME_KEYS)
         second, _ = await ctx.chat(
@@ -229,7 +229,7 @@ class DReaMAD(MAD):
             agent="elicitor",
             phase="strategy",
             temperature=self.elicit_temperature,
-            schema=schemas.fields_reply(_STRATEGY_KEYS, max_chars=ctx.max_chars),
+            schema=schemas.fields_reply(_STRATEGY_KEYS, max_chars=ctx.chars("strategy", 3)),
         )
         strategy, ok2 = _fields(second, _STRATEGY_KEYS)
         rewrite: list[Message] = [
@@ -250,7 +250,10 @@ class DReaMAD(MAD):
                     phase="rewrite",
                     temperature=self.rewrite_temperature,
                     sample_index=i,
-                    schema=schemas.fields_reply(("optimized_prompt",), max_chars=4 * ctx.max_chars),
+                    # A whole prompt: as long as the rewrite's cap allows.
+                    schema=schemas.fields_reply(
+                        ("optimized_prompt",), max_chars=ctx.chars("rewrite", scale=4)
+                    ),
                 )
                 for i in range(writers)
             )
@@ -360,7 +363,7 @@ class MPD(Method):
                     round=rnd,
                     temperature=self.judge_temperature,
                     parse=lambda text: _parse_verdict(ctx, text),
-                    schema=schemas.verdict_reply(task, max_chars=ctx.max_chars),
+                    schema=schemas.verdict_reply(task, max_chars=ctx.chars("discriminate")),
                 )
                 finished = bool(
                     verdict.ok and verdict.parsed.payload and verdict.parsed.payload["finished"]

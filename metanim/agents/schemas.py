@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-#: Longest free-text field (reasoning, arguments) a schema allows, in characters.
-DEFAULT_MAX_CHARS = 600
+#: Longest free-text field (reasoning, arguments) a schema allows, in characters. A
+#: context also keeps it under the call's completion cap (`Context.chars`), so a reply
+#: that follows its schema cannot be cut off: a token is at least one character.
+DEFAULT_MAX_CHARS = 300
 
 
 def action_schema(task: Any) -> dict[str, Any] | None:

@@ -42,7 +42,7 @@ class Prompting(Method):
             temperature=self.temperature,
             # Standard asks for the action alone; ReAct and CoT for reasoning first.
             schema=schemas.action_reply(
-                ctx.task, reasoning=self.style != "standard", max_chars=ctx.max_chars
+                ctx.task, reasoning=self.style != "standard", max_chars=ctx.chars("answer")
             ),
         )
         answer = reply.answer

@@ -107,6 +107,12 @@ class RunConfig(BaseModel):
         ge=0,
         description="temperature of a re-ask whose first ask was at 0 (a greedy re-ask repeats itself)",
     )
+    reply_max_chars: int = Field(
+        300,
+        ge=16,
+        description="longest reasoning (free text) a reply schema allows, in characters "
+        "(structured output only; also kept under the completion cap)",
+    )
     on_failure: OnFailure = Field(
         "forfeit",
         description="when every re-ask stays invalid: forfeit (a loss, counted apart) or random "
@@ -142,6 +148,7 @@ class RunConfig(BaseModel):
             "max_reasks": self.max_reasks,
             "reask_temperature": self.reask_temperature,
             "on_failure": self.on_failure,
+            "max_chars": self.reply_max_chars,
         }
 
 
@@ -160,6 +167,7 @@ CALL_FIELDS = frozenset(
         "max_reasks",
         "reask_temperature",
         "on_failure",
+        "reply_max_chars",
     }
 )
 RUN_ONLY = frozenset(RunConfig.model_fields) - {"seed"} - CALL_FIELDS | {"name"}

@@ -1,0 +1,346 @@
+"""What a real server does that the simulator does not: a completion cap that cuts replies,
+a listing of models, a slot count, a rejected reply schema, slow greedy requests, replicas.
+
+A tiny scripted OpenAI-compatible server (aiohttp, loopback) plays the real server; each
+test scripts its replies and reads back the requests it received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from metanim.agents import ReAct
+from metanim.agents.base import Context
+from metanim.agents.schemas import action_reply
+from metanim.agents.tasks import as_task
+from metanim.games import PRESETS, make_game
+from metanim.llm import InfrastructureError, OpenAIChatClient
+from metanim.llm._types import CallOptions
+from metanim.llm.client import split_reasoning
+
+NIM7 = make_game("nim", heaps=[7], max_take=3)
+
+Handler = Callable[[dict[str, Any], int], Any]
+
+
+class FakeServer:
+    """An OpenAI-compatible server whose replies come from `handler(body, call_number)`.
+
+    The handler returns (text, finish_reason), or an int HTTP status for an error, or a
+    float to sleep that many seconds before answering "late". `/v1/models` lists `listed`;
+    `/props` reports `slots` (absent when None).
+    """
+
+    def __init__(self, handler: Handler, *, listed=("real-model",), slots: int | None = 2):
+        self.handler, self.listed, self.slots = handler, list(listed), slots
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests.append(body)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            out = self.handler(body, len(self.requests) - 1)
+            if isinstance(out, float):
+                await asyncio.sleep(out)
+                out = ('{"action": 1}', "stop")
+            if isinstance(out, int):
+                message = "json_schema: unsupported schema" if out == 400 else "error"
+                return web.json_response({"error": {"message": message}}, status=out)
+            await asyncio.sleep(0.01)
+            text, finish = out
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if isinstance(finish, tuple):  # (finish_reason, reasoning_content)
+                finish, message["reasoning_content"] = finish
+            return web.json_response(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17},
+                }
+            )
+        finally:
+            self.in_flight -= 1
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "x"} for m in self.listed]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _props(self, request: web.Request) -> web.Response:
+        if self.slots is None:
+            return web.json_response({"error": "not found"}, status=404)
+        return web.json_response({"total_slots": self.slots})
+
+    def __enter__(self) -> FakeServer:
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            app = web.Application()
+            app.router.add_post("/v1/chat/completions", self._chat)
+            app.router.add_get("/v1/models", self._models)
+            app.router.add_get("/props", self._props)
+            runner = web.AppRunner(app)
+            loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            self._ready.set()
+            loop.run_forever()
+            loop.run_until_complete(runner.cleanup())
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+@pytest.fixture
+def fake() -> Iterator[Callable[..., FakeServer]]:
+    servers: list[FakeServer] = []
+
+    def start(handler: Handler, **kwargs: Any) -> FakeServer:
+        server = FakeServer(handler, **kwargs).__enter__()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__()
+
+
+def client(server: FakeServer, **kwargs: Any) -> OpenAIChatClient:
+    kwargs.setdefault("backoff_s", 0.001)
+    kwargs.setdefault("backoff_max_s", 0.002)
+    return OpenAIChatClient(kwargs.pop("model", "real-model"), base_url=server.base_url, **kwargs)
+
+
+def decide(method: Any, game: Any = NIM7, state: Any = None) -> Any:
+    state = game.initial_state() if state is None else state
+    return asyncio.run(method.decide(game, state, seed=3))
+
+
+# ------------------------------------------------------------ schemas of the games
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_action_enum_is_exactly_the_legal_moves(preset):
+    # Every enum member parses back to a distinct legal move, and every legal move is in
+    # it: the schema neither forbids a legal move nor allows an illegal one.
+    game = make_game(preset)
+    state = game.initial_state()
+    enum = game.action_json_schema(state)["enum"]
+    parsed = [game.parse_move(json.loads(json.dumps(v)), state) for v in enum]
+    assert sorted(map(game.action_id, parsed)) == sorted(
+        map(game.action_id, game.legal_moves(state))
+    )
+    assert len(set(map(game.action_id, parsed))) == len(enum)
+
+
+def test_reply_schema_holds_the_method_keys_and_caps_reasoning():
+    task = as_task(NIM7, NIM7.initial_state())
+    schema = action_reply(task, max_chars=40)
+    assert schema["required"] == ["reasoning", "action"]
+    assert schema["properties"]["action"] == {"enum": [1, 2, 3]}
+    assert schema["properties"]["reasoning"]["maxLength"] == 40
+    assert schema["additionalProperties"] is False
+    # Under a small completion cap the reasoning shrinks so a conforming reply fits.
+    ctx = Context(task, 0, 0, options=CallOptions(max_tokens=100))
+    assert ctx.chars("answer") == 100 - 32
+
+
+# ------------------------------------------------------------ options reach requests
+def test_every_call_carries_the_cap_and_the_options(fake):
+    server = fake(lambda body, i: ('{"reasoning": "r", "action": 3}', "stop"))
+    options = CallOptions(
+        max_tokens=77,
+        top_p=0.9,
+        stop=["</s>"],
+        extra_body={"cache_prompt": False},
+        structured_output="json_schema",
+    )
+    decision = decide(ReAct(client(server), options=options))
+    assert decision.status == "ok" and decision.move == (0, 3)
+    (body,) = server.requests
+    assert body["max_tokens"] == 77 and body["top_p"] == 0.9 and body["stop"] == ["</s>"]
+    assert body["cache_prompt"] is False
+    sent = body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["action"] == {"enum": [1, 2, 3]}
+    # The call record says what was sent and how the server ended the reply.
+    call = decision.calls[0]
+    assert call.options["schema"] == sent and call.options["max_tokens"] == 77
+    assert call.finish_reasons == ["stop"] and call.retries == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "field"), [("guided_json", "guided_json"), ("llama_json_schema", "json_schema")]
+)
+def test_body_forms_of_structured_output(fake, mode, field):
+    server = fake(lambda body, i: ('{"reasoning": "r", "action": 1}', "stop"))
+    decide(ReAct(client(server), options=CallOptions(structured_output=mode)))
+    (body,) = server.requests
+    assert "response_format" not in body
+    assert body[field]["properties"]["action"] == {"enum": [1, 2, 3]}
+
+
+def test_structured_output_off_sends_no_schema_but_the_default_cap(fake):
+    server = fake(lambda body, i: ('{"action": 1}', "stop"))
+    decide(ReAct(client(server)))
+    (body,) = server.requests
+    assert body["max_tokens"] == 512
+    assert not {"response_format", "guided_json", "json_schema"} & set(body)
+
+
+# ------------------------------------------------------------ bad inputs
+def test_truncated_reply_is_its_own_status_never_a_move(fake):
+    # The cut-off text holds a readable action; it must not be read as one.
+    server = fake(lambda body, i: ('{"action": 2, "reasoning": "because', "length"))
+    decision = decide(ReAct(client(server), max_reasks=1))
+    assert decision.status == "forfeit" and decision.move is None
+    assert decision.truncated == 2 and decision.unparsable == 0
+    assert decision.failure == "truncated"
+    assert [s.error for s in decision.samples] == ["truncated", "truncated"]
+    assert decision.invalid_usage.completion_tokens == 14
+    # The re-ask says why and asks for less.
+    assert "cut off" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_rejected_schema_is_one_clear_error_without_retries(fake):
+    server = fake(lambda body, i: 400)
+    method = ReAct(client(server), options=CallOptions(structured_output="json_schema"))
+    with pytest.raises(InfrastructureError, match=r"structured output 'json_schema'") as info:
+        decide(method)
+    assert info.value.kind == "bad_request" and len(server.requests) == 1
+    assert "--structured-output off" in str(info.value)
+
+
+def test_unknown_model_on_a_listing_server_warns(fake, caplog):
+    server = fake(lambda body, i: ('{"action": 1}', "stop"), listed=["smollm2"])
+    with caplog.at_level(logging.WARNING, logger="metanim.llm"):
+        asyncio.run(client(server, model="gpt-4o").chat([{"role": "user", "content": "hi"}]))
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("'gpt-4o' is not listed" in m and "'smollm2'" in m for m in warned)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="metanim.llm"):
+        asyncio.run(client(server, model="smollm2").chat([{"role": "user", "content": "hi"}]))
+    assert not [r for r in caplog.records if "not listed" in r.getMessage()]
+
+
+def test_greedy_request_that_timed_out_is_resent_once(fake):
+    server = fake(lambda body, i: 2.0)
+    c = client(server, timeout_s=0.3, max_retries=4)
+    with pytest.raises(InfrastructureError) as info:
+        asyncio.run(c.chat([{"role": "user", "content": "hi"}], temperature=0.0))
+    assert info.value.kind == "timeout" and len(server.requests) == 2
+    sampled = fake(lambda body, i: 2.0)
+    with pytest.raises(InfrastructureError):
+        asyncio.run(
+            client(sampled, timeout_s=0.3, max_retries=2).chat(
+                [{"role": "user", "content": "hi"}], temperature=0.7
+            )
+        )
+    assert len(sampled.requests) == 3
+
+
+def test_a_reask_changes_seed_and_temperature(fake):
+    replies = iter(["no json here", '{"action": 2}'])
+    server = fake(lambda body, i: (next(replies), "stop"))
+    decision = decide(ReAct(client(server), reask_temperature=0.6))
+    assert decision.status == "ok" and decision.unparsable == 1
+    first, second = server.requests
+    assert first["temperature"] == 0 and second["temperature"] == 0.6
+    assert first["seed"] != second["seed"]
+    assert decision.calls[1].temperature == 0.6
+
+
+# ------------------------------------------------------------ concurrency and replicas
+def test_concurrency_follows_the_servers_slot_count(fake):
+    server = fake(lambda body, i: 0.2, slots=2)
+    c = client(server, max_concurrency=None)
+
+    async def burst() -> None:
+        await asyncio.gather(*(c.chat([{"role": "user", "content": str(k)}]) for k in range(6)))
+
+    asyncio.run(burst())
+    assert server.max_in_flight == 2 and c.server_slots == {server.base_url: 2}
+
+
+def test_replicas_share_the_load_and_the_results_do_not_depend_on_them(fake):
+    def handler(body: dict[str, Any], i: int) -> tuple[str, str]:
+        return json.dumps({"action": 1 + body["seed"] % 3}), "stop"
+
+    a, b = fake(handler, slots=None), fake(handler, slots=None)
+    both = OpenAIChatClient("real-model", base_url=f"{a.base_url}|{b.base_url}", max_concurrency=2)
+    one = OpenAIChatClient("real-model", base_url=a.base_url, max_concurrency=4)
+
+    async def burst(c: OpenAIChatClient) -> list[str]:
+        calls = [c.chat([{"role": "user", "content": "q"}], seed=k) for k in range(8)]
+        return [r.text for r in await asyncio.gather(*calls)]
+
+    spread = asyncio.run(burst(both))
+    assert len(a.requests) > 0 and len(b.requests) > 0
+    assert max(a.max_in_flight, b.max_in_flight) <= 2
+    assert spread == asyncio.run(burst(one))
+
+
+# ------------------------------------------------------------ reasoning models
+class _Message:
+    def __init__(self, content: str, reasoning: str | None = None) -> None:
+        self.content = content
+        self.model_extra = {"reasoning_content": reasoning} if reasoning else {}
+
+
+@pytest.mark.parametrize(
+    ("content", "reasoning", "answer", "thought"),
+    [
+        ('<think>take 3 leaves 4</think>\n{"action": 3}', None, '{"action": 3}', "take 3 leaves 4"),
+        ('{"action": 3}', "hmm, 7 mod 4 = 3", '{"action": 3}', "hmm, 7 mod 4 = 3"),
+        ('<think>never closed {"action": 1}', None, "", 'never closed {"action": 1}'),
+        ('{"action": 2}', None, '{"action": 2}', None),
+    ],
+)
+def test_reasoning_is_kept_apart_from_the_answer(content, reasoning, answer, thought):
+    assert split_reasoning(_Message(content, reasoning)) == (answer, thought)
+
+
+def test_thinking_model_reply_is_parsed_from_its_answer(fake):
+    # The thinking names another action; only the answer after it counts.
+    server = fake(
+        lambda body, i: ('{"action": 3}', ("stop", 'maybe {"action": 1}? no: 7 mod 4 = 3'))
+    )
+    decision = decide(ReAct(client(server)))
+    assert decision.move == (0, 3)
+    assert decision.calls[0].reasoning == ['maybe {"action": 1}? no: 7 mod 4 = 3']
+
+
+def test_run_config_rejects_the_old_budget_name():
+    from metanim.arena.tournament import TournamentConfig
+
+    with pytest.raises(ValueError, match="budget_tokens"):
+        TournamentConfig(max_tokens=1000)
+    a = TournamentConfig()
+    assert a.config_hash() != TournamentConfig(structured_output="json_schema").config_hash()
+    assert a.config_hash() != TournamentConfig(max_completion_tokens=256).config_hash()
+    assert a.config_hash() == TournamentConfig(budget_tokens=10).config_hash()
