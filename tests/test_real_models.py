@@ -344,3 +344,43 @@ def test_run_config_rejects_the_old_budget_name():
     assert a.config_hash() != TournamentConfig(structured_output="json_schema").config_hash()
     assert a.config_hash() != TournamentConfig(max_completion_tokens=256).config_hash()
     assert a.config_hash() == TournamentConfig(budget_tokens=10).config_hash()
+
+
+# ------------------------------------------------------------ the flags, end to end
+def test_tournament_flags_reach_every_call_and_name_the_policy(sim_server, tmp_path):
+    from metanim import cli
+
+    sim_server.reset_log()
+    code = cli.main(
+        [
+            "tournament", "--name", "flags", "--game", "nim-31-k3", "--method", "react",
+            "--model", "sim-faulty:malformed=1", "--base-url", sim_server.base_url,
+            "--opponent", "optimal", "--episodes", "2", "--max-reasks", "1",
+            "--on-failure", "random", "--max-completion-tokens", "77",
+            "--structured-output", "json_schema", "--results-dir", str(tmp_path),
+            "--no-progress",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    log = sim_server.log
+    assert log and all(r["max_tokens"] == 77 for r in log)
+    (summary,) = tmp_path.glob("flags-*.summary.json")
+    agent = json.loads(summary.read_text())["groups"][0]["agent"]
+    # Every reply is malformed: two asks per decision, then a recorded random fallback.
+    assert agent["fallbacks"] == agent["moves"] > 0 and agent["forfeits"] == 0
+    assert agent["unparsable"] == 2 * agent["moves"]
+    (report,) = tmp_path.glob("flags-*.report.md")
+    assert "on_failure=`random`" in report.read_text()
+
+
+def test_play_takes_the_failure_policy_and_reasks(capsys):
+    from metanim import cli
+
+    code = cli.main(
+        [
+            "play", "--game", "nim-31-k3", "--agent", "react", "--model", "sim-faulty:malformed=1",
+            "--opponent", "react:sim-optimal", "--max-reasks", "0", "--on-failure", "forfeit",
+        ]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "agent forfeited" in out and "unparsable=1 " in out
