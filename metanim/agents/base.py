@@ -563,8 +563,11 @@ class Method:
         for call in calls:
             usage = usage + call.usage
         invalid_usage = Usage()
+        # By the call's own index: a partial record has dropped the calls still in flight.
+        by_index = {c.index: c for c in calls}
         for call_index in {s.call for s in ctx.samples if s.error is not None}:
-            invalid_usage = invalid_usage + ctx.calls[call_index].usage
+            if call_index in by_index:
+                invalid_usage = invalid_usage + by_index[call_index].usage
         errors = [s.error for s in ctx.samples if s.error is not None]
         return Decision(
             method=self.name,
