@@ -384,3 +384,28 @@ def test_play_takes_the_failure_policy_and_reasks(capsys):
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0 and "agent forfeited" in out and "unparsable=1 " in out
+
+
+def test_folder_report_shows_forfeits_apart_from_losses_by_play(sim_server, tmp_path):
+    from metanim.analysis.report import render_report
+    from metanim.arena.tournament import TournamentConfig, run_tournament
+
+    run_tournament(
+        TournamentConfig(
+            name="forfeits",
+            games=["nim-31-k3"],
+            method="react",
+            model="sim-faulty:malformed=1",
+            base_url=sim_server.base_url,
+            opponent="optimal",
+            episodes=3,
+            max_reasks=0,
+            results_dir=str(tmp_path),
+            progress=False,
+        )
+    )
+    report = render_report(tmp_path, plots=False)
+    (row,) = report.win_rates
+    # Every reply is malformed: every episode is lost on the first move, by forfeit.
+    assert row.finished == 3 and row.wins == 0 and row.forfeit_losses == 3
+    assert "| 0/3 | forfeit |" in report.markdown

@@ -40,6 +40,8 @@ class WinRow(BaseModel):
     low: float
     high: float
     failed: int = Field(0, description="infrastructure errors and errors: never a loss")
+    forfeit_losses: int = Field(0, description="losses by forfeit (format failures), not by play")
+    on_failure: str = Field("forfeit", description="the run's policy after failed re-asks")
 
     @property
     def rate(self) -> float:
@@ -56,6 +58,7 @@ class AccuracyRow(BaseModel):
     low: float
     high: float
     failed: int = 0
+    forfeits: int = 0  # format failures, graded wrong; counted apart from wrong moves
 
 
 class PairedRow(BaseModel):
@@ -208,7 +211,9 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
         raise ValueError(f"no results folder at {results_dir}")
     episodes: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     decisions: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    _config_by_label: dict[tuple[str, str], dict[str, Any]] = {}
     for path, kind, config in iter_logs(results_dir):
+        _config_by_label.setdefault(_label(config, ""), config)
         rows = _latest(_rows(path))
         for row in rows:
             if kind == "episodes":
@@ -241,6 +246,13 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
                 low=ci.low,
                 high=ci.high,
                 failed=len(rows) - len(finished),
+                forfeit_losses=sum(
+                    r["status"] == "loss" and r.get("end_reason") == "agent_forfeit"
+                    for r in finished
+                ),
+                on_failure=str(
+                    _config_by_label.get((method, model), {}).get("on_failure", "forfeit")
+                ),
             )
         )
     for (method, model, game), rows in sorted(decisions.items()):
@@ -262,6 +274,7 @@ def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> Accurac
         per_repeat[int(r.get("repeat", 0))].append(bool(r["correct"]))
     accs = [sum(v) / len(v) for _, v in sorted(per_repeat.items())]
     failed = len(rows) - len(graded)
+    forfeits = sum(r.get("status") == "forfeit" for r in rows)
     if len(accs) >= 2:
         s = mean_ci(accs)
         # An accuracy lies in [0, 1]; a t-interval over few repeats can overshoot it.
@@ -275,6 +288,7 @@ def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> Accurac
             low=max(0.0, s.low),
             high=min(1.0, s.high),
             failed=failed,
+            forfeits=forfeits,
         )
     # One pass: no spread over repeats, so the CI is Wilson's over the decisions.
     hits = sum(bool(r["correct"]) for r in graded)
@@ -289,6 +303,7 @@ def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> Accurac
         low=ci.low,
         high=ci.high,
         failed=failed,
+        forfeits=forfeits,
     )
 
 
@@ -432,14 +447,17 @@ def to_markdown(report: Report) -> str:
             "## Win rates (seed 000, Figure 6)",
             "",
             "Wins over finished episodes (wins + losses), 95% Wilson CI. Failed episodes "
-            "(infrastructure errors, errors) are never losses; they are counted apart.",
+            "(infrastructure errors, errors) are never losses; they are counted apart. Losses "
+            "by forfeit (no valid reply after the re-asks) are shown apart from losses by play, "
+            "under each run's on_failure policy.",
             "",
-            "| method | game | win rate | 95% CI | finished | failed |",
-            "|---|---|---|---|---|---|",
+            "| method | game | win rate | 95% CI | finished | losses play/forfeit | on_failure | failed |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         lines += [
             f"| {r.method} | {r.game} | {_pct(r.rate)} | [{_pct(r.low)}, {_pct(r.high)}] "
-            f"| {r.finished} | {r.failed} |"
+            f"| {r.finished} | {r.finished - r.wins - r.forfeit_losses}/{r.forfeit_losses} "
+            f"| {r.on_failure} | {r.failed} |"
             for r in report.win_rates
         ]
         lines.append("")
@@ -451,7 +469,8 @@ def to_markdown(report: Report) -> str:
             "## Decision accuracy (seed 000, Table 1)",
             "",
             "Share of decisions that pick the unique optimal move: mean ± std over the R "
-            "passes, 95% t-interval (Wilson over decisions when R = 1).",
+            "passes, 95% t-interval (Wilson over decisions when R = 1). Forfeits (format "
+            "failures) count as wrong and are shown apart, in parentheses.",
             "",
             "| method | " + " | ".join(games) + " |",
             "|---|" + "---|" * len(games),
@@ -464,6 +483,7 @@ def to_markdown(report: Report) -> str:
                     "–"
                     if a is None or not a.decisions
                     else f"{_pct(a.mean)} ± {100 * a.std:.1f} [{_pct(a.low)}, {_pct(a.high)}]"
+                    + (f" ({a.forfeits} forfeits)" if a.forfeits else "")
                 )
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
         lines.append("")
