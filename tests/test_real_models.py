@@ -409,3 +409,11 @@ def test_folder_report_shows_forfeits_apart_from_losses_by_play(sim_server, tmp_
     # Every reply is malformed: every episode is lost on the first move, by forfeit.
     assert row.finished == 3 and row.wins == 0 and row.forfeit_losses == 3
     assert "| 0/3 | forfeit |" in report.markdown
+
+
+def test_old_budget_flag_is_refused_with_both_new_names(capsys):
+    from metanim import cli
+
+    assert cli.main(["tournament", "--max-tokens", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "--budget-tokens" in err and "--max-completion-tokens" in err
