@@ -417,3 +417,61 @@ def test_old_budget_flag_is_refused_with_both_new_names(capsys):
     assert cli.main(["tournament", "--max-tokens", "100"]) == 2
     err = capsys.readouterr().err
     assert "--budget-tokens" in err and "--max-completion-tokens" in err
+
+
+# ------------------------------------------------------------ every method, every phase
+def _conforming(schema: dict[str, Any] | None) -> Any:
+    """A value that follows `schema` (first enum member, short strings, 0.5 for numbers)."""
+    if schema is None:
+        return "free text"
+    if "enum" in schema:
+        return schema["enum"][-1]
+    if "anyOf" in schema:
+        return _conforming(schema["anyOf"][0])
+    if schema.get("type") == "object":
+        return {k: _conforming(v) for k, v in schema["properties"].items()}
+    if schema.get("type") == "number":
+        return 0.5
+    return "short"
+
+
+def _schema_server(body: dict[str, Any], i: int) -> tuple[str, str]:
+    sent = body.get("response_format", {}).get("json_schema", {}).get("schema")
+    if sent is None:
+        return "A plain argument without JSON.", "stop"
+    return json.dumps(_conforming(sent)), "stop"
+
+
+#: The phases that ask for free text (no schema): Self-Refine's critique, AceMAD's argument.
+FREE_TEXT = {"self_refine": {"feedback"}, "acemad": {"argue"}}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["standard", "react", "cot", "sc:n=2", "self_refine:iterations=1", "mad:rounds=1",
+     "dreamad:rounds=1", "mpd:rounds=2", "acemad:agents=2,rounds=1"],
+)  # fmt: skip
+def test_every_structured_phase_of_every_method_sends_its_schema(fake, spec):
+    from metanim.agents.registry import build_method
+
+    server = fake(_schema_server)
+    c = client(server)
+    options = CallOptions(structured_output="json_schema")
+    method = build_method(
+        spec, "real-model", client_factory=lambda _: c, defaults={"options": options}
+    )
+    decision = decide(method)
+    assert decision.status == "ok" and decision.unparsable == decision.illegal == 0
+    assert len(server.requests) == len(decision.calls)
+    for call in decision.calls:
+        schema = call.options.get("schema")
+        free = FREE_TEXT.get(method.name, set())
+        assert (schema is not None) == (call.phase not in free), call.phase
+    sent = [
+        b["response_format"]["json_schema"]["schema"]
+        for b in server.requests
+        if "response_format" in b
+    ]
+    assert sent == [c.options["schema"] for c in decision.calls if c.options.get("schema")]
+    if spec.startswith("dreamad"):
+        assert all(decision.extra["elicitation"]["structured"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,8 @@ from metanim.agents.parsing import Parsed, last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
 from metanim.llm._types import ChatModel, Completion, Message
+
+log = logging.getLogger("metanim.agents")
 
 
 def _clients(client: ChatModel | Sequence[ChatModel], count: int) -> list[ChatModel]:
@@ -200,6 +203,7 @@ class DReaMAD(MAD):
             agents, rounds = 1, 0
         super().__init__(client, agents=agents, rounds=rounds, temperature=temperature, **kwargs)
         self.elicit_temperature = elicit_temperature
+        self._warned = False
         self.rewrite_temperature = rewrite_temperature
         self.variant = variant
         self.name = {"full": "dreamad", "minus": "dreamad_minus", "plus_mad": "plus_mad"}[variant]  # type: ignore[misc]
@@ -268,6 +272,15 @@ class DReaMAD(MAD):
             "prompts": own,
             "structured": [ok1, ok2, *(ok for _, ok in rewritten)],
         }
+        if not all(ctx.extra["elicitation"]["structured"]) and not self._warned:
+            # Once per method: the flags stay in every decision record.
+            self._warned = True
+            log.warning(
+                "%s: an elicitation step did not return the JSON it asked for (or was cut "
+                "off), and its raw text was passed on; see extra['elicitation']['structured'] "
+                "in the decision records, and consider --structured-output",
+                self.name,
+            )
         return [prompts.DREAMAD_AGENT_SYSTEM.format(optimized_prompt=p) for p in own]
 
 
