@@ -475,3 +475,11 @@ def test_every_structured_phase_of_every_method_sends_its_schema(fake, spec):
     assert sent == [c.options["schema"] for c in decision.calls if c.options.get("schema")]
     if spec.startswith("dreamad"):
         assert all(decision.extra["elicitation"]["structured"])
+
+
+def test_a_parameterised_simulator_name_is_not_warned_about(sim_server, caplog):
+    # The simulator lists one parameterisation per policy; any other is served too.
+    c = OpenAIChatClient("sim-faulty:malformed=1", base_url=sim_server.base_url)
+    with caplog.at_level(logging.WARNING, logger="metanim.llm"):
+        asyncio.run(c.chat([{"role": "user", "content": "hi"}]))
+    assert not [r for r in caplog.records if "not listed" in r.getMessage()]

@@ -157,7 +157,8 @@ class OpenAIChatClient:
         except Exception:  # a server without a listing is not an error
             listed = []
         # A parameterised name (the simulator's "sim-biased:p=0.3") is listed by its base.
-        if listed and self._model not in listed and self._model.split(":")[0] not in listed:
+        bases = {m.split(":")[0] for m in listed}
+        if listed and self._model not in listed and self._model.split(":")[0] not in bases:
             log.warning(
                 "model %r is not listed by %s/models (it lists %s); the server may answer "
                 "with another model or refuse",
