@@ -260,7 +260,9 @@ def test_build_method_names_an_unknown_parameter() -> None:
         made.append(name)
         return Scripted(lambda m, t, i: block({"action": 2}), model=name)
 
-    with pytest.raises(ValueError, match=r"'bogus' for method 'mad'.*valid: agents, max_chars, max_reasks"):
+    with pytest.raises(
+        ValueError, match=r"'bogus' for method 'mad'.*valid: agents, max_chars, max_reasks"
+    ):
         build_method("mad:bogus=1", "m", client_factory=factory)
     with pytest.raises(ValueError, match=r"'sim-biased:p'.*valid: .*rounds.*whole tail"):
         build_method("mad:agents=3,sim-biased:p=0.8", "m", client_factory=factory)
