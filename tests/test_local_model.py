@@ -104,3 +104,36 @@ def test_real_model_evaluates_records(server, tmp_path):
         assert line["completion_tokens"] > 0
     (games,) = result.summary["games"]
     assert games["forfeits"] == 0 and games["graded"] == 3
+
+
+def test_serve_local_command_serves_and_stops_on_sigterm():
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from metanim.llm.local import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metanim.cli", "serve-local", "--gguf", GGUF, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # printed once the server is ready
+        assert f"http://127.0.0.1:{port}/v1" in line and "1 thread(s)" in line
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/props", timeout=30) as r:
+            assert json.loads(r.read())["total_slots"] == 1
+        proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
