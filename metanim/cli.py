@@ -175,6 +175,23 @@ _library_command(
 )
 
 
+def _serve_local_args(p: argparse.ArgumentParser) -> None:
+    from metanim.llm.local import serve_local_arguments
+
+    serve_local_arguments(p)
+
+
+@command(
+    "serve-local",
+    "Serve a GGUF model with llama.cpp on 127.0.0.1 (needs the [local] extra; 1 thread)",
+    _serve_local_args,
+)
+def _serve_local(args: argparse.Namespace) -> int:
+    from metanim.llm.local import serve_local
+
+    return serve_local(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="metanim", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

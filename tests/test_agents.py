@@ -262,7 +262,8 @@ def test_build_method_names_an_unknown_parameter() -> None:
         return Scripted(lambda m, t, i: block({"action": 2}), model=name)
 
     with pytest.raises(
-        ValueError, match=r"'bogus' for method 'mad'.*valid: agents, consensus_stop, max_reasks"
+        ValueError,
+        match=r"'bogus' for method 'mad'.*valid: agents, consensus_stop, max_chars, max_reasks",
     ):
         build_method("mad:bogus=1", "m", client_factory=factory)
     with pytest.raises(ValueError, match=r"'sim-biased:p'.*valid: .*rounds.*whole tail"):

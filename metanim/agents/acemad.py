@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metanim.agents import prompts
+from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, Reply, gather
 from metanim.agents.debate import _clients
 from metanim.agents.parsing import Parsed, last_object_with
@@ -144,6 +144,10 @@ class AceMAD(Method):
             for r in self.roles
         ]
         options, example = self._options(ctx)
+        legal = task.legal_answers()
+        commitment = schemas.commitment_reply(
+            None if legal is None else [task.text(a) for a in legal]
+        )
         weights = [1.0] * self.agents
         history: list[str] = []
         log: list[dict[str, Any]] = []
@@ -188,6 +192,7 @@ class AceMAD(Method):
                     round=rnd,
                     temperature=temps[i],
                     parse=lambda text: _parse_commit(ctx, text),
+                    schema=commitment,
                 )
                 return argument.text, reply
 

@@ -9,6 +9,7 @@ usage, cost and latency, and the counts of unparsable and illegal answers (DESIG
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 import time
 from collections import Counter
@@ -20,11 +21,18 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim._seeds import derive_seed
-from metanim.agents import prompts
+from metanim.agents import prompts, schemas
 from metanim.agents.parsing import Parsed, parse_reply
 from metanim.agents.tasks import Task, as_task, sorted_answers
 from metanim.games import PROMPT_VERSION, Game
-from metanim.llm._types import ChatModel, Completion, InfrastructureError, Message, Usage
+from metanim.llm._types import (
+    CallOptions,
+    ChatModel,
+    Completion,
+    InfrastructureError,
+    Message,
+    Usage,
+)
 
 Status = Literal["ok", "forfeit", "fallback", "infrastructure_error"]
 OnFailure = Literal["forfeit", "random"]
@@ -50,6 +58,14 @@ class CallRecord(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     cached: bool = False
+    # What the request asked beyond messages and temperature (cap, top_p, stop, extra body,
+    # structured-output mode and the schema sent), and how the server answered.
+    options: dict[str, Any] = Field(default_factory=dict)
+    finish_reasons: list[str | None] = Field(default_factory=list)
+    retries: int = 0  # failed transport attempts before the answer (resent requests)
+    attempt_errors: list[dict[str, Any]] = Field(default_factory=list)
+    reasoning: list[str | None] = Field(default_factory=list)  # a reasoning model's thinking
+    endpoint: str | None = None  # the replica that answered
 
 
 class Sample(BaseModel):
@@ -67,7 +83,9 @@ class Sample(BaseModel):
     answer: Any = None  # JSON value of the parsed answer
     answer_text: str | None = None
     action_id: Any = None  # the vote key (a game's action id, an option letter, a number)
-    error: str | None = None  # None, "unparsable" or "illegal"
+    # None, "unparsable", "illegal" or "truncated" (cut off by the completion cap: never
+    # read as an answer, however much of it came through)
+    error: str | None = None
     reason: str | None = None
     payload: dict[str, Any] | None = None  # judge verdicts, AceMAD belief/prediction reports
 
@@ -102,6 +120,12 @@ class Decision(BaseModel):
     action_id: Any = None
     unparsable: int = 0  # replies that named no answer (every attempt counted)
     illegal: int = 0  # replies that named a forbidden answer
+    truncated: int = 0  # replies cut off by the completion cap (finish_reason "length")
+    # Why a forfeit or fallback happened: the last invalid reply's kind (unparsable,
+    # illegal, truncated), so a format failure is never mistaken for a bad move.
+    failure: str | None = None
+    # Tokens spent on replies that were invalid (re-asked or forfeited).
+    invalid_usage: Usage = Field(default_factory=Usage)
     failed_agents: int = 0  # agent turns that stayed invalid after all re-asks
     calls: list[CallRecord] = Field(default_factory=list)
     samples: list[Sample] = Field(default_factory=list)
@@ -151,11 +175,25 @@ class Reply:
 class Context:
     """Everything one decision accumulates; methods make all model calls through it."""
 
-    def __init__(self, task: Task, seed: int, max_reasks: int) -> None:
+    def __init__(
+        self,
+        task: Task,
+        seed: int,
+        max_reasks: int,
+        *,
+        options: CallOptions | None = None,
+        phase_max_tokens: dict[str, int] | None = None,
+        reask_temperature: float = 0.7,
+        max_chars: int = schemas.DEFAULT_MAX_CHARS,
+    ) -> None:
         self.task = task
         self.seed = seed
         self.rng = random.Random(seed)
         self.max_reasks = max_reasks
+        self.options = options or CallOptions()
+        self.phase_max_tokens = dict(phase_max_tokens or {})
+        self.reask_temperature = reask_temperature
+        self.max_chars = max_chars
         self.calls: list[CallRecord] = []
         self.samples: list[Sample] = []
         self.rounds: list[dict[str, str | None]] = []
@@ -174,14 +212,23 @@ class Context:
         attempt: int = 0,
         temperature: float = 0.0,
         sample_index: int = 0,
+        schema: dict[str, Any] | None = None,
     ) -> tuple[Completion, int]:
-        """One recorded chat call (seed derived from the decision seed); returns its index."""
+        """One recorded chat call (seed derived from the decision seed); returns its index.
+
+        The call gets the method's options with this phase's completion cap, and `schema`
+        as its reply schema (sent only when structured output is on).
+        """
         index = len(self.calls)
         # Reserve the slot now so that concurrent calls keep a deterministic order.
         self.calls.append(None)  # type: ignore[arg-type]
         seed = derive_seed(self.seed, agent, phase, round, attempt, sample_index)
+        options = self.call_options(phase, schema)
+        extra: dict[str, Any] = (
+            {"options": options} if _takes_options(client) else {"max_tokens": options.max_tokens}
+        )
         completion = await client.chat(
-            list(messages), temperature=temperature, seed=seed, sample_index=sample_index
+            list(messages), temperature=temperature, seed=seed, sample_index=sample_index, **extra
         )
         self.calls[index] = CallRecord(
             index=index,
@@ -199,8 +246,35 @@ class Context:
             cost_usd=completion.cost_usd,
             latency_s=completion.latency_s,
             cached=completion.cached,
+            options=options.record(),
+            finish_reasons=list(completion.finish_reasons),
+            retries=completion.retries,
+            attempt_errors=list(completion.attempt_errors),
+            reasoning=list(completion.reasoning),
+            endpoint=completion.endpoint,
         )
         return completion, index
+
+    def chars(self, phase: str, fields: int = 1, scale: int = 1) -> int:
+        """The longest free-text field of a reply schema with `fields` such fields.
+
+        `scale` x `max_chars`, lowered so that the fields plus the JSON around them fit
+        under the phase's completion cap (a token is at least one character).
+        """
+        most = scale * self.max_chars
+        cap = self.call_options(phase, None).max_tokens
+        if cap is None:
+            return most
+        return max(16, min(most, (cap - 32 * fields) // fields))
+
+    def call_options(self, phase: str, schema: dict[str, Any] | None) -> CallOptions:
+        """The options of one call: the method's, this phase's cap, and the reply schema."""
+        options = self.options
+        if phase in self.phase_max_tokens:
+            options = options.with_(max_tokens=self.phase_max_tokens[phase])
+        if options.structured_output != "off":
+            options = options.with_(schema=schema)
+        return options
 
     def record_sample(
         self, call: int, agent: str, phase: str, round: int, attempt: int, text: str, parsed: Parsed
@@ -236,16 +310,26 @@ class Context:
         temperature: float = 0.0,
         sample_index: int = 0,
         parse: Any = None,
+        schema: dict[str, Any] | Literal["action"] | None = "action",
     ) -> Reply:
         """Ask for an answer; re-ask with feedback up to `max_reasks` times.
 
         Returns the last reply: its parsed answer (None if it stayed invalid) and text.
-        An illegal answer and an unparsable one get different feedback (prompts.FEEDBACK).
-        `parse` replaces `parse_reply` for non-action replies (AceMAD commitments).
+        An illegal answer, an unparsable one and one cut off by the completion cap get
+        different feedback (prompts.FEEDBACK). A re-ask changes more than the feedback: a
+        new seed, and at temperature 0 `reask_temperature`, since a greedy model tends to
+        repeat its reply word for word. `parse` replaces `parse_reply` for non-action
+        replies (AceMAD commitments); `schema` is the reply schema for structured output
+        ("action": reasoning and the action, as the ReAct format asks).
         """
         parse = parse or (lambda text: parse_reply(self.task, text))
+        if schema == "action":
+            schema = schemas.action_reply(self.task, max_chars=self.chars(phase))
         conversation = list(messages)
         for attempt in range(self.max_reasks + 1):
+            temp = temperature
+            if attempt > 0 and temperature == 0:
+                temp = self.reask_temperature
             completion, call_index = await self.chat(
                 client,
                 conversation,
@@ -253,11 +337,22 @@ class Context:
                 phase=phase,
                 round=round,
                 attempt=attempt,
-                temperature=temperature,
+                temperature=temp,
                 sample_index=sample_index,
+                schema=schema,
             )
             text = completion.text
-            parsed = parse(text)
+            if completion.truncated:
+                cap = self.call_options(phase, None).max_tokens
+                parsed = Parsed(
+                    None,
+                    None,
+                    None,
+                    "truncated",
+                    f"the reply was cut off at the completion cap ({cap} tokens)",
+                )
+            else:
+                parsed = parse(text)
             self.record_sample(call_index, agent, phase, round, attempt, text, parsed)
             if parsed.ok:
                 return Reply(parsed.answer, text, parsed)
@@ -271,6 +366,8 @@ class Context:
 
     def feedback(self, parsed: Parsed) -> str:
         task = self.task
+        if parsed.error == "truncated":
+            return prompts.FEEDBACK["truncated"].format(schema=task.action_schema())
         if parsed.error == "illegal":
             return prompts.FEEDBACK["illegal"].format(
                 noun=task.noun, answer=parsed.value, reason=parsed.reason
@@ -370,18 +467,44 @@ class Method:
     name: ClassVar[str] = "method"
     param_names: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, *, max_reasks: int = 2, on_failure: OnFailure = "forfeit") -> None:
+    #: Completion caps of phases that need another than the run's (DReaMAD's rewrite
+    #: writes a whole prompt); a run's `phase_max_tokens` wins over these.
+    default_phase_max_tokens: ClassVar[dict[str, int]] = {}
+
+    def __init__(
+        self,
+        *,
+        max_reasks: int = 2,
+        on_failure: OnFailure = "forfeit",
+        options: CallOptions | dict[str, Any] | None = None,
+        phase_max_tokens: dict[str, int] | None = None,
+        reask_temperature: float = 0.7,
+        max_chars: int = schemas.DEFAULT_MAX_CHARS,
+    ) -> None:
         if max_reasks < 0:
             raise ValueError("max_reasks must be >= 0")
         if on_failure not in ("forfeit", "random"):
-            raise ValueError("on_failure must be 'forfeit' or 'random'")
+            raise ValueError(f"on_failure must be 'forfeit' or 'random', got {on_failure!r}")
+        if max_chars < 1:
+            raise ValueError("max_chars must be >= 1")
         self.max_reasks = max_reasks
         self.on_failure = on_failure
+        #: Every call's options (cap, top_p, stop, extra body, structured output).
+        self.options = options if isinstance(options, CallOptions) else CallOptions(**options or {})
+        self.phase_max_tokens = {**self.default_phase_max_tokens, **(phase_max_tokens or {})}
+        self.reask_temperature = reask_temperature
+        self.max_chars = max_chars
 
     @property
     def params(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.param_names}
         out.update(max_reasks=self.max_reasks, on_failure=self.on_failure, models=self.models)
+        out.update(
+            options=self.options.record(),
+            phase_max_tokens=self.phase_max_tokens,
+            reask_temperature=self.reask_temperature,
+            max_chars=self.max_chars,
+        )
         return out
 
     @property
@@ -414,7 +537,15 @@ class Method:
         task = as_task(problem, state)
         if seed is None:
             seed = int((rng or np.random.default_rng()).integers(2**31))
-        ctx = Context(task, seed, self.max_reasks)
+        ctx = Context(
+            task,
+            seed,
+            self.max_reasks,
+            options=self.options,
+            phase_max_tokens=self.phase_max_tokens,
+            reask_temperature=self.reask_temperature,
+            max_chars=self.max_chars,
+        )
         start = time.perf_counter()
         try:
             answer = await self.run(ctx)
@@ -441,6 +572,13 @@ class Method:
         usage = Usage()
         for call in calls:
             usage = usage + call.usage
+        invalid_usage = Usage()
+        # By the call's own index: a partial record has dropped the calls still in flight.
+        by_index = {c.index: c for c in calls}
+        for call_index in {s.call for s in ctx.samples if s.error is not None}:
+            if call_index in by_index:
+                invalid_usage = invalid_usage + by_index[call_index].usage
+        errors = [s.error for s in ctx.samples if s.error is not None]
         return Decision(
             method=self.name,
             params=self.params,
@@ -453,6 +591,9 @@ class Method:
             action_id=None if answer is None else task.key(answer),
             unparsable=sum(s.error == "unparsable" for s in ctx.samples),
             illegal=sum(s.error == "illegal" for s in ctx.samples),
+            truncated=sum(s.error == "truncated" for s in ctx.samples),
+            failure=errors[-1] if status in ("forfeit", "fallback") and errors else None,
+            invalid_usage=invalid_usage,
             failed_agents=ctx.failed_agents,
             calls=calls,
             samples=ctx.samples,
@@ -464,6 +605,17 @@ class Method:
             latency_s=time.perf_counter() - start,
             error=error,
         )
+
+
+def _takes_options(client: ChatModel) -> bool:
+    """Whether `client.chat` takes `options` (a `ChatModel` written before it had them
+    still gets the completion cap, as `max_tokens`)."""
+    chat = getattr(client, "chat", None)
+    try:
+        params = inspect.signature(chat).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
+    return "options" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 async def gather(*aws: Any) -> list[Any]:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from metanim.agents import prompts
+from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method
 from metanim.agents.elicit import elicit_systems
 from metanim.agents.parsing import Parsed, last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
 from metanim.llm._types import ChatModel, Message
+
+log = logging.getLogger("metanim.agents")
 
 
 def _clients(client: ChatModel | Sequence[ChatModel], count: int) -> list[ChatModel]:
@@ -212,6 +215,8 @@ class DReaMAD(MAD):
         "peers",
         "temperatures",
     )
+    # The rewrite is a whole prompt, longer than an answer.
+    default_phase_max_tokens = {"rewrite": 1024}  # noqa: RUF012
 
     def __init__(
         self,
@@ -346,6 +351,7 @@ class MPD(Method):
                     round=rnd,
                     temperature=self.judge_temperature,
                     parse=lambda text: _parse_verdict(ctx, text),
+                    schema=schemas.verdict_reply(task, max_chars=ctx.chars("discriminate")),
                 )
                 finished = bool(
                     verdict.ok and verdict.parsed.payload and verdict.parsed.payload["finished"]

@@ -8,18 +8,31 @@ and Self-Consistency (seed 000 Table 12: "+ SPKE") compose with it the same way.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from metanim.agents import prompts
+from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, gather
 from metanim.agents.parsing import last_object_with
-from metanim.llm._types import ChatModel, Message
+from metanim.llm._types import ChatModel, Completion, Message
+
+log = logging.getLogger(__name__)
+
+_GAME_KEYS = ("game_definition", "winning_condition", "move_constraints")
+_STRATEGY_KEYS = ("state_evaluation", "winning_strategy", "endgame_tactics")
+# Warn once per process that an elicitation step came back unstructured.
+_warned: set[str] = set()
 
 
-def _fields(text: str, keys: Sequence[str]) -> tuple[dict[str, str], bool]:
-    """The string fields of the last JSON object with `keys`; the whole text if there is none."""
-    obj = last_object_with(text, *keys)
+def _fields(completion: Completion, keys: Sequence[str]) -> tuple[dict[str, str], bool]:
+    """The string fields of the last JSON object with `keys`; the whole text if there is none.
+
+    A reply cut off by the completion cap is not structured either (its `False` is recorded
+    in `extra["elicitation"]["structured"]`), even if a prefix of it happens to parse.
+    """
+    text = completion.text
+    obj = None if completion.truncated else last_object_with(text, *keys)
     if obj is None:
         return {k: text.strip() for k in keys}, False
     return {k: str(obj[k]) for k in keys}, True
@@ -45,8 +58,9 @@ async def elicit_systems(
         agent="elicitor",
         phase="reinterpret",
         temperature=elicit_temperature,
+        schema=schemas.fields_reply(_GAME_KEYS, max_chars=ctx.chars("reinterpret", 3)),
     )
-    game, ok1 = _fields(first.text, ("game_definition", "winning_condition", "move_constraints"))
+    game, ok1 = _fields(first, _GAME_KEYS)
     second, _ = await ctx.chat(
         elicitor,
         [
@@ -58,10 +72,9 @@ async def elicit_systems(
         agent="elicitor",
         phase="strategy",
         temperature=elicit_temperature,
+        schema=schemas.fields_reply(_STRATEGY_KEYS, max_chars=ctx.chars("strategy", 3)),
     )
-    strategy, ok2 = _fields(
-        second.text, ("state_evaluation", "winning_strategy", "endgame_tactics")
-    )
+    strategy, ok2 = _fields(second, _STRATEGY_KEYS)
     rewrite: list[Message] = [
         {
             "role": "user",
@@ -79,11 +92,15 @@ async def elicit_systems(
                 phase="rewrite",
                 temperature=rewrite_temperature,
                 sample_index=i,
+                # A whole prompt: as long as the rewrite's cap allows.
+                schema=schemas.fields_reply(
+                    ("optimized_prompt",), max_chars=ctx.chars("rewrite", scale=4)
+                ),
             )
             for i, (name, client) in enumerate(writers)
         )
     )
-    rewritten = [_fields(c.text, ("optimized_prompt",)) for c, _ in outs]
+    rewritten = [_fields(c, ("optimized_prompt",)) for c, _ in outs]
     own = [fields["optimized_prompt"] for fields, _ in rewritten]
     ctx.extra["elicitation"] = {
         "game": game,
@@ -91,4 +108,12 @@ async def elicit_systems(
         "prompts": own,
         "structured": [ok1, ok2, *(ok for _, ok in rewritten)],
     }
+    if not all(ctx.extra["elicitation"]["structured"]) and not _warned:
+        # Once: the flags stay in every decision record.
+        _warned.add("elicitation")
+        log.warning(
+            "an elicitation step did not return the JSON it asked for (or was cut off), "
+            "and its raw text was passed on; see extra['elicitation']['structured'] in the "
+            "decision records, and consider --structured-output"
+        )
     return [prompts.DREAMAD_AGENT_SYSTEM.format(optimized_prompt=p) for p in own]

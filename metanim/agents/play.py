@@ -17,7 +17,11 @@ from typing import Any
 from metanim.agents.base import Decision
 from metanim.agents.policy import LLMPolicy
 from metanim.games import Game
-from metanim.llm._types import InfrastructureError
+from metanim.llm._types import (
+    DEFAULT_MAX_COMPLETION_TOKENS,
+    STRUCTURED_OUTPUT_MODES,
+    InfrastructureError,
+)
 
 
 @dataclass
@@ -143,6 +147,53 @@ def play_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="decision seeds derive from it")
     p.add_argument("--start", type=_json_arg, default=None, help="start state as JSON")
     p.add_argument("--second", action="store_true", help="the opponent moves first")
+    p.add_argument(
+        "--max-reasks", type=int, default=2, help="re-asks after an invalid reply (default 2)"
+    )
+    p.add_argument(
+        "--on-failure",
+        choices=("forfeit", "random"),
+        default="forfeit",
+        help="when every re-ask stays invalid: forfeit, or a seeded random legal move "
+        "(recorded as a fallback); default forfeit",
+    )
+    p.add_argument(
+        "--structured-output",
+        choices=STRUCTURED_OUTPUT_MODES,
+        default="off",
+        help="send each reply's JSON Schema (legal moves as an enum); default off",
+    )
+    p.add_argument(
+        "--max-completion-tokens",
+        type=int,
+        default=DEFAULT_MAX_COMPLETION_TOKENS,
+        help=f"completion cap of every call (default {DEFAULT_MAX_COMPLETION_TOKENS})",
+    )
+    p.add_argument(
+        "--extra-body",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="extra request-body field for every call, e.g. cache_prompt=false (repeatable)",
+    )
+
+
+def play_defaults(args: argparse.Namespace) -> dict[str, Any]:
+    """The method keyword arguments `metanim play`'s flags set."""
+    from metanim.llm._types import CallOptions
+
+    extra = {}
+    for item in args.extra_body:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--extra-body expects KEY=JSON, got {item!r}")
+        extra[key.strip()] = _json_arg(value)
+    options = CallOptions(
+        max_tokens=args.max_completion_tokens,
+        structured_output=args.structured_output,
+        extra_body=extra,
+    )
+    return {"options": options, "max_reasks": args.max_reasks, "on_failure": args.on_failure}
 
 
 def _json_arg(text: str) -> Any:
@@ -176,8 +227,11 @@ def play(args: argparse.Namespace) -> int:
                 url = sim_url
             return make_client(model if url is None else f"{model}@{url}")
 
-        agent = LLMPolicy(build_method(args.agent, args.model, client_factory=client))
-        opponent = LLMPolicy(build_method(args.opponent, client_factory=client))
+        defaults = play_defaults(args)
+        agent = LLMPolicy(
+            build_method(args.agent, args.model, client_factory=client, defaults=defaults)
+        )
+        opponent = LLMPolicy(build_method(args.opponent, client_factory=client, defaults=defaults))
         try:
             record = play_game(
                 game,

@@ -38,7 +38,7 @@ from metanim.llm.templates import (  # noqa: F401 - re-exported for the methods
 )
 
 #: Bumped whenever any text below changes.
-METHOD_PROMPT_VERSION: Final = "metanim-methods/1"
+METHOD_PROMPT_VERSION: Final = "metanim-methods/2"
 
 #: The Output Format sections (MetaNIM Table 8), by style. `{schema}` is the one-line
 #: description of the `action` value from the task.
@@ -73,6 +73,10 @@ FEEDBACK: Final[dict[str, str]] = {
     "illegal": (
         "Your {noun} {answer} is not allowed: {reason}. Choose again, only among the "
         "allowed {noun}s, and answer in the same JSON format."
+    ),
+    "truncated": (
+        "Your reply was cut off by the length limit before it was complete. Answer again, "
+        'much more briefly, with the JSON code block of the Output Format: {{"action": {schema}}}.'
     ),
 }
 

@@ -120,16 +120,22 @@ def check_parameters(name: str, params: dict[str, Any], spec: str | None = None)
 
 
 def build_method(
-    spec: str, model: str | None = None, *, client_factory: ClientFactory = make_client
+    spec: str,
+    model: str | None = None,
+    *,
+    client_factory: ClientFactory = make_client,
+    defaults: dict[str, Any] | None = None,
 ) -> Method:
     """A method from its spec; the model comes from the spec, else `model`.
 
     `client_factory` turns a `model@base_url` string into a client (tests pass one that
-    points at the simulated server).
+    points at the simulated server). `defaults` are keyword arguments (call options,
+    re-asks, failure policy) that the spec's own parameters override.
     """
     name, spec_model, params = parse_spec(spec)
     check_parameters(name, params, spec)
     cls, fixed = METHODS[name]
+    params = {**(defaults or {}), **params}
     if cls is CrossModel:
         models = params.pop("models", None)
         names = str(models).split("|") if models else []

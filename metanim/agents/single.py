@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from metanim.agents import prompts
+from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, gather
 from metanim.agents.elicit import elicit_systems
 from metanim.llm._types import ChatModel, Message
@@ -49,6 +49,10 @@ class Prompting(Method):
             agent="agent",
             phase="answer",
             temperature=self.temperature,
+            # Standard asks for the action alone; ReAct and CoT for reasoning first.
+            schema=schemas.action_reply(
+                ctx.task, reasoning=self.style != "standard", max_chars=ctx.chars("answer")
+            ),
         )
         answer = reply.answer
         ctx.record_round({"agent": answer})

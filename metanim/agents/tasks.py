@@ -90,6 +90,9 @@ class GameTask:
     def action_schema(self) -> str:
         return self.game.action_schema(self.state)
 
+    def action_json_schema(self) -> dict[str, Any]:
+        return self.game.action_json_schema(self.state)
+
     def parse(self, value: Any) -> Any:
         return self.game.parse_move(value, self.state)
 
@@ -171,6 +174,11 @@ class QuestionTask:
         if self.kind == "numeric":
             return "number // your final numeric answer"
         return 'string // your final answer: a number or a LaTeX expression, e.g. "\\\\frac{a}{b}"'
+
+    def action_json_schema(self) -> dict[str, Any]:
+        if self.item.choices is not None:
+            return {"enum": list(self.letters)}
+        return {"type": "number"}
 
     def parse(self, value: Any) -> Any:
         if self.item.choices is not None:

@@ -66,6 +66,8 @@ class WinRow(BaseModel):
     high: float
     failed: int = Field(0, description="infrastructure errors and errors: never a loss")
     identity: str = ""
+    forfeit_losses: int = Field(0, description="losses by forfeit (format failures), not by play")
+    on_failure: str = Field("forfeit", description="the run's policy after failed re-asks")
 
     @property
     def rate(self) -> float:
@@ -95,6 +97,7 @@ class AccuracyRow(BaseModel):
     failed: int = 0
     items: int = 0
     identity: str = ""
+    forfeits: int = 0  # format failures, graded wrong; counted apart from wrong moves
 
 
 class PairedRow(BaseModel):
@@ -354,6 +357,11 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
                 high=ci.high,
                 failed=len(rows) - len(finished),
                 identity=h,
+                forfeit_losses=sum(
+                    r["status"] == "loss" and r.get("end_reason") == "agent_forfeit"
+                    for r in finished
+                ),
+                on_failure=str(identities[h].get("on_failure") or "forfeit"),
             )
         )
     report.win_diffs = _win_diffs(ep_lists, labels)
@@ -399,6 +407,7 @@ def _verdicts(rows: list[dict[str, Any]]) -> tuple[dict[str, list[bool]], dict[s
 def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> AccuracyRow | None:
     verdicts, repeats = _verdicts(rows)
     failed = len(rows) - sum(len(v) for v in verdicts.values())
+    forfeits = sum(r.get("status") == "forfeit" for r in rows)
     if not verdicts:
         return AccuracyRow(
             method=method, game=game, repeats=0, decisions=0, mean=math.nan, std=math.nan,
@@ -416,6 +425,7 @@ def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> Accurac
         high=s.high,
         failed=failed,
         items=s.items,
+        forfeits=forfeits,
     )
 
 
@@ -777,6 +787,8 @@ def accuracy_table(rows: list[AccuracyRow], *, average: bool = True) -> list[str
             cells.append(
                 f"{_pct(a.mean)} ± {_std(a.std)} [{_pct(a.low)}, {_pct(a.high)}] "
                 f"({a.items} items × {a.repeats})"
+                # Forfeits (format failures) count as wrong; shown apart.
+                + (f" ({a.forfeits} forfeits)" if a.forfeits else "")
             )
         if len(head) > len(games) + 1:
             cells.append(_pct(sum(means) / len(means)) if len(means) == len(games) else "–")
@@ -792,14 +804,18 @@ def to_markdown(report: Report) -> str:
             "",
             "Unit: the episode. Wins over finished episodes (wins + losses), 95% Wilson CI. "
             "Failed episodes (infrastructure errors, errors) are never losses; they are "
-            "counted apart. A run is method · model vs opponent · model.",
+            "counted apart. Losses by forfeit (no valid reply after the re-asks) are shown "
+            "apart from losses by play, under each run's on_failure policy. A run is "
+            "method · model vs opponent · model.",
             "",
-            "| run | game | win rate | 95% CI | finished | failed |",
-            "|---|---|---|---|---|---|",
+            "| run | game | win rate | 95% CI | finished | losses play/forfeit | on_failure "
+            "| failed |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         lines += [
             f"| {md(r.method)} | {md(r.game)} | {_pct(r.rate)} | [{_pct(r.low)}, {_pct(r.high)}] "
-            f"| {r.finished} | {r.failed} |"
+            f"| {r.finished} | {r.finished - r.wins - r.forfeit_losses}/{r.forfeit_losses} "
+            f"| {md(r.on_failure)} | {r.failed} |"
             for r in report.win_rates
         ]
         lines.append("")

@@ -19,13 +19,13 @@ class Spent:
         self.cost_usd += cost_usd
 
     def exceeded(
-        self, max_calls: int | None, max_tokens: int | None, max_cost_usd: float | None
+        self, max_calls: int | None, budget_tokens: int | None, max_cost_usd: float | None
     ) -> str | None:
         """Why no new work may start, or None while every cap holds."""
         if max_calls is not None and self.calls >= max_calls:
             return f"call budget {max_calls} reached ({self.calls} calls)"
-        if max_tokens is not None and self.tokens >= max_tokens:
-            return f"token budget {max_tokens} reached ({self.tokens} tokens)"
+        if budget_tokens is not None and self.tokens >= budget_tokens:
+            return f"token budget {budget_tokens} reached ({self.tokens} tokens)"
         if max_cost_usd is not None and self.cost_usd >= max_cost_usd:
             return f"cost budget ${max_cost_usd} reached (${self.cost_usd:.4f})"
         return None

@@ -30,6 +30,20 @@ def tournament_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
     p.add_argument("--opponent-profile", help="opponent profile, e.g. gpt-4o-react-opponent")
     add_config_arguments(p, TournamentConfig)
+    _renamed_flags(p)
+
+
+def _renamed_flags(p: argparse.ArgumentParser) -> None:
+    # The old budget flag read like a per-call cap; it is refused with the new names.
+    p.add_argument("--max-tokens", dest="old_max_tokens", default=None, help=argparse.SUPPRESS)
+
+
+def _refuse_renamed(args: argparse.Namespace) -> None:
+    if getattr(args, "old_max_tokens", None) is not None:
+        raise ValueError(
+            "--max-tokens was renamed: --budget-tokens is the run's token budget, "
+            "--max-completion-tokens the per-call completion cap (default 512)"
+        )
 
 
 def _profiles(args: argparse.Namespace) -> dict[str, Any]:
@@ -44,6 +58,7 @@ def _profiles(args: argparse.Namespace) -> dict[str, Any]:
 def tournament(args: argparse.Namespace) -> int:
     from metanim.arena.tournament import TournamentConfig, run_tournament
 
+    _refuse_renamed(args)
     config = config_from_args(TournamentConfig, args, _profiles(args))
     result = run_tournament(config)
     _print_result(result, "episodes")
@@ -61,11 +76,13 @@ def evaluate_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
     add_config_arguments(p, EvaluationConfig)
+    _renamed_flags(p)
 
 
 def evaluate(args: argparse.Namespace) -> int:
     from metanim.arena.evaluate import EvaluationConfig, run_evaluation
 
+    _refuse_renamed(args)
     config = config_from_args(EvaluationConfig, args, _profiles(args))
     result = run_evaluation(config)
     _print_result(result, "decisions")

@@ -15,7 +15,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from metanim.llm._types import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -34,6 +36,9 @@ class AgentProfile(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict, description="method parameters")
 
 
+OnFailure = typing.Literal["forfeit", "random"]
+
+
 class RunConfig(BaseModel):
     """The settings every run shares (tournaments and evaluations): how it is run.
 
@@ -45,11 +50,21 @@ class RunConfig(BaseModel):
 
     seed: int
     concurrency: int
-    call_concurrency: int = Field(64, ge=1, description="model calls in flight at once, per model")
+    call_concurrency: int | None = Field(
+        None,
+        ge=1,
+        description="model calls in flight at once, per model and server replica (default: "
+        "the server's slot count where it reports one, as llama.cpp's /props; else 8; 64 on "
+        "the in-process simulator)",
+    )
     timeout_s: float = Field(60.0, gt=0, description="per-call timeout in seconds")
     max_retries: int
     max_calls: int | None
-    max_tokens: int | None = Field(None, description="budget: ... after this many tokens")
+    budget_tokens: int | None = Field(
+        None,
+        description="budget: stop starting new work after this many tokens in all (the "
+        "per-call cap is --max-completion-tokens)",
+    )
     max_cost_usd: float | None = Field(None, description="budget: ... after this many dollars")
     results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
     record_decisions: bool
@@ -60,12 +75,102 @@ class RunConfig(BaseModel):
     )
     rerun_failed: bool
     progress: bool = Field(True, description="show a progress bar")
+    # ---- how every model call is made: part of the run's identity (see CALL_FIELDS)
+    max_completion_tokens: int | None = Field(
+        DEFAULT_MAX_COMPLETION_TOKENS,
+        ge=1,
+        description="completion cap sent with every model call (max_tokens); a reply cut off "
+        "by it is recorded as truncated, never read as an answer",
+    )
+    phase_max_tokens: dict[str, int] = Field(
+        default_factory=dict,
+        description="completion cap of one method phase, e.g. rewrite=1024 (phases: answer, "
+        "update, rewrite, argue, commit, ...)",
+    )
+    structured_output: StructuredOutput = Field(
+        "off",
+        description="send each reply's JSON Schema (legal moves as an enum): json_schema "
+        "(response_format), guided_json (vLLM body field), llama_json_schema (llama.cpp body "
+        "field), or off (the papers' prompts alone)",
+    )
+    top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling top_p, if set")
+    stop: list[str] = Field(default_factory=list, description="stop sequence sent with every call")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="extra request-body field for every call, e.g. cache_prompt=false (llama.cpp)",
+    )
+    max_reasks: int = Field(
+        2, ge=0, description="re-asks (with feedback) after an invalid or truncated reply"
+    )
+    reask_temperature: float = Field(
+        0.7,
+        ge=0,
+        description="temperature of a re-ask whose first ask was at 0 (a greedy re-ask repeats itself)",
+    )
+    reply_max_chars: int = Field(
+        300,
+        ge=16,
+        description="longest reasoning (free text) a reply schema allows, in characters "
+        "(structured output only; also kept under the completion cap)",
+    )
+    on_failure: OnFailure = Field(
+        "forfeit",
+        description="when every re-ask stays invalid: forfeit (a loss, counted apart) or random "
+        "(a seeded random legal move, recorded as a fallback)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, values: Any) -> Any:
+        if isinstance(values, dict) and "max_tokens" in values:
+            raise ValueError(
+                "max_tokens was renamed: use budget_tokens (--budget-tokens) for the run's "
+                "token budget, or max_completion_tokens (--max-completion-tokens) for the "
+                "per-call completion cap"
+            )
+        return values
+
+    def call_options(self) -> CallOptions:
+        """The `CallOptions` every method of the run starts from."""
+        return CallOptions(
+            max_tokens=self.max_completion_tokens,
+            top_p=self.top_p,
+            stop=list(self.stop) or None,
+            extra_body=dict(self.extra_body),
+            structured_output=self.structured_output,
+        )
+
+    def method_defaults(self) -> dict[str, Any]:
+        """Keyword arguments every method of the run gets (a method spec may override them)."""
+        return {
+            "options": self.call_options(),
+            "phase_max_tokens": dict(self.phase_max_tokens),
+            "max_reasks": self.max_reasks,
+            "reask_temperature": self.reask_temperature,
+            "on_failure": self.on_failure,
+            "max_chars": self.reply_max_chars,
+        }
 
 
 #: Fields that do not change what a run plays or decides (its name, and every run
 #: setting but the seed): left out of the config hash, so that a rerun with another
 #: concurrency or budget resumes the same log.
-RUN_ONLY = frozenset(RunConfig.model_fields) - {"seed"} | {"name"}
+#: The call settings change what the model is asked, so they are part of the config hash.
+CALL_FIELDS = frozenset(
+    {
+        "max_completion_tokens",
+        "phase_max_tokens",
+        "structured_output",
+        "top_p",
+        "stop",
+        "extra_body",
+        "max_reasks",
+        "reask_temperature",
+        "on_failure",
+        "reply_max_chars",
+    }
+)
+RUN_ONLY = frozenset(RunConfig.model_fields) - {"seed"} - CALL_FIELDS | {"name"}
 
 
 def load_file(path: str | Path) -> dict[str, Any]:

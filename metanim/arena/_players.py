@@ -26,7 +26,7 @@ class ClientPool:
         self,
         sim_base_url: str | None,
         *,
-        max_concurrency: int,
+        max_concurrency: int | None,
         timeout_s: float,
         max_retries: int,
         backoff_s: float = 0.5,
@@ -55,7 +55,11 @@ class ClientPool:
             url = self.sim_base_url
         key = (model, url)
         if key not in self.clients:
-            client = OpenAIChatClient(key[0], base_url=key[1], **self.kwargs)  # type: ignore[arg-type]
+            kwargs = dict(self.kwargs)
+            if kwargs["max_concurrency"] is None and url is not None and url == self.sim_base_url:
+                # The in-process simulator has no slots to report and answers at once.
+                kwargs["max_concurrency"] = 64
+            client = OpenAIChatClient(key[0], base_url=key[1], **kwargs)  # type: ignore[arg-type]
             self.clients[key] = TimedModel(client)
         return self.clients[key]
 
@@ -66,8 +70,18 @@ class ClientPool:
             self.cache.close()
 
 
-def build_method(method: str, model: str, params: dict[str, Any], clients: ClientPool) -> Any:
-    """A `metanim.agents` method from a spec (`name[:k=v,...]`) plus `params` on top."""
+def build_method(
+    method: str,
+    model: str,
+    params: dict[str, Any],
+    clients: ClientPool,
+    defaults: dict[str, Any] | None = None,
+) -> Any:
+    """A `metanim.agents` method from a spec (`name[:k=v,...]`) plus `params` on top.
+
+    `defaults` (the run's call options, re-asks and failure policy) come first; the spec's
+    and the profile's parameters override them.
+    """
     from metanim.agents.registry import METHODS, check_parameters, parse_spec
 
     name, spec_model, spec_params = parse_spec(method)
@@ -81,17 +95,23 @@ def build_method(method: str, model: str, params: dict[str, Any], clients: Clien
         names = [m.strip() for m in str(models).split("|")] if models else []
         if len(names) < 2:
             raise ValueError(f"cross-model debate needs models=a|b, got {models!r} in {method!r}")
-        return cls([clients(m) for m in names], **{**fixed, **merged})  # type: ignore[call-arg]
-    return cls(clients(spec_model or model), **{**fixed, **merged})  # type: ignore[call-arg]
+        return cls([clients(m) for m in names], **{**fixed, **(defaults or {}), **merged})  # type: ignore[call-arg]
+    return cls(clients(spec_model or model), **{**fixed, **(defaults or {}), **merged})  # type: ignore[call-arg]
 
 
 def build_policy(
-    method: str, model: str, params: dict[str, Any], clients: ClientPool, *, record: bool = True
+    method: str,
+    model: str,
+    params: dict[str, Any],
+    clients: ClientPool,
+    *,
+    record: bool = True,
+    defaults: dict[str, Any] | None = None,
 ) -> Policy:
     """A solver policy ("optimal", "random", "epsilon:p") or an LLM method policy."""
     if is_solver_spec(method):
         return SolverPolicy(method.strip().lower())
-    built = build_method(method, model, params, clients)
+    built = build_method(method, model, params, clients, defaults)
     return MethodPolicy(name=f"{method}@{model}", method=built, record_decisions=record)
 
 

@@ -25,6 +25,7 @@ TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 TURN_COUNTS = (
     "illegal",
     "unparsable",
+    "truncated",
     "calls",
     "prompt_tokens",
     "completion_tokens",
@@ -45,6 +46,7 @@ class Turn:
     status: TurnStatus
     illegal: int = 0
     unparsable: int = 0
+    truncated: int = 0  # replies cut off by the completion cap
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -147,6 +149,7 @@ def _turn_from_decision(decision: Any, keep: bool) -> Turn:
         status=status,
         illegal=int(decision.illegal),
         unparsable=int(decision.unparsable),
+        truncated=int(getattr(decision, "truncated", 0)),
         calls=len(decision.calls),
         prompt_tokens=int(decision.usage.prompt_tokens),
         completion_tokens=int(decision.usage.completion_tokens),

@@ -159,7 +159,7 @@ async def run_logged(
             nonlocal played
             async with semaphore:
                 # Budget caps are checked before each item starts; items in flight finish.
-                reason = spent.exceeded(config.max_calls, config.max_tokens, config.max_cost_usd)
+                reason = spent.exceeded(config.max_calls, config.budget_tokens, config.max_cost_usd)
                 if reason is not None:
                     if not stopped:
                         stopped.append(reason)

@@ -48,6 +48,7 @@ class MoveRecord(BaseModel):
     optimal: bool | None = None  # None when no move was played
     illegal: int = 0
     unparsable: int = 0
+    truncated: int = 0
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -65,6 +66,7 @@ class SideTotals(BaseModel):
     optimal_moves: int = 0
     illegal: int = 0
     unparsable: int = 0
+    truncated: int = 0
     forfeits: int = 0
     fallbacks: int = 0
     calls: int = 0

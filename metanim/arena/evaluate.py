@@ -149,7 +149,7 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
     planned = plan(config)
     clients = client_pool(config, sim_url)
     model = qualified_model(config.model, config.base_url)
-    method = build_method(config.method, model, config.params, clients)
+    method = build_method(config.method, model, config.params, clients, config.method_defaults())
     return await run_logged(
         config,
         planned,
@@ -171,7 +171,7 @@ def _failed_decision(item: PlannedDecision, reason: str) -> dict[str, Any]:
         "id": item.id, **item.record.fields(), "repeat": item.repeat, "seed": item.seed,
         "optimal_move": item.record.gold_text, "status": "error", "answer": None, "correct": None,
         "extracted": None, "verdict": None, "round_verdicts": None,
-        "illegal": 0, "unparsable": 0, "samples": 0, "calls": 0, "prompt_tokens": 0,
+        "illegal": 0, "unparsable": 0, "truncated": 0, "samples": 0, "calls": 0, "prompt_tokens": 0,
         "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "error": reason,
         "decision": None,
     }  # fmt: skip
@@ -220,6 +220,7 @@ async def decide_one(
         round_verdicts=round_verdicts(record, rounds) if rounds else None,
         illegal=decision.illegal if decision else 0,
         unparsable=decision.unparsable if decision else 0,
+        truncated=getattr(decision, "truncated", 0) if decision else 0,
         samples=len(decision.samples) if decision else 0,
         calls=len(decision.calls) if decision else 0,
         prompt_tokens=usage.prompt_tokens if usage else 0,
@@ -295,6 +296,16 @@ def summarize(
                 "accuracy_ci95": [low, high],
                 "items": items,
                 "forfeits": sum(r["status"] == "forfeit" for r in group),
+                # Wrong by play: a valid answer that is not the optimal move; forfeits and
+                # fallbacks (format failures) are wrong too, but counted apart.
+                "wrong_by_play": sum(r["status"] == "ok" and not r["correct"] for r in graded),
+                # Accuracy among the decisions that gave a valid answer (format failures out).
+                "accuracy_answered": (
+                    sum(bool(r["correct"]) for r in graded) / answered
+                    if (answered := sum(r["status"] == "ok" for r in graded))
+                    else math.nan
+                ),
+                "truncated": sum(r.get("truncated", 0) for r in group),
                 "fallbacks": sum(r["status"] == "fallback" for r in group),
                 # Per graded decision: the final answer's verdict (unparsable apart from wrong).
                 **{f"verdict_{v}": sum(r.get("verdict") == v for r in graded) for v in VERDICTS},
@@ -329,6 +340,12 @@ def render_report(summary: dict[str, Any]) -> str:
             f"- `{cfg['method']}` on `{cfg['model']}`, {cfg['repeats']} repeats, seed {cfg['seed']}; "
             f"log `{summary.get('log', '')}`"
         )
+        lines.append(
+            f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
+            f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
+            f"`{cfg.get('structured_output', 'off')}`; completion cap "
+            f"{cfg.get('max_completion_tokens', 'none')} tokens"
+        )
     if summary.get("stopped"):
         lines.append(f"- **stopped early:** {summary['stopped']}")
     lines += [
@@ -340,12 +357,15 @@ def render_report(summary: dict[str, Any]) -> str:
         "Wilson on the effective number of items, the repeats of a record kept together. Forfeits and fallbacks count as wrong; "
         "infrastructure errors and unrun decisions are not graded and are counted apart. "
         "Verdicts: correct / wrong / unparsable (no reply named any answer) per graded "
-        "decision. Rates are per sampled answer.",
+        "decision. Rates are per sampled answer. Wrong answers are split: wrong by play (a "
+        "valid, non-optimal answer) and forfeits/fallbacks (format failures); accuracy among "
+        "answered leaves the format failures out.",
         "",
-        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] | verdicts ✓/✗/? "
-        "| unparsable | illegal | forfeit | "
+        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] "
+        "| accuracy among answered | verdicts ✓/✗/? | wrong by play | unparsable | illegal "
+        "| truncated | forfeit | "
         "fallback | infra err | errors | not run | calls | tokens | cost $ | s/decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["games"]:
         low, high = g["accuracy_ci95"]
@@ -353,9 +373,10 @@ def render_report(summary: dict[str, Any]) -> str:
         lines.append(
             f"| {g['game']} | {g['graded']}/{g['planned']} | {g['repeats_in_mean']}/{g['repeats']} "
             f"| {pct(g['accuracy_mean'])} ± {std} "
-            f"[{pct(low)}, {pct(high)}] "
+            f"[{pct(low)}, {pct(high)}] | {pct(g['accuracy_answered'])} "
             f"| {g['verdict_correct']}/{g['verdict_wrong']}/{g['verdict_unparsable']} "
-            f"| {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} "
+            f"| {g['wrong_by_play']} "
+            f"| {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} | {g['truncated']} "
             f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
             f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
             f"| {g['cost_usd']:.4f} | {g['mean_latency_s']:.3f} |"

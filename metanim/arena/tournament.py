@@ -224,11 +224,12 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
     clients = client_pool(config, sim_url)
     agent = build_policy(
         config.method, qualified_model(config.model, config.base_url), config.params, clients,
-        record=config.record_decisions,
+        record=config.record_decisions, defaults=config.method_defaults(),
     )  # fmt: skip
     opponent = build_policy(
         config.opponent, qualified_model(config.opponent_model, config.opponent_base_url),
         config.opponent_params, clients, record=config.record_decisions,
+        defaults=config.method_defaults(),
     )  # fmt: skip
 
     async def one(item: PlannedEpisode) -> dict[str, Any]:
@@ -330,6 +331,14 @@ def _group_summary(group: list[dict[str, Any]]) -> dict[str, Any]:
         "finished": len(finished),
         "wins": wins,
         "losses": len(finished) - wins,
+        # A loss by forfeit (every answer stayed invalid: a format failure) is not a loss
+        # by play; both are losses under on_failure=forfeit, shown apart.
+        "losses_by_forfeit": sum(
+            r["status"] == "loss" and r["end_reason"] == "agent_forfeit" for r in finished
+        ),
+        "wins_by_forfeit": sum(
+            r["status"] == "win" and r["end_reason"] == "opponent_forfeit" for r in finished
+        ),
         "win_rate": wins / len(finished) if finished else math.nan,
         "win_ci95": [low, high],
         "infrastructure_errors": sum(r["status"] == "infrastructure_error" for r in group),
@@ -348,6 +357,7 @@ def _group_summary(group: list[dict[str, Any]]) -> dict[str, Any]:
             "optimal_rate": sum(t["optimal_moves"] for t in totals) / moves if moves else math.nan,
             "illegal": sum(t["illegal"] for t in totals),
             "unparsable": sum(t["unparsable"] for t in totals),
+            "truncated": sum(t.get("truncated", 0) for t in totals),
             "forfeits": sum(t["forfeits"] for t in totals),
             "fallbacks": sum(t["fallbacks"] for t in totals),
             "calls": sum(t["calls"] for t in totals),
@@ -382,6 +392,10 @@ def render_report(summary: dict[str, Any]) -> str:
             f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
             f"- {cfg['episodes']} episodes per setting, seat policy `{cfg['seat']}`, start "
             f"`{cfg['start'] or 'initial for a preset, else random_n'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
+            f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
+            f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
+            f"`{cfg.get('structured_output', 'off')}`; completion cap "
+            f"{cfg.get('max_completion_tokens', 'none')} tokens",
         ]
     if summary.get("stopped"):
         lines.append(f"- **stopped early:** {summary['stopped']}")
@@ -390,12 +404,15 @@ def render_report(summary: dict[str, Any]) -> str:
         "Win rate over finished episodes (wins + losses) with a 95% Wilson CI. Infrastructure "
         "errors and unplayed episodes are never a loss; they are counted apart. Start: how many "
         "episodes began at an N- or P-position for the first mover. Optimal: moves graded by the "
-        "solver.",
+        "solver. Losses by play and by forfeit (no valid answer after every re-ask: a format "
+        "failure) are shown apart, and so are wins by the opponent's forfeit; the win rate "
+        "counts them under the run's on_failure policy, named above.",
         "",
-        "| setting | seat | finished/planned | win rate [95% CI] | start N/P | infra err | errors | not run "
-        "| agent illegal/unparsable/forfeit/fallback | agent optimal | opp. optimal | opp. forfeits "
-        "| calls | tokens | cost $ | s/decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| setting | seat | finished/planned | win rate [95% CI] | losses play/forfeit "
+        "| wins by opp. forfeit | start N/P | infra err | errors | not run "
+        "| agent illegal/unparsable/truncated/forfeit/fallback | agent optimal | opp. optimal "
+        "| opp. forfeits | calls | tokens | cost $ | s/decision |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["groups"]:
         a, o = g["agent"], g["opponent"]
@@ -403,9 +420,11 @@ def render_report(summary: dict[str, Any]) -> str:
         lines.append(
             f"| {g['setting']} | {g['seat']} | {g['finished']}/{g['planned']} "
             f"| {pct(g['win_rate'])} [{pct(low)}, {pct(high)}] "
+            f"| {g['losses'] - g['losses_by_forfeit']}/{g['losses_by_forfeit']} "
+            f"| {g['wins_by_forfeit']} "
             f"| {g['start_outcomes']['N']}/{g['start_outcomes']['P']} "
             f"| {g['infrastructure_errors']} | {g['errors']} | {g['not_run']} "
-            f"| {a['illegal']}/{a['unparsable']}/{a['forfeits']}/{a['fallbacks']} "
+            f"| {a['illegal']}/{a['unparsable']}/{a['truncated']}/{a['forfeits']}/{a['fallbacks']} "
             f"| {pct(a['optimal_rate'])} | {pct(o['optimal_rate'])} | {o['forfeits']} "
             f"| {a['calls'] + o['calls']} "
             f"| {a['prompt_tokens'] + a['completion_tokens'] + o['prompt_tokens'] + o['completion_tokens']} "

@@ -225,6 +225,14 @@ class Game(ABC, Generic[StateT, MoveT]):
     def action_schema(self, state: StateT) -> str:
         """One line describing the JSON `action` value, for the Output Format section."""
 
+    def action_json_schema(self, state: StateT) -> dict[str, Any]:
+        """The JSON Schema of the `action` value: the legal moves of `state` as an `enum`.
+
+        Each member is the move as the Output Format asks for it (its `move_text` read as
+        JSON), so a schema-constrained reply parses back to exactly that move.
+        """
+        return {"enum": [json.loads(self.move_text(m)) for m in self.legal_moves(state)]}
+
     @abstractmethod
     def _move_from_value(self, value: Any, state: StateT) -> MoveT:
         """Interpret a parsed value (int, list, str) as a move, or raise `UnparsableMoveError`."""

@@ -4,7 +4,14 @@ and the records every method reads (`ChatModel`, `Completion`, `Usage`).
 The simulated server lives in `metanim.llm.sim`.
 """
 
-from metanim.llm._types import ChatModel, Completion, InfrastructureError, Message, Usage
+from metanim.llm._types import (
+    CallOptions,
+    ChatModel,
+    Completion,
+    InfrastructureError,
+    Message,
+    Usage,
+)
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.client import DEFAULT_BASE_URL, OpenAIChatClient
 from metanim.llm.prices import PRICES_ENV, Price, PriceTable
@@ -12,6 +19,7 @@ from metanim.llm.prices import PRICES_ENV, Price, PriceTable
 __all__ = [
     "DEFAULT_BASE_URL",
     "PRICES_ENV",
+    "CallOptions",
     "ChatModel",
     "Completion",
     "InfrastructureError",

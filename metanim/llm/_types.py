@@ -6,7 +6,7 @@ client, the cache and the simulated server live beside this file.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +35,55 @@ class InfrastructureError(MetaNimError, RuntimeError):
         self.kind = kind
         self.status = status  # HTTP status, when there was one
         self.attempts = attempts  # attempts made, retries included
+
+
+#: How a reply schema reaches the server (docs/llm.md, "Structured output"):
+#: off: not sent; json_schema: `response_format` {"type": "json_schema"} (OpenAI, llama.cpp,
+#: vLLM, SGLang); guided_json: a `guided_json` body field (vLLM's older form);
+#: llama_json_schema: llama.cpp's own `json_schema` body field (turned into a grammar).
+StructuredOutput = Literal["off", "json_schema", "guided_json", "llama_json_schema"]
+STRUCTURED_OUTPUT_MODES: tuple[str, ...] = (
+    "off",
+    "json_schema",
+    "guided_json",
+    "llama_json_schema",
+)
+
+#: The completion cap every call gets unless a run or a phase sets another.
+DEFAULT_MAX_COMPLETION_TOKENS = 512
+
+
+class CallOptions(BaseModel):
+    """Everything a call sends beyond its messages, temperature, n and seed; one per call.
+
+    Recorded with every call (`CallRecord.options`), so a decision says exactly what its
+    requests asked for. `schema` is the reply's JSON Schema, sent only when
+    `structured_output` is not "off".
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    max_tokens: int | None = Field(
+        DEFAULT_MAX_COMPLETION_TOKENS, ge=1, description="completion cap (None: the server's)"
+    )
+    top_p: float | None = Field(None, gt=0, le=1)
+    stop: list[str] | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    structured_output: StructuredOutput = "off"
+    schema_: dict[str, Any] | None = Field(None, alias="schema")
+
+    def with_(self, **changes: Any) -> CallOptions:
+        """A copy with `changes` (`schema=` sets the reply schema)."""
+        if "schema" in changes:
+            changes["schema_"] = changes.pop("schema")
+        return self.model_copy(update=changes)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form kept in call records (the schema only when it was sent)."""
+        out = self.model_dump(mode="json", by_alias=True, exclude_defaults=False)
+        if self.structured_output == "off":
+            out.pop("schema", None)
+        return out
 
 
 class Usage(BaseModel):
@@ -68,10 +117,27 @@ class Completion(BaseModel):
     # model, temperature, n, seed, sample_index (and, from the client, base_url, max_tokens)
     request: dict[str, Any] = Field(default_factory=dict)
     retries: int = 0  # failed attempts before this answer (0 for a cached answer)
+    # Why each choice ended, as the server said: "stop", "length" (cut by the cap), ...
+    finish_reasons: list[str | None] = Field(default_factory=list)
+    # A reasoning model's thinking per choice (`reasoning_content`, or <think>...</think>
+    # taken out of the text), kept apart so the answer is parsed from `texts` alone.
+    reasoning: list[str | None] = Field(default_factory=list)
+    # Why each failed attempt failed (kind, HTTP status), in order; len == retries.
+    attempt_errors: list[dict[str, Any]] = Field(default_factory=list)
+    endpoint: str | None = None  # the base URL that answered (one of a client's replicas)
 
     @property
     def text(self) -> str:
         return self.texts[0]
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self.finish_reasons[0] if self.finish_reasons else None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the first choice was cut off by the completion cap."""
+        return self.finish_reason == "length"
 
 
 @runtime_checkable
@@ -90,6 +156,10 @@ class ChatModel(Protocol):
         seed: int | None = None,
         sample_index: int = 0,
         max_tokens: int | None = None,
+        options: CallOptions | None = None,
     ) -> Completion:
-        """One chat completion. `sample_index` separates repeated samples in the cache."""
+        """One chat completion. `sample_index` separates repeated samples in the cache.
+
+        `options` (cap, top_p, stop, extra body, reply schema) wins over `max_tokens`.
+        """
         ...

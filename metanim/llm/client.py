@@ -12,13 +12,17 @@ import json
 import logging
 import os
 import random
+import re
 import time
 import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import openai
 
-from metanim.llm._types import Completion, InfrastructureError, Message, Usage
+from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.prices import PriceTable
 
@@ -36,41 +40,52 @@ class OpenAIChatClient:
 
     Args:
         model: the model name sent to the server (e.g. "gpt-4o", "sim-optimal").
-        base_url: server URL; default `OPENAI_BASE_URL`, else the OpenAI API.
+        base_url: server URL; default `OPENAI_BASE_URL`, else the OpenAI API. Several
+            URLs (a list, or one string joined by "|") are replicas of one model: each call
+            goes to the replica with the fewest calls in flight, each with its own limit.
         api_key: default `OPENAI_API_KEY`. Never logged, printed, cached or put in a record.
-        max_concurrency: calls in flight at once (per event loop).
+        max_concurrency: calls in flight at once per replica (per event loop); None: the
+            server's slot count where it reports one (llama.cpp's `/props`), else 8.
         timeout_s: per-attempt timeout in seconds.
         max_retries: retries after the first attempt on 429 (not quota), 408/409, 5xx,
             timeouts, connection errors and unreadable responses; then `InfrastructureError`.
+            A deterministic request (temperature 0) that timed out is resent once at most:
+            the same greedy request would only time out again.
         backoff_s: first backoff; doubled on each retry, capped at `backoff_max_s`, and
             jittered to a uniform draw in [half, full] so that parallel callers spread out.
         backoff_max_s: largest backoff (a server's Retry-After is honoured up to 60 s).
         cache: an opt-in `ResponseCache`; used for temperature 0 unless the cache is forced.
         prices: the price table for `cost_usd` (default: `PriceTable.load()`).
+        options: the default `CallOptions` of a call that passes none.
+        check_server: before the first call, read the server's `/v1/models` (a WARNING when
+            `model` is not listed) and `/props` (its slot count).
     """
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key: str | None = None,
-        max_concurrency: int = 8,
+        max_concurrency: int | None = 8,
         timeout_s: float = 60.0,
         max_retries: int = 4,
         backoff_s: float = 0.5,
         backoff_max_s: float = 8.0,
         cache: ResponseCache | None = None,
         prices: PriceTable | None = None,
+        options: CallOptions | None = None,
+        check_server: bool = True,
     ) -> None:
-        if max_concurrency < 1:
+        if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         if max_retries < 0:
             raise ValueError("max_retries must be non-negative")
         self._model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
-            "/"
-        )
+        self.base_urls = split_base_urls(base_url)
+        # The first replica names the client in records, caches and the run's identity:
+        # replicas serve one model, so which one answered does not change a result.
+        self.base_url = self.base_urls[0]
         # Held only here and inside the SDK clients; never in a record, a log line or repr.
         self.__api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
         self.max_concurrency = max_concurrency
@@ -80,19 +95,24 @@ class OpenAIChatClient:
         self.backoff_max_s = backoff_max_s
         self.cache = cache
         self.prices = prices if prices is not None else PriceTable.load()
+        self.options = options or CallOptions()
+        self.check_server = check_server
+        #: Per replica: the slot count its server reported (None: not reported).
+        self.server_slots: dict[str, int | None] = {}
         self._rng = random.Random()
         # The SDK's connection pool and an asyncio.Semaphore are bound to one event loop;
-        # a client reused under several `asyncio.run` calls gets one pair per loop.
-        self._per_loop: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, asyncio.Semaphore]
-        ] = weakref.WeakKeyDictionary()
+        # a client reused under several `asyncio.run` calls gets its endpoints per loop.
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def model(self) -> str:
         return self._model
 
     def __repr__(self) -> str:
-        return f"OpenAIChatClient(model={self._model!r}, base_url={self.base_url!r})"
+        urls = self.base_url if len(self.base_urls) == 1 else "|".join(self.base_urls)
+        return f"OpenAIChatClient(model={self._model!r}, base_url={urls!r})"
 
     def __getstate__(self) -> dict[str, Any]:
         # A pickle must not carry the key (or the loop-bound SDK clients): the copy
@@ -107,26 +127,105 @@ class OpenAIChatClient:
         self.__api_key = os.environ.get("OPENAI_API_KEY") or ""
         self._per_loop = weakref.WeakKeyDictionary()
 
-    def _loop_state(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+    async def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
         state = self._per_loop.get(loop)
         if state is None:
-            sdk = openai.AsyncOpenAI(
-                api_key=self.__api_key or _NO_KEY,
-                base_url=self.base_url,
-                timeout=self.timeout_s,
-                max_retries=0,
-            )
-            state = (sdk, asyncio.Semaphore(self.max_concurrency))
+            state = _LoopState()
             self._per_loop[loop] = state
+        async with state.lock:
+            if not state.endpoints:
+                for url in self.base_urls:
+                    sdk = openai.AsyncOpenAI(
+                        api_key=self.__api_key or _NO_KEY,
+                        base_url=url,
+                        timeout=self.timeout_s,
+                        max_retries=0,
+                    )
+                    limit = self.max_concurrency
+                    if self.check_server:
+                        slots = await self._check_endpoint(sdk, url)
+                        if limit is None and slots is not None:
+                            limit = slots
+                    state.endpoints.append(_Endpoint(url, sdk, asyncio.Semaphore(limit or 8)))
         return state
+
+    async def _check_endpoint(self, sdk: openai.AsyncOpenAI, url: str) -> int | None:
+        """Warn if the model is not listed; return the server's slot count, if it gives one."""
+        try:
+            listed = [m.id async for m in sdk.models.list()]
+        except Exception:  # a server without a listing is not an error
+            listed = []
+        # A parameterised name (the simulator's "sim-biased:p=0.3") is listed by its base.
+        bases = {m.split(":")[0] for m in listed}
+        if listed and self._model not in listed and self._model.split(":")[0] not in bases:
+            log.warning(
+                "model %r is not listed by %s/models (it lists %s); the server may answer "
+                "with another model or refuse",
+                self._model,
+                url,
+                ", ".join(repr(m) for m in listed[:8]) + (" ..." if len(listed) > 8 else ""),
+            )
+        slots = None
+        try:
+            # llama.cpp serves /props beside /v1, at the server's root.
+            root = url[: -len("/v1")] if url.endswith("/v1") else url
+            response = await sdk.get(f"{root}/props", cast_to=httpx.Response)
+            if response.status_code == 200:
+                value = response.json().get("total_slots")
+                slots = int(value) if isinstance(value, int) and value > 0 else None
+        except Exception:
+            slots = None
+        self.server_slots[url] = slots
+        return slots
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the current event loop."""
         loop = asyncio.get_running_loop()
         state = self._per_loop.pop(loop, None)
         if state is not None:
-            await state[0].close()
+            for endpoint in state.endpoints:
+                await endpoint.sdk.close()
+
+    def build_request(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float,
+        n: int,
+        seed: int | None,
+        options: CallOptions,
+    ) -> dict[str, Any]:
+        """The keyword arguments of the SDK call: the options in the server's dialect."""
+        request: dict[str, Any] = {
+            "model": self._model,
+            "messages": [dict(m) for m in messages],
+            "temperature": temperature,
+            "n": n,
+        }
+        if seed is not None:
+            request["seed"] = seed
+        if options.max_tokens is not None:
+            request["max_tokens"] = options.max_tokens
+        if options.top_p is not None:
+            request["top_p"] = options.top_p
+        if options.stop:
+            request["stop"] = list(options.stop)
+        extra = dict(options.extra_body)
+        schema = options.schema_
+        if options.structured_output != "off" and schema is not None:
+            if options.structured_output == "json_schema":
+                request["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "reply", "schema": schema, "strict": True},
+                }
+            elif options.structured_output == "guided_json":
+                extra["guided_json"] = schema
+            else:
+                extra["json_schema"] = schema
+        if extra:
+            request["extra_body"] = extra
+        return request
 
     async def chat(
         self,
@@ -137,25 +236,27 @@ class OpenAIChatClient:
         seed: int | None = None,
         sample_index: int = 0,
         max_tokens: int | None = None,
+        options: CallOptions | None = None,
     ) -> Completion:
         """One chat completion with `n` choices.
 
+        `options` (else the client's default options, with `max_tokens` if given) sets the
+        cap, top_p, stop, extra body fields and the reply schema.
+
         Raises:
-            InfrastructureError: auth, permission, quota, unknown model, bad request, or a
-                retryable failure that outlived `max_retries` (see `kind`).
+            InfrastructureError: auth, permission, quota, unknown model, bad request (a
+                rejected reply schema says so), or a retryable failure that outlived its
+                retries (see `kind`).
         """
         if n < 1:
             raise ValueError("n must be at least 1")
-        request: dict[str, Any] = {
-            "model": self._model,
-            "messages": [dict(m) for m in messages],
-            "temperature": temperature,
-            "n": n,
-        }
-        if seed is not None:
-            request["seed"] = seed
-        if max_tokens is not None:
-            request["max_tokens"] = max_tokens
+        if options is None:
+            options = self.options
+            if max_tokens is not None:
+                options = options.with_(max_tokens=max_tokens)
+        request = self.build_request(
+            messages, temperature=temperature, n=n, seed=seed, options=options
+        )
         record = {
             "base_url": self.base_url,
             "model": self._model,
@@ -163,7 +264,8 @@ class OpenAIChatClient:
             "n": n,
             "seed": seed,
             "sample_index": sample_index,
-            "max_tokens": max_tokens,
+            "max_tokens": options.max_tokens,
+            "options": options.record(),
         }
         start = time.perf_counter()
         key = None
@@ -173,6 +275,7 @@ class OpenAIChatClient:
             if hit is not None:
                 texts, usage = hit
                 # No money was spent: the tokens are kept (what the answer took), the cost is 0.
+                # Only complete replies are cached, so each finished with "stop".
                 return Completion(
                     model=self._model,
                     texts=texts,
@@ -181,53 +284,84 @@ class OpenAIChatClient:
                     latency_s=time.perf_counter() - start,
                     cached=True,
                     request=record,
+                    finish_reasons=["stop"] * len(texts),
+                    reasoning=[None] * len(texts),
                 )
-        sdk, semaphore = self._loop_state()
-        async with semaphore:
-            texts, usage, retries = await self._call_with_retries(sdk, request)
-        if key is not None and self.cache is not None:
+        state = await self._loop_state()
+        endpoint = state.pick()
+        endpoint.in_flight += 1
+        try:
+            async with endpoint.semaphore:
+                reply = await self._call_with_retries(endpoint, request, options)
+        finally:
+            endpoint.in_flight -= 1
+        complete = all(r != "length" for r in reply.finish_reasons)
+        if key is not None and self.cache is not None and complete:
             self.cache.put(
                 key,
                 base_url=self.base_url,
                 request=request,
                 sample_index=sample_index,
-                texts=texts,
-                usage=usage,
+                texts=reply.texts,
+                usage=reply.usage,
             )
         latency = time.perf_counter() - start
-        log.debug("chat %s n=%d: %.3f s, %d retries", self._model, n, latency, retries)
+        log.debug("chat %s n=%d: %.3f s, %d retries", self._model, n, latency, len(reply.errors))
         return Completion(
             model=self._model,
-            texts=texts,
-            usage=usage,
-            cost_usd=self.prices.cost(self._model, usage),
+            texts=reply.texts,
+            usage=reply.usage,
+            cost_usd=self.prices.cost(self._model, reply.usage),
             latency_s=latency,
             cached=False,
             request=record,
-            retries=retries,
+            retries=len(reply.errors),
+            finish_reasons=reply.finish_reasons,
+            reasoning=reply.reasoning,
+            attempt_errors=reply.errors,
+            endpoint=endpoint.url,
         )
 
     async def _call_with_retries(
-        self, sdk: openai.AsyncOpenAI, request: dict[str, Any]
-    ) -> tuple[list[str], Usage, int]:
+        self, endpoint: _Endpoint, request: dict[str, Any], options: CallOptions
+    ) -> _Reply:
         attempt = 0
+        errors: list[dict[str, Any]] = []
+        deterministic = request.get("temperature", 1.0) == 0
         while True:
             try:
-                response = await sdk.chat.completions.create(**request)
-                texts = [choice.message.content or "" for choice in response.choices]
-                if not texts:
+                response = await endpoint.sdk.chat.completions.create(**request)
+                if not response.choices:
                     raise _BadResponse("the server returned no choices")
+                texts, reasoning = [], []
+                for choice in response.choices:
+                    text, thought = split_reasoning(choice.message)
+                    texts.append(text)
+                    reasoning.append(thought)
                 usage = Usage(
                     prompt_tokens=response.usage.prompt_tokens if response.usage else 0,
                     completion_tokens=response.usage.completion_tokens if response.usage else 0,
                 )
-                return texts, usage, attempt
+                finish = [choice.finish_reason for choice in response.choices]
+                return _Reply(texts, usage, finish, reasoning, errors)
             except Exception as exc:
-                error, retry_after = self._classify(exc)
+                error, retry_after = self._classify(exc, endpoint.url)
                 if error is None:
                     raise
+                if error.kind == "bad_request" and options.structured_output != "off":
+                    error = InfrastructureError(
+                        f"{error} -- the request carried a reply schema (structured output "
+                        f"{options.structured_output!r}); the server may not take that form: "
+                        "try --structured-output off, json_schema, guided_json or "
+                        "llama_json_schema",
+                        kind="bad_request",
+                        status=error.status,
+                    )
                 retryable = error.kind in _RETRYABLE
-                if not retryable or attempt >= self.max_retries:
+                limit = self.max_retries
+                if error.kind == "timeout" and deterministic:
+                    limit = min(limit, 1)
+                if not retryable or attempt >= limit:
                     if retryable:
                         error = InfrastructureError(
                             f"gave up after {attempt + 1} attempts: {error}",
@@ -238,6 +372,7 @@ class OpenAIChatClient:
                     else:
                         error.attempts = attempt + 1
                     raise error from None
+                errors.append({"kind": error.kind, "status": error.status})
                 delay = min(self.backoff_s * 2**attempt, self.backoff_max_s)
                 delay *= 0.5 + 0.5 * self._rng.random()
                 if retry_after is not None:
@@ -245,16 +380,18 @@ class OpenAIChatClient:
                 log.info(
                     "%s from %s (attempt %d): retrying in %.3f s",
                     error.kind,
-                    self.base_url,
+                    endpoint.url,
                     attempt + 1,
                     delay,
                 )
                 attempt += 1
                 await asyncio.sleep(delay)
 
-    def _classify(self, exc: BaseException) -> tuple[InfrastructureError | None, float | None]:
+    def _classify(
+        self, exc: BaseException, url: str | None = None
+    ) -> tuple[InfrastructureError | None, float | None]:
         """The infrastructure error an SDK exception stands for, and the server's Retry-After."""
-        where = f"{self.base_url} (model {self._model!r})"
+        where = f"{url or self.base_url} (model {self._model!r})"
         if isinstance(exc, openai.APITimeoutError):
             return InfrastructureError(
                 f"timed out after {self.timeout_s} s at {where}", kind="timeout"
@@ -293,6 +430,73 @@ class OpenAIChatClient:
 
     def _redact(self, text: str) -> str:
         return text.replace(self.__api_key, "***") if self.__api_key else text
+
+
+@dataclass
+class _Endpoint:
+    url: str
+    sdk: openai.AsyncOpenAI
+    semaphore: asyncio.Semaphore
+    in_flight: int = 0
+
+
+@dataclass
+class _LoopState:
+    endpoints: list[_Endpoint] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def pick(self) -> _Endpoint:
+        # Fewest calls in flight; ties go to the first listed, so one replica is used
+        # alone until it is busy.
+        return min(self.endpoints, key=lambda e: e.in_flight)
+
+
+@dataclass
+class _Reply:
+    texts: list[str]
+    usage: Usage
+    finish_reasons: list[str | None]
+    reasoning: list[str | None]
+    errors: list[dict[str, Any]]
+
+
+def split_base_urls(base_url: str | Sequence[str] | None) -> list[str]:
+    """The replica URLs of a `base_url` (a list, or one string joined by "|")."""
+    if base_url is None:
+        urls = [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
+    elif isinstance(base_url, str):
+        urls = base_url.split("|")
+    else:
+        urls = list(base_url)
+    urls = [u.strip().rstrip("/") for u in urls if u and u.strip()]
+    if not urls:
+        raise ValueError("base_url names no server")
+    return urls
+
+
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+
+
+def split_reasoning(message: Any) -> tuple[str, str | None]:
+    """A reply's answer text and its thinking, kept apart.
+
+    A reasoning model's thinking comes as `reasoning_content` (llama.cpp, vLLM, DeepSeek)
+    or inline as `<think>...</think>` (Qwen3 in thinking mode); the answer is what is left.
+    An unclosed `<think>` (the cap cut the thinking) leaves no answer.
+    """
+    text = getattr(message, "content", None) or ""
+    extra = getattr(message, "model_extra", None) or {}
+    thought = extra.get("reasoning_content") or getattr(message, "reasoning_content", None)
+    parts = [str(thought)] if thought else []
+    found = _THINK.findall(text)
+    if found:
+        parts.extend(p.strip() for p in found)
+        text = _THINK.sub("", text)
+    if "<think>" in text:  # thinking that never closed
+        head, _, tail = text.partition("<think>")
+        parts.append(tail.strip())
+        text = head
+    return text.strip() if parts else text, ("\n".join(parts) if parts else None)
 
 
 class _BadResponse(Exception):

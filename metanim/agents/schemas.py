@@ -1,0 +1,82 @@
+"""JSON Schemas of the methods' replies, for structured output (DESIGN §10).
+
+Each schema holds the keys the method's Output Format asks for, the legal answers of the
+current state (or the question's choices) as an `enum`, and free text capped at
+`max_chars`, so a constrained reply is short and always parses. The task provides the
+schema of the `action` value (`action_json_schema`); a task without one (an open numeric
+question is `{"type": "number"}`, so it has one) gets no schema, and its calls go
+unconstrained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+#: Longest free-text field (reasoning, arguments) a schema allows, in characters. A
+#: context also keeps it under the call's completion cap (`Context.chars`), so a reply
+#: that follows its schema cannot be cut off: a token is at least one character.
+DEFAULT_MAX_CHARS = 300
+
+
+def action_schema(task: Any) -> dict[str, Any] | None:
+    """The task's JSON Schema of one `action` value, or None if it has none."""
+    method = getattr(task, "action_json_schema", None)
+    return method() if callable(method) else None
+
+
+def _text(max_chars: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": max_chars}
+
+
+def _object(properties: dict[str, Any], required: Sequence[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties if required is None else required),
+        "additionalProperties": False,
+    }
+
+
+def action_reply(
+    task: Any, *, reasoning: bool = True, max_chars: int = DEFAULT_MAX_CHARS
+) -> dict[str, Any] | None:
+    """`{"reasoning": ..., "action": <enum>}` (ReAct, CoT, debate), or `{"action": ...}` (Standard).
+
+    Reasoning comes first, so a constrained model still reasons before it commits.
+    """
+    action = action_schema(task)
+    if action is None:
+        return None
+    properties: dict[str, Any] = {"reasoning": _text(max_chars)} if reasoning else {}
+    properties["action"] = action
+    return _object(properties)
+
+
+def fields_reply(keys: Sequence[str], *, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
+    """An object of string fields (DReaMAD's elicitation and rewrite steps)."""
+    return _object({key: _text(max_chars) for key in keys})
+
+
+def verdict_reply(task: Any, *, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any] | None:
+    """MPD's discriminative judge: preference, side, reasoning and the answer (or null)."""
+    action = action_schema(task)
+    if action is None:
+        return None
+    return _object(
+        {
+            "preference": {"enum": ["Yes", "No"]},
+            "supported_side": {"enum": ["Affirmative", "Negative"]},
+            "reasoning": _text(max_chars),
+            "action": {"anyOf": [action, {"type": "null"}]},
+        }
+    )
+
+
+def commitment_reply(options: Sequence[str] | None) -> dict[str, Any] | None:
+    """AceMAD's private commitment: a probability per option for belief and prediction."""
+    if not options:
+        return None
+    probability = {"type": "number", "minimum": 0, "maximum": 1}
+    distribution = _object({option: probability for option in options})
+    return _object({"belief": distribution, "prediction": distribution})
