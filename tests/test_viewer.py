@@ -38,7 +38,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_tournament(
         TournamentConfig(
             name="demo", games=["fibonacci-20"], method="dreamad",
-            model="sim-biased:heuristic=max_take,p=0.3", opponent="react",
+            model="sim-biased:heuristic=max_take,p=0.8", opponent="react",
             opponent_model="sim-biased:heuristic=max_take,p=0.6", episodes=4,
             seat="alternate", seed=0, results_dir=str(root), progress=False,
         )
