@@ -87,6 +87,8 @@ class Report(BaseModel):
     results_dir: str
     win_rates: list[WinRow] = Field(default_factory=list)
     accuracy: list[AccuracyRow] = Field(default_factory=list)
+    #: Decision accuracy per dataset difficulty tier (records with a `difficulty`).
+    by_difficulty: list[AccuracyRow] = Field(default_factory=list)
     paired: list[PairedRow] = Field(default_factory=list)
     debate: list[DebateRow] = Field(default_factory=list)
     skipped_files: list[str] = Field(default_factory=list)
@@ -245,6 +247,7 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
         )
     for (method, model, game), rows in sorted(decisions.items()):
         report.accuracy.append(_accuracy_row(name(method, model), game, rows))
+    report.by_difficulty = _difficulty_rows(decisions, name)
     report.paired = _paired(decisions, name)
     report.debate = _debate_rows(decisions, name)
     if write and plots and (report.win_rates or report.accuracy):
@@ -290,6 +293,22 @@ def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> Accurac
         high=ci.high,
         failed=failed,
     )
+
+
+def _difficulty_rows(
+    decisions: dict[tuple[str, str, str], list[dict[str, Any]]], name: Any
+) -> list[AccuracyRow]:
+    """Accuracy per (method, game, difficulty tier); `game` reads "nim · hard"."""
+    out = []
+    for (method, model, game), rows in sorted(decisions.items()):
+        tiers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            if r.get("difficulty"):
+                tiers[str(r["difficulty"])].append(r)
+        for tier in ("easy", "medium", "hard"):
+            if tiers.get(tier):
+                out.append(_accuracy_row(name(method, model), f"{game} · {tier}", tiers[tier]))
+    return out
 
 
 def _paired(
@@ -466,6 +485,22 @@ def to_markdown(report: Report) -> str:
                     else f"{_pct(a.mean)} ± {100 * a.std:.1f} [{_pct(a.low)}, {_pct(a.high)}]"
                 )
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if report.by_difficulty:
+        lines += [
+            "## Decision accuracy by difficulty",
+            "",
+            "The same accuracy per dataset difficulty tier (`difficulty` of each record: "
+            "legal moves, distance to the end, fullness; see docs/datasets.md).",
+            "",
+            "| method | game · difficulty | accuracy | 95% CI | decisions |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {a.method} | {a.game} | {_pct(a.mean)} ± {100 * a.std:.1f} "
+            f"| [{_pct(a.low)}, {_pct(a.high)}] | {a.decisions} |"
+            for a in report.by_difficulty
+        ]
         lines.append("")
     if report.paired:
         lines += [

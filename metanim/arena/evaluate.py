@@ -157,7 +157,8 @@ def _failed_decision(item: PlannedDecision, reason: str) -> dict[str, Any]:
     record = item.record
     return {
         "id": item.id, "record_id": record.id, "game": record.game, "variant": record.variant,
-        "stratum": record.features.stratum, "repeat": item.repeat, "seed": item.seed,
+        "stratum": record.features.stratum, "difficulty": record.difficulty,
+        "repeat": item.repeat, "seed": item.seed,
         "optimal_move": record.optimal_move, "status": "error", "answer": None, "correct": None,
         "illegal": 0, "unparsable": 0, "samples": 0, "calls": 0, "prompt_tokens": 0,
         "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "error": reason,
@@ -182,6 +183,7 @@ async def decide_one(
         "game": record.game,
         "variant": record.variant,
         "stratum": record.features.stratum,
+        "difficulty": record.difficulty,
         "repeat": item.repeat,
         "seed": item.seed,
         "optimal_move": record.optimal_move,
