@@ -15,12 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import machine, median_time, table, write_section  # noqa: E402
+from _bench import machine, median_time, table, write_section
 
-from metanim.games import Chomp, CornerQueen, Kayles, Nim  # noqa: E402
-from metanim.solver import method, solver_for  # noqa: E402
-from metanim.solver import closed_forms as cf  # noqa: E402
-from metanim.solver.reference import ReferenceSolver  # noqa: E402
+from metanim.games import Chomp, CornerQueen, Kayles, Nim
+from metanim.solver import closed_forms as cf
+from metanim.solver import method, solver_for
+from metanim.solver.reference import ReferenceSolver
 
 
 def _us(seconds: float) -> str:
