@@ -411,3 +411,19 @@ def test_messages_say_what_was_given_and_what_is_allowed() -> None:
         describe_solution("nim", [-3])
     with pytest.raises(InvalidStateError, match="heaps hold 0 to 31"):
         grundy(make_game("nim-31-k3"), (32,))
+
+
+def test_misere_wythoff_beyond_the_table_keeps_the_corner_exception() -> None:
+    """Misère Wythoff: (0, 1), (1, 0), (2, 2) replace (0, 0) and (1, 2); far from the
+    corner the P-positions are the normal Beatty pairs (checked against the table above)."""
+    game = CornerQueen(3, 10**6, start=(0, 999_999), misere=True)
+    h = game.height
+    for (x, y), p in [((1, 0), True), ((0, 1), True), ((2, 2), True), ((2, 1), False)]:
+        state = (h - 1 - y, x)
+        assert method(game, state) == "closed-form"
+        assert (outcome(game, state) == "P") == p, (x, y)
+    # From (5, 2) the only misère winning move is to (2, 2); the rules enumerate every move.
+    misere_p = {(0, 1), (1, 0), (2, 2), (3, 5), (5, 3)}
+    state = (h - 1 - 2, 5)
+    expected = rule_winning_moves(game, state, lambda s: game.wythoff(s) in misere_p)
+    assert winning_moves(game, state) == expected == [(0, 2)]
