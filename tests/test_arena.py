@@ -407,6 +407,7 @@ def test_misere_presets_start_where_the_agent_can_win(tmp_path: Path, preset, in
     name = next(n for n, g in ENV_GAMES.items() if g == PRESETS[preset][0])
     _, info = gym.make(env_id(name), preset=preset).reset(seed=1)
     assert (info["state"] == start) == initial
+    assert info["start_outcome"] == "N"
 
 
 def test_a_p_position_start_warns(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from metanim.games import (
     Game,
     IllegalMoveError,
     MoveError,
+    SizeLimitError,
     UnparsableMoveError,
     game_class,
     make_game,
@@ -193,6 +194,11 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._done = False
         self._status = "agent to move"
         info = self._info(agent_move=None, opponent_move=opponent_move, winner=None)
+        # The outcome at the agent's first decision, as tournaments record it per episode.
+        try:
+            info["start_outcome"] = _solve.outcome(self.game, state)
+        except SizeLimitError:
+            info["start_outcome"] = None
         return self._obs(), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
