@@ -257,3 +257,21 @@ def test_thousand_two_row_chomp_records_verify_by_the_closed_form(tmp_path):
     assert Counter((v.status, v.method) for v in results) == {
         ("verified", "closed form (two-row Chomp)"): 1000
     }
+
+
+def test_show_verify_counts_what_no_oracle_covers(tmp_path, capsys):
+    from metanim.cli import main
+    from metanim.solver import winning_moves
+
+    kayles = make_game("kayles", rows=[60], misere=True)
+    state = ("1" * 60,)
+    records = [
+        _two_row_record((300, 295), (0, 296)),
+        make_record(kayles, state, winning_moves(kayles, state)[0], index=1, seed=0, grundy=0),
+    ]
+    path = write_jsonl(records, tmp_path / "mixed.jsonl")
+    assert main(["dataset", "show", str(path), "--verify", "--head", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "independently verified: 1 of 2 (1 by closed form (two-row Chomp))" in out
+    assert "not independently verified: 1" in out
+    assert "all verified" not in out

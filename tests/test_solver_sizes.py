@@ -427,3 +427,27 @@ def test_misere_wythoff_beyond_the_table_keeps_the_corner_exception() -> None:
     state = (h - 1 - 2, 5)
     expected = rule_winning_moves(game, state, lambda s: game.wythoff(s) in misere_p)
     assert winning_moves(game, state) == expected == [(0, 2)]
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(2, 130), (3, 86), (1, 300)])
+def test_wide_chomp_kernel_matches_the_generic_engine_past_256_cells(rows, cols) -> None:
+    """Boxes over 256 cells pack value | lost << 31 into 32 bits (no byte field)."""
+    import numpy as np
+
+    from metanim.solver import kernels
+    from metanim.solver._engine import solve_dag
+    from metanim.solver._solvers import _chomp
+
+    params = kernels.chomp_params(rows, cols)
+    states = kernels.chomp_states(rows, cols)
+    grundy, wins = _chomp(params, states)
+    g2, w2 = solve_dag()(states, kernels.chomp_successors(), params, rows * cols)
+    assert np.array_equal(grundy, g2) and np.array_equal(wins, w2)
+
+
+def test_fibonacci_values_fit_their_int16_table() -> None:
+    """The Fibonacci kernel stores values (at most the max take) as int16: the state
+    limit must bind first."""
+    from metanim.solver import fibonacci_table_limit
+
+    assert fibonacci_table_limit() == 10_952 < 32_767
