@@ -451,3 +451,14 @@ def test_fibonacci_values_fit_their_int16_table() -> None:
     from metanim.solver import fibonacci_table_limit
 
     assert fibonacci_table_limit() == 10_952 < 32_767
+
+
+@pytest.mark.parametrize(
+    "name", ["nim-31-k3", "fibonacci-20", "kayles-2rows", "chomp-5x5", "corner-queen"]
+)
+def test_counted_legal_moves_match_the_listed_ones(name: str) -> None:
+    from metanim.solver.check import reachable_states
+
+    game = make_game(name)
+    for state in reachable_states(game, max_states=3000):
+        assert game.num_legal_moves(state) == len(game.legal_moves(state)), state

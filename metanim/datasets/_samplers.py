@@ -55,16 +55,25 @@ def size_left(game: Game[Any, Any], state: Any) -> int:
 
 def fullness(game: Game[Any, Any], state: Any) -> float:
     """`size_left` as a share of the start position's (1.0 = the full board or pile)."""
-    return size_left(game, state) / max(size_left(game, game.initial_state()), 1)
+    return size_left(game, state) / max(_start_size(game), 1)
+
+
+def _start_size(game: Game[Any, Any]) -> int:
+    # Per game object: the builder asks once per drawn state.
+    cached = _START_SIZES.get(id(game))
+    if cached is None or cached[0] is not game:
+        if len(_START_SIZES) > 1024:
+            _START_SIZES.clear()
+        cached = _START_SIZES[id(game)] = (game, size_left(game, game.initial_state()))
+    return cached[1]
+
+
+_START_SIZES: dict[int, tuple[Game[Any, Any], int]] = {}
 
 
 def n_legal_moves(game: Game[Any, Any], state: Any) -> int:
-    """The number of legal moves, counted without listing them where that is cheap."""
-    if isinstance(game, Nim):
-        return sum(game.take_limit(h) for h in state)
-    if isinstance(game, FibonacciNim):
-        return int(state[1])
-    return len(game.legal_moves(state))
+    """The number of legal moves (`Game.num_legal_moves`: counted, not listed)."""
+    return game.num_legal_moves(state)
 
 
 #: Difficulty tiers, from the features a reader faces (see docs/datasets.md):

@@ -159,6 +159,10 @@ class Game(ABC, Generic[StateT, MoveT]):
     def is_terminal(self, state: StateT) -> bool:
         return not self.legal_moves(state)
 
+    def num_legal_moves(self, state: StateT) -> int:
+        """`len(legal_moves(state))`, counted without listing them where a game can."""
+        return len(self.legal_moves(state))
+
     def why_illegal(self, state: StateT, move: MoveT) -> str:
         """One sentence saying why `move` is not legal in `state` (override for detail)."""
         return f"{self.move_text(move)} is not a legal move in this position"

@@ -97,6 +97,9 @@ class Chomp(Game[ChompState, ChompMove]):
     def is_terminal(self, state: ChompState) -> bool:
         return state[0] <= 1 and (len(state) == 1 or state[1] == 0)
 
+    def num_legal_moves(self, state: ChompState) -> int:
+        return sum(state) - 1  # every remaining square but the poison
+
     def legal_moves(self, state: ChompState) -> list[ChompMove]:
         return [(r, c) for r, n in enumerate(state) for c in range(n) if (r, c) != (0, 0)]
 

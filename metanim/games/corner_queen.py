@@ -102,6 +102,10 @@ class CornerQueen(Game[QueenState, QueenMove]):
     def is_terminal(self, state: QueenState) -> bool:
         return state == self.target
 
+    def num_legal_moves(self, state: QueenState) -> int:
+        x, y = self.wythoff(state)
+        return x + y + min(x, y)
+
     def legal_moves(self, state: QueenState) -> list[QueenMove]:
         r, c = state
         moves = [(r, c2) for c2 in range(c)]

@@ -92,6 +92,9 @@ class FibonacciNim(Game[FibState, FibMove]):
     def is_terminal(self, state: FibState) -> bool:
         return state[1] == 0
 
+    def num_legal_moves(self, state: FibState) -> int:
+        return state[1]
+
     def legal_moves(self, state: FibState) -> list[FibMove]:
         return list(range(1, state[1] + 1))
 

@@ -111,6 +111,10 @@ class Kayles(Game[KaylesState, KaylesMove]):
     def is_terminal(self, state: KaylesState) -> bool:
         return not any("1" in row for row in state)
 
+    def num_legal_moves(self, state: KaylesState) -> int:
+        # Each standing pin, plus each pair of adjacent standing pins.
+        return sum(2 * n - 1 for row in state for n in runs(row))
+
     def legal_moves(self, state: KaylesState) -> list[KaylesMove]:
         moves = []
         for r, row in enumerate(state):

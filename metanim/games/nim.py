@@ -108,6 +108,9 @@ class Nim(Game[NimState, NimMove]):
     def is_terminal(self, state: NimState) -> bool:
         return not any(state)
 
+    def num_legal_moves(self, state: NimState) -> int:
+        return sum(self.take_limit(h) for h in state)
+
     def take_limit(self, heap: int) -> int:
         return heap if self.max_take is None else min(heap, self.max_take)
 
