@@ -77,3 +77,15 @@ def test_report_cli_and_empty_folder(results: Path, tmp_path: Path, capsys):
     empty = render_report(tmp_path)
     assert not empty.win_rates and "No tournament" in empty.markdown
     assert main(["report", str(tmp_path / "missing")]) == 2
+
+
+def test_accuracy_by_difficulty_tier(results: Path):
+    """Every decision lands in its record's difficulty tier; NIM-31 k=3 (at most three
+    legal moves) is all "easy", and the optimal reader is right on every one."""
+    report = render_report(results, write=False)
+    rows = {(a.method, a.game): a for a in report.by_difficulty}
+    assert rows[("react", "nim · easy")].mean == 1.0
+    for method in ("react", "mad:agents=2,rounds=2"):
+        tiers = [a for (m, _), a in rows.items() if m == method]
+        assert sum(a.decisions for a in tiers) == 16
+    assert "Decision accuracy by difficulty" in report.markdown

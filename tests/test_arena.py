@@ -351,7 +351,9 @@ def test_solver_players_carry_no_model_in_label_or_hash(tmp_path: Path) -> None:
     assert "sim-biased" not in result.report
 
 
-def test_a_preset_starts_at_its_initial_state_as_in_the_env(tmp_path: Path) -> None:
+def test_one_start_rule_for_presets_json_settings_and_the_env(tmp_path: Path) -> None:
+    """Start "auto": the initial state when it is an N-position for the agent's first
+    decision, else a random one; a preset and the same game as JSON start alike."""
     import gymnasium as gym
 
     config = TournamentConfig(
@@ -364,16 +366,58 @@ def test_a_preset_starts_at_its_initial_state_as_in_the_env(tmp_path: Path) -> N
         progress=False,
     )
     records = run_tournament(config).records
-    preset = [r for r in records if r["setting"] == "fibonacci-20"]
-    other = [r for r in records if r["setting"] != "fibonacci-20"]
     env = gym.make("MetaNIM/Fibonacci-v0", preset="fibonacci-20")
     _, info = env.reset(seed=0)
     assert info["state"] == [20, 19]  # the env's preset default ...
-    assert all(r["start_state"] == [20, 19] for r in preset)  # ... is the tournament's
-    assert {r["start_outcome"] for r in preset} == {"N"}
-    # Otherwise random N-positions for the agent: N when it moves first, P when second.
-    assert len({json.dumps(r["start_state"]) for r in other}) > 1
-    assert all(r["start_outcome"] == ("N" if r["seat"] == "first" else "P") for r in other)
+    for setting in ("fibonacci-20", 'fibonacci:{"misere":false,"n":20}'):
+        group = [r for r in records if r["setting"] == setting]
+        assert len(group) == 4
+        first = [r for r in group if r["seat"] == "first"]
+        assert all(r["start_state"] == [20, 19] for r in first)  # ... is the tournament's
+        # The agent always meets an N-position: with the opponent first, a random P one.
+        assert all(r["start_outcome"] == ("N" if r["seat"] == "first" else "P") for r in group)
+
+
+@pytest.mark.parametrize(
+    ("preset", "initial"),
+    [
+        ("nim-31-k3-misere", True),  # the paper's misère settings start at the start
+        ("fibonacci-20-misere", True),
+        ("kayles-20-misere", False),  # a P-position start: a random N-position instead
+        ("nim-31-k4-misere", False),
+        ("nim-31-k5-misere", False),
+    ],
+)
+def test_misere_presets_start_where_the_agent_can_win(tmp_path: Path, preset, initial) -> None:
+    import gymnasium as gym
+
+    from metanim.envs.registration import ENV_GAMES, env_id
+    from metanim.games import PRESETS, make_game
+
+    config = TournamentConfig(
+        games=[preset], method="optimal", opponent="random", episodes=2,
+        results_dir=str(tmp_path), progress=False,
+    )  # fmt: skip
+    records = run_tournament(config).records
+    game = make_game(preset)
+    assert game.misere
+    start = game.to_json(game.initial_state())
+    assert all(r["start_outcome"] == "N" for r in records)
+    assert all((r["start_state"] == start) == initial for r in records)
+    name = next(n for n, g in ENV_GAMES.items() if g == PRESETS[preset][0])
+    _, info = gym.make(env_id(name), preset=preset).reset(seed=1)
+    assert (info["state"] == start) == initial
+    assert info["start_outcome"] == "N"
+
+
+def test_a_p_position_start_warns(tmp_path: Path) -> None:
+    config = TournamentConfig(
+        games=["kayles-20-misere"], method="optimal", opponent="random", episodes=1,
+        start="initial", results_dir=str(tmp_path), progress=False,
+    )  # fmt: skip
+    with pytest.warns(UserWarning, match="P-position"):
+        records = run_tournament(config).records
+    assert records[0]["start_outcome"] == "P"
 
 
 def test_an_episode_that_raises_is_logged_as_an_error_and_the_run_goes_on(

@@ -11,11 +11,15 @@ from hypothesis import strategies as st
 
 from metanim.datasets import (
     DEFAULT_SPECS,
+    PAPER_SPECS,
     DatasetError,
     DatasetRecord,
     build,
     build_default,
+    build_paper,
+    check_record,
     load_dataset,
+    make_record,
     records_frame,
     verify_record,
     write_jsonl,
@@ -31,9 +35,14 @@ def default_build() -> dict[str, list[DatasetRecord]]:
     return build_default(seed=0)
 
 
-def test_default_build_reproduces_table5_sizes(default_build):
-    assert set(default_build) == {f"{g}-{v}" for g in TABLE5 for v in ("normal", "misere")}
-    for name, records in default_build.items():
+@pytest.fixture(scope="module")
+def paper_build() -> dict[str, list[DatasetRecord]]:
+    return build_paper(seed=0)
+
+
+def test_paper_build_reproduces_table5_sizes(paper_build):
+    assert set(paper_build) == {f"{g}-{v}" for g in TABLE5 for v in ("normal", "misere")}
+    for name, records in paper_build.items():
         game, variant = name.rsplit("-", 1)
         assert len(records) == TABLE5[game]
         assert {r.variant for r in records} == {variant}
@@ -41,17 +50,21 @@ def test_default_build_reproduces_table5_sizes(default_build):
         assert len({json.dumps(r.state) for r in records}) == len(records) or game == "chomp"
 
 
-def test_every_default_record_is_verified_by_the_solver(default_build):
-    for records in default_build.values():
-        for record in records:
-            assert verify_record(record) is None, record.id
+def test_every_paper_record_is_independently_verified(paper_build):
+    for name, records in paper_build.items():
+        for record in records if not name.startswith("chomp") else records[:6]:
+            result = check_record(record)
+            if name.startswith("chomp"):  # 19x19 late-game shapes may exceed the reference
+                assert result.status != "failed", (record.id, result.detail)
+            else:
+                assert result.status == "verified", (record.id, result.detail)
             assert record.content_hash == record.compute_hash()
 
 
-def test_default_records_agree_with_the_plain_python_reference(default_build):
+def test_paper_records_agree_with_the_plain_python_reference(paper_build):
     """Independent brute force: exactly one legal move leaves a lost position."""
     for name in ("nim-normal", "nim-misere", "fibonacci-misere", "kayles-normal"):
-        for record in default_build[name][:8]:
+        for record in paper_build[name][:8]:
             game = record.make_game()
             state = record.game_state()
             ref = ReferenceSolver(game)
@@ -61,18 +74,16 @@ def test_default_records_agree_with_the_plain_python_reference(default_build):
             assert [game.move_text(m) for m in winning] == [record.optimal_move]
 
 
-def test_chomp_default_spans_square_boards(default_build):
-    boards = Counter(r.game_params["rows"] for r in default_build["chomp-normal"])
+def test_chomp_paper_spans_square_boards(paper_build):
+    boards = Counter(r.game_params["rows"] for r in paper_build["chomp-normal"])
     assert set(boards) == set(range(2, 20))
-    assert all(
-        r.game_params["rows"] == r.game_params["cols"] for r in default_build["chomp-normal"]
-    )
+    assert all(r.game_params["rows"] == r.game_params["cols"] for r in paper_build["chomp-normal"])
 
 
-def test_strata_are_balanced_where_the_game_allows(default_build):
-    counts = Counter(r.features.stratum for r in default_build["kayles-normal"])
+def test_strata_are_balanced_where_the_game_allows(paper_build):
+    counts = Counter(r.features.stratum for r in paper_build["kayles-normal"])
     assert counts == {"easy": 6, "medium": 6, "hard": 6}
-    for record in default_build["nim-normal"]:
+    for record in paper_build["nim-normal"]:
         assert record.features.size_left == record.state[0]
         assert record.features.grundy == record.grundy
 
@@ -137,9 +148,14 @@ def test_jsonl_round_trip_and_tamper_detection(tmp_path, default_build):
 
 def test_verify_catches_a_wrong_move_with_a_fresh_hash(default_build):
     record = default_build["nim-normal"][0]
-    wrong = next(m for m in record.legal_moves if m != record.optimal_move)
-    forged = record.model_copy(update={"optimal_move": wrong}).with_hash()
-    assert "optimal_move" in (verify_record(forged) or "")
+    index = next(i for i, m in enumerate(record.legal_moves) if m != record.optimal_move)
+    game = record.make_game()
+    action = game.action_id(game.legal_moves(record.game_state())[index])
+    forged = record.model_copy(
+        update={"optimal_move": record.legal_moves[index], "optimal_action": action}
+    ).with_hash()
+    assert "finds winning moves" in (verify_record(forged) or "")
+    assert check_record(forged).status == "failed"
 
 
 def test_loads_with_pandas(tmp_path, default_build):
@@ -168,3 +184,94 @@ def test_loads_with_huggingface_datasets(tmp_path, default_build):
 
 def test_default_specs_name_every_file():
     assert len({s.name for s in DEFAULT_SPECS}) == len(DEFAULT_SPECS) == 10
+    assert {s.name for s in PAPER_SPECS} == {s.name for s in DEFAULT_SPECS}
+
+
+# ------------------------------------------------------------ difficulty and verification
+
+
+def test_default_build_measures_reasoning_not_one_trick(default_build):
+    for name, records in default_build.items():
+        tiers = Counter(r.difficulty for r in records)
+        assert all(r.features.n_legal_moves >= 2 for r in records), name  # no forced move
+        assert tiers["medium"] + tiers["hard"] >= 0.6 * len(records), (name, tiers)
+        # Difficulty is recomputed from the record's own features, not trusted.
+        for r in records:
+            f = r.features
+            easy = f.n_legal_moves <= 4 or f.depth <= 4
+            hard = not easy and f.n_legal_moves >= 16 and (f.fullness or 0) >= 0.4
+            assert r.difficulty == ("easy" if easy else "hard" if hard else "medium"), r.id
+    nim = default_build["nim-normal"]
+    assert {len(r.state) for r in nim} >= {1, 3, 4}
+    assert {r.game_params["max_take"] for r in nim} >= {None, 4, 5}
+    # Not all "take n mod (k+1)": many NIM records have several heaps.
+    assert sum(len(r.state) > 1 for r in nim) >= len(nim) // 2
+    chomp = default_build["chomp-normal"]
+    full = {r.game_params["rows"] for r in chomp if r.features.fullness == 1.0}
+    assert full == {4, 6, 8, 10}  # the full boards, whose only winning bite is (1, 1)
+    assert all(r.optimal_move == "[1, 1]" for r in chomp if r.features.fullness == 1.0)
+    assert max(r.game_params["rows"][0] for r in default_build["kayles-normal"]) >= 60
+
+
+def test_default_records_are_independently_verified(default_build):
+    for name in ("nim-normal", "nim-misere", "fibonacci-normal", "kayles-normal"):
+        for record in default_build[name]:
+            assert check_record(record).status == "verified", record.id
+    statuses = Counter(check_record(r).status for r in default_build["kayles-misere"])
+    assert statuses["failed"] == 0 and statuses["verified"] > 0
+
+
+def _two_row_record(state: tuple[int, int], move: tuple[int, int]) -> DatasetRecord:
+    game = make_game("chomp", rows=2, cols=300)
+    return make_record(game, state, move, index=0, seed=0, grundy=1)
+
+
+def test_verify_is_independent_of_the_solver():
+    """Reproducer: 2x300 Chomp records with a wrong move (the r*256 bug wrote [1, 40] for
+    (300, 295)) passed --verify, which re-ran the same solver."""
+    good = _two_row_record((300, 295), (0, 296))
+    result = check_record(good)
+    assert (result.status, result.method) == ("verified", "closed form (two-row Chomp)")
+    bad = _two_row_record((300, 295), (1, 40))
+    result = check_record(bad)
+    assert result.status == "failed" and "[0, 296]" in (result.detail or "")
+
+
+def test_a_record_no_oracle_covers_is_not_called_verified():
+    game = make_game("kayles", rows=[60], misere=True)
+    state = ("1" * 60,)
+    from metanim.solver import winning_moves
+
+    record = make_record(game, state, winning_moves(game, state)[0], index=0, seed=0, grundy=0)
+    result = check_record(record)
+    assert result.status == "unverified"
+    assert (verify_record(record) or "").startswith("not independently verified")
+
+
+@pytest.mark.slow
+def test_thousand_two_row_chomp_records_verify_by_the_closed_form(tmp_path):
+    """Done-when: 1,000 Chomp records on 2x300 boards verify against the 2-row closed form."""
+    records = build("chomp", 1000, seed=7, params={"rows": 2, "cols": 300})
+    path = write_jsonl(records, tmp_path / "c.jsonl")
+    results = [check_record(r) for r in load_dataset(path, verify=True)]
+    assert Counter((v.status, v.method) for v in results) == {
+        ("verified", "closed form (two-row Chomp)"): 1000
+    }
+
+
+def test_show_verify_counts_what_no_oracle_covers(tmp_path, capsys):
+    from metanim.cli import main
+    from metanim.solver import winning_moves
+
+    kayles = make_game("kayles", rows=[60], misere=True)
+    state = ("1" * 60,)
+    records = [
+        _two_row_record((300, 295), (0, 296)),
+        make_record(kayles, state, winning_moves(kayles, state)[0], index=1, seed=0, grundy=0),
+    ]
+    path = write_jsonl(records, tmp_path / "mixed.jsonl")
+    assert main(["dataset", "show", str(path), "--verify", "--head", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "independently verified: 1 of 2 (1 by closed form (two-row Chomp))" in out
+    assert "not independently verified: 1" in out
+    assert "all verified" not in out

@@ -166,6 +166,8 @@ class Report(BaseModel):
     win_rates: list[WinRow] = Field(default_factory=list)
     win_diffs: list[WinDiffRow] = Field(default_factory=list)
     accuracy: list[AccuracyRow] = Field(default_factory=list)
+    #: Decision accuracy per dataset difficulty tier (records with a `difficulty`).
+    by_difficulty: list[AccuracyRow] = Field(default_factory=list)
     paired: list[PairedRow] = Field(default_factory=list)
     debate: list[DebateRow] = Field(default_factory=list)
     identity_bias: list[IdentityBiasRow] = Field(default_factory=list)
@@ -369,6 +371,7 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
         row = _accuracy_row(labels[h], game, rows)
         if row is not None:
             report.accuracy.append(row.model_copy(update={"identity": h}))
+    report.by_difficulty = _difficulty_rows(decisions, labels)
     report.paired = _paired(decisions, labels)
     traces = _traces(decisions, ep_lists, identities)
     report.debate = _debate_rows(traces, labels)
@@ -427,6 +430,27 @@ def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> Accurac
         items=s.items,
         forfeits=forfeits,
     )
+
+
+def _difficulty_rows(
+    decisions: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
+) -> list[AccuracyRow]:
+    """Accuracy per (run, game, difficulty tier); `game` reads "nim · hard"."""
+    out = []
+    for (h, game), rows in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
+        tiers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            if r.get("difficulty"):
+                tiers[str(r["difficulty"])].append(r)
+        for tier in ("easy", "medium", "hard"):
+            row = (
+                _accuracy_row(labels[h], f"{game} · {tier}", tiers[tier])
+                if tiers.get(tier)
+                else None
+            )
+            if row is not None:
+                out.append(row)
+    return out
 
 
 def _paired(
@@ -850,6 +874,22 @@ def to_markdown(report: Report) -> str:
             *accuracy_table(report.accuracy),
             "",
         ]
+    if report.by_difficulty:
+        lines += [
+            "## Decision accuracy by difficulty",
+            "",
+            "The same accuracy per dataset difficulty tier (`difficulty` of each record: "
+            "legal moves, distance to the end, fullness; see docs/datasets.md).",
+            "",
+            "| run | game · difficulty | accuracy | 95% CI | items × R |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(a.method)} | {md(a.game)} | {_pct(a.mean)} ± {_std(a.std)} "
+            f"| [{_pct(a.low)}, {_pct(a.high)}] | {a.items} × {a.repeats} |"
+            for a in report.by_difficulty
+        ]
+        lines.append("")
     if report.paired:
         lines += [
             "## Paired comparisons (McNemar's exact test on items)",

@@ -50,7 +50,7 @@ class GameItem:
         r = self.record
         return {
             "record_id": r.id, "kind": "game", "game": r.game, "variant": r.variant,
-            "stratum": r.features.stratum,
+            "stratum": r.features.stratum, "difficulty": r.difficulty,
         }  # fmt: skip
 
     @property

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,8 +78,9 @@ class TournamentConfig(RunConfig):
     )
     start: str | None = Field(
         None,
-        description="start states: random_n (the agent first meets an N-position), initial, or "
-        "a state as JSON, e.g. [5,4] (default: initial for a preset, else random_n, as the env)",
+        description="start states: auto (the initial state when it is an N-position, else a "
+        "random N-position), random_n, initial, or a state as JSON, e.g. [5,4] (default: "
+        "auto for every setting, preset or JSON alike; a P-position start warns)",
     )
     seed: int = Field(0, description="base seed: the same seed gives the same episodes")
     concurrency: int = Field(8, ge=1, description="episodes played at once")
@@ -128,11 +130,12 @@ def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
 
 
 def setting_start(start: str | None, key: str, game: Game[Any, Any]) -> Any:
-    """The start setting of one game setting: "random_n", "initial" or a valid state.
+    """The start setting of one game setting: "random_n", "initial", "auto" or a state.
 
-    The rule is the env's (`metanim.envs.env.start_setting`): by default a preset starts
-    at its initial state, any other setting at a random N-position. A JSON state is
-    checked with the game's `validate_state`, so a bad one fails before any episode.
+    One rule for presets and JSON settings alike (`metanim.envs.env.resolve_start`):
+    by default "auto", the initial state when it is an N-position for the agent's
+    first decision, else a random N-position. A JSON state is checked with the game's
+    `validate_state`, so a bad one fails before any episode.
     """
     from metanim.envs.env import START_MODES, start_setting
 
@@ -142,10 +145,11 @@ def setting_start(start: str | None, key: str, game: Game[Any, Any]) -> Any:
             value = json.loads(start)
         except json.JSONDecodeError:
             raise ValueError(
-                f"start must be random_n, initial or a state as JSON (e.g. [5,4]), got {start!r}"
+                f"start must be auto, random_n, initial or a state as JSON (e.g. [5,4]), "
+                f"got {start!r}"
             ) from None
     try:
-        return start_setting(game, value, preset=key in PRESETS)
+        return start_setting(game, value, preset=True)
     except InvalidStateError as exc:
         raise InvalidStateError(f"start {start} is not a state of {key}: {exc}") from None
 
@@ -279,7 +283,14 @@ def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
     state = start if not isinstance(start, str) else game.initial_state()
     if game.is_terminal(state):
         raise ValueError(f"the start {game.to_json(state)} of {key} is already over")
-    outcome(game, state)
+    found = outcome(game, state)
+    if found == "P" and (start == "initial" or not isinstance(start, str)):
+        warnings.warn(
+            f"the start {game.to_json(state)} of {key} is a P-position: whoever moves first "
+            "loses against best play (the default start 'auto' avoids this)",
+            UserWarning,
+            stacklevel=2,
+        )
 
 
 def _postfix(latest: dict[str, dict[str, Any]]) -> str:
@@ -391,7 +402,7 @@ def render_report(summary: dict[str, Any]) -> str:
             f"- agent: {_player_label(cfg['method'], cfg['model'])}; "
             f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
             f"- {cfg['episodes']} episodes per setting, seat policy `{cfg['seat']}`, start "
-            f"`{cfg['start'] or 'initial for a preset, else random_n'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
+            f"`{cfg['start'] or 'auto'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
             f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
             f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
             f"`{cfg.get('structured_output', 'off')}`; completion cap "

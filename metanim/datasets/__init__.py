@@ -11,10 +11,14 @@ See docs/datasets.md for the record layout and the default build.
 from __future__ import annotations
 
 from metanim.datasets._build import (
+    BUILD_PRESETS,
+    DEFAULT_MIX,
     DEFAULT_SPECS,
+    PAPER_SPECS,
     DatasetSpec,
     build,
     build_default,
+    build_paper,
     critical_states,
     make_record,
     stratum_of,
@@ -24,24 +28,38 @@ from metanim.datasets._io import (
     load_dataset,
     records_frame,
     state_from_cell,
-    verify_record,
     write_jsonl,
 )
-from metanim.datasets._samplers import CHOMP_MAX_EXTENT_STATES
-from metanim.datasets._schema import SCHEMA_VERSION, STRATA, DatasetRecord, Features
+from metanim.datasets._samplers import CHOMP_MAX_EXTENT_STATES, difficulty_of
+from metanim.datasets._schema import (
+    DIFFICULTIES,
+    SCHEMA_VERSION,
+    STRATA,
+    DatasetRecord,
+    Features,
+)
+from metanim.datasets._verify import Verification, check_record, verify_record
 
 __all__ = [
+    "BUILD_PRESETS",
     "CHOMP_MAX_EXTENT_STATES",
+    "DEFAULT_MIX",
     "DEFAULT_SPECS",
+    "DIFFICULTIES",
+    "PAPER_SPECS",
     "SCHEMA_VERSION",
     "STRATA",
     "DatasetError",
     "DatasetRecord",
     "DatasetSpec",
     "Features",
+    "Verification",
     "build",
     "build_default",
+    "build_paper",
+    "check_record",
     "critical_states",
+    "difficulty_of",
     "load_dataset",
     "make_record",
     "records_frame",

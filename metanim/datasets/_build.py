@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from metanim.datasets._samplers import depth, sampler_for, size_left
-from metanim.datasets._schema import STRATA, DatasetRecord, Features, Stratum
+from metanim.datasets._samplers import (
+    depth,
+    difficulty_of,
+    fullness,
+    n_legal_moves,
+    sampler_for,
+    size_left,
+)
+from metanim.datasets._schema import DIFFICULTIES, STRATA, DatasetRecord, Features, Stratum
 from metanim.games import PROMPT_VERSION, Game, make_game
 from metanim.solver import solver_for
 
@@ -21,8 +28,12 @@ Progress = Callable[[int], None]
 _BATCH = 512
 
 
+#: The default mix of difficulty tiers: mostly positions with many plausible moves.
+DEFAULT_MIX = {"easy": 0.2, "medium": 0.4, "hard": 0.4}
+
+
 class DatasetSpec(BaseModel):
-    """One dataset file: a game configuration, a play rule and a size."""
+    """One dataset file: one or more game configurations, a play rule and a size."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -34,6 +45,22 @@ class DatasetSpec(BaseModel):
         default=None,
         description="Chomp only: spread the records over these square board sizes",
     )
+    configs: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="several configurations (constructor arguments) sharing the records "
+        "evenly, the later (larger) ones getting the remainder",
+    )
+    strata: Literal["difficulty", "depth"] = Field(
+        default="difficulty",
+        description="sample by difficulty tier (with `mix`) or by the paper's depth terciles",
+    )
+    mix: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_MIX),
+        description="shares per difficulty tier (easy/medium/hard)",
+    )
+    min_legal_moves: int = Field(
+        default=2, ge=1, description="drop positions with fewer legal moves (2: no forced move)"
+    )
 
     @property
     def name(self) -> str:
@@ -44,9 +71,10 @@ class DatasetSpec(BaseModel):
 #: 2x2..19x19, Kayles 18) plus Corner Queen 20; each in normal and misère play.
 #: NIM is one heap of 31 with takes 1-3 ("action space 1-3"); Fibonacci starts at 31
 #: stones, so the first move may take up to 30 ("dynamic, max 30"); Kayles is one row
-#: of 20 pins; Corner Queen is the simulator's 20x20 board.
-DEFAULT_SPECS: tuple[DatasetSpec, ...] = tuple(
-    DatasetSpec(**spec, variant=variant)
+#: of 20 pins; Corner Queen is the simulator's 20x20 board. Kept as the paper build
+#: (`build_paper`, `metanim dataset build --preset paper`) so Table 1 stays comparable.
+PAPER_SPECS: tuple[DatasetSpec, ...] = tuple(
+    DatasetSpec(**spec, variant=variant, strata="depth", min_legal_moves=1)
     for variant in ("normal", "misere")
     for spec in (
         {"game": "nim", "params": {"heaps": [31], "max_take": 3}, "n": 20},
@@ -54,6 +82,44 @@ DEFAULT_SPECS: tuple[DatasetSpec, ...] = tuple(
         {"game": "chomp", "n": 20, "square_boards": list(range(2, 20))},
         {"game": "kayles", "params": {"rows": [20]}, "n": 18},
         {"game": "corner_queen", "params": {"height": 20, "width": 20}, "n": 20},
+    )
+)
+
+#: The default build: positions that need reasoning rather than one trick. No forced
+#: moves (at least 2 legal moves), tiers by `DEFAULT_MIX`, and several configurations
+#: per game: NIM with several heaps and other max takes; Fibonacci at 31 and 100
+#: stones; full and near-full Chomp boards 4x4..10x10; Kayles rows of 20 to 60 pins
+#: and two rows; Corner Queen on 20x20 and 50x50 boards.
+DEFAULT_SPECS: tuple[DatasetSpec, ...] = tuple(
+    DatasetSpec(**spec, variant=variant)
+    for variant in ("normal", "misere")
+    for spec in (
+        {
+            "game": "nim",
+            "n": 40,
+            "configs": [
+                {"heaps": [31], "max_take": 5},
+                {"heaps": [7, 11, 13], "max_take": None},
+                {"heaps": [20, 25, 30], "max_take": 4},
+                {"heaps": [12, 17, 23, 31], "max_take": None},
+            ],
+        },
+        {"game": "fibonacci", "n": 20, "configs": [{"n": 31}, {"n": 100}]},
+        {
+            "game": "chomp",
+            "n": 40,
+            "configs": [{"rows": s, "cols": s} for s in (4, 6, 8, 10)],
+        },
+        {
+            "game": "kayles",
+            "n": 40,
+            "configs": [{"rows": [20]}, {"rows": [40]}, {"rows": [60]}, {"rows": [9, 12]}],
+        },
+        {
+            "game": "corner_queen",
+            "n": 40,
+            "configs": [{"height": 20, "width": 20}, {"height": 50, "width": 50}],
+        },
     )
 )
 
@@ -73,6 +139,17 @@ def _rng(seed: int, game: Game[Any, Any]) -> np.random.Generator:
     return np.random.default_rng([seed, tag])
 
 
+def _quotas(n: int, tiers: tuple[str, ...], shares: dict[str, float]) -> dict[str, int]:
+    """n split by `shares` (largest remainders first; ties to the later, harder tiers)."""
+    total = sum(shares.get(t, 0.0) for t in tiers) or 1.0
+    exact = {t: n * shares.get(t, 0.0) / total for t in tiers}
+    quota = {t: int(exact[t]) for t in tiers}
+    order = sorted(tiers, key=lambda t: (exact[t] - quota[t], tiers.index(t)), reverse=True)
+    for t in order[: n - sum(quota.values())]:
+        quota[t] += 1
+    return quota
+
+
 def critical_states(
     game: Game[Any, Any],
     n: int,
@@ -82,22 +159,41 @@ def critical_states(
     progress: Progress | None = None,
     solver: Any = None,
     strict: bool = True,
+    mix: dict[str, float] | None = None,
+    min_legal_moves: int = 1,
 ) -> list[tuple[Any, Any]]:
     """`n` distinct critical states of `game` with their unique winning move, stratified.
 
-    Each difficulty stratum gets n/3 records where the game has enough (the rest go
-    to the first strata); strata short of states are filled from the others.
-    Deterministic given `seed`. If the sampler finds fewer than `n` critical states,
-    raises ValueError, or with `strict=False` returns those it found.
+    Without `mix` (the paper-faithful build) each depth stratum gets n/3 records where
+    the game has enough (the rest go to the first strata). With `mix` (shares per
+    difficulty tier, e.g. {"easy": 0.2, "medium": 0.4, "hard": 0.4}) the strata are
+    the difficulty tiers of `difficulty_of`, and a tier short of states is filled from
+    the harder tiers first. States with fewer than `min_legal_moves` legal moves are
+    never drawn. Deterministic given `seed`. If the sampler finds fewer than `n`
+    critical states, raises ValueError, or with `strict=False` returns those it found.
     """
     options = {} if max_extent_states is None else {"max_extent_states": max_extent_states}
     sample = sampler_for(game, **options)
     solver = solver or solver_for(game)
     rng = _rng(seed, game)
     max_depth = game.info.max_game_length
-    quota = {s: n // 3 + (1 if i < n % 3 else 0) for i, s in enumerate(STRATA)}
-    chosen: dict[str, list[tuple[Any, Any]]] = {s: [] for s in STRATA}
-    spare: dict[str, list[tuple[Any, Any]]] = {s: [] for s in STRATA}
+    if mix is None:
+        tiers: tuple[str, ...] = STRATA
+        quota = {s: n // 3 + (1 if i < n % 3 else 0) for i, s in enumerate(STRATA)}
+        fill_order: tuple[str, ...] = STRATA
+
+        def label(state: Any) -> str:
+            return stratum_of(depth(game, state), max_depth)
+    else:
+        tiers = DIFFICULTIES
+        quota = _quotas(n, tiers, mix)
+        fill_order = tuple(reversed(DIFFICULTIES))
+
+        def label(state: Any) -> str:
+            return difficulty_of(game, state)
+
+    chosen: dict[str, list[tuple[Any, Any]]] = {s: [] for s in tiers}
+    spare: dict[str, list[tuple[Any, Any]]] = {s: [] for s in tiers}
     seen: set[Any] = set()
     known: dict[Any, int] = {}
     # Stop once every quota is met, or once there are enough states overall and the
@@ -116,7 +212,9 @@ def critical_states(
                 continue
             seen.add(state)
             stale = 0
-            stratum = stratum_of(depth(game, state), max_depth)
+            if min_legal_moves > 1 and n_legal_moves(game, state) < min_legal_moves:
+                continue  # one legal move: the "unique optimal move" would be trivial
+            stratum = label(state)
             full = len(chosen[stratum]) >= quota[stratum]
             if full and len(spare[stratum]) >= n:
                 continue
@@ -144,8 +242,8 @@ def critical_states(
             break
         if stale >= patience or (have >= n and idle >= patience):
             break
-    picked = [item for s in STRATA for item in chosen[s]]
-    for s in STRATA:
+    picked = [item for s in tiers for item in chosen[s]]
+    for s in fill_order:
         need = n - len(picked)
         if need <= 0:
             break
@@ -186,7 +284,9 @@ def make_record(
             max_depth=game.info.max_game_length,
             grundy=grundy,
             stratum=stratum_of(depth(game, state), game.info.max_game_length),
+            fullness=round(fullness(game, state), 4),
         ),
+        difficulty=difficulty_of(game, state),
         seed=seed,
     )
     return record.with_hash()
@@ -202,34 +302,60 @@ def build(
     square_boards: list[int] | None = None,
     max_extent_states: int | None = None,
     progress: Progress | None = None,
+    strata: str | None = None,
+    mix: dict[str, float] | None = None,
+    min_legal_moves: int | None = None,
 ) -> list[DatasetRecord]:
     """Build `n` critical-state records of one game and variant, deterministic in `seed`.
 
     `game` is a name or preset ("nim", "kayles-20"), a `Game`, or a `DatasetSpec`.
-    With `square_boards` (Chomp) the records are spread over those square boards,
-    the larger boards getting the remainder.
+    With `square_boards` (Chomp) or a spec's `configs`, the records are spread over
+    those configurations, the larger ones getting the remainder. `mix` and
+    `min_legal_moves` are as in `critical_states`; by default (and in a spec's
+    defaults) records are drawn by difficulty tier with `DEFAULT_MIX` and forced moves
+    are left out. `strata="depth"` gives the paper's depth terciles.
     """
+    configs: list[dict[str, Any]] | None = None
     if isinstance(game, DatasetSpec):
         spec = game
         n = spec.n if n is None else n
         variant = variant or spec.variant
         params = {**spec.params, **(params or {})}
         square_boards = square_boards or spec.square_boards
+        configs = spec.configs
+        strata = strata or spec.strata
+        mix = spec.mix if mix is None else mix
+        min_legal_moves = spec.min_legal_moves if min_legal_moves is None else min_legal_moves
         game = spec.game
     if n is None or n < 1:
         raise ValueError("n must be a positive number of records")
+    if strata not in (None, "difficulty", "depth"):
+        raise ValueError(f"strata is 'difficulty' or 'depth', got {strata!r}")
+    options = {
+        "mix": None if strata == "depth" else (mix or DEFAULT_MIX),
+        "min_legal_moves": 2 if min_legal_moves is None else min_legal_moves,
+    }
     if square_boards:
-        return _build_squares(
-            square_boards, n, seed, variant or "normal", max_extent_states, progress
-        )
+        configs = [{"rows": size, "cols": size} for size in sorted(square_boards)]
+        game = "chomp"
+    misere = (variant or "normal") == "misere"
+    if configs:
+        name = game if isinstance(game, str) else game.name
+        games = [make_game(name, **{**(params or {}), **c, "misere": misere}) for c in configs]
+        return _build_configs(games, n, seed, max_extent_states, progress, options)
     if isinstance(game, str):
-        misere = (variant or "normal") == "misere"
         game = make_game(game, **{**(params or {}), "misere": misere})
     elif variant is not None and game.info.variant != variant:
         game = type(game)(**{**game.params, "misere": variant == "misere"})
     solver = solver_for(game)
     picked = critical_states(
-        game, n, seed, max_extent_states=max_extent_states, progress=progress, solver=solver
+        game,
+        n,
+        seed,
+        max_extent_states=max_extent_states,
+        progress=progress,
+        solver=solver,
+        **options,  # type: ignore[arg-type]
     )
     return [
         make_record(game, state, move, index=i, seed=seed, grundy=solver.grundy(state))
@@ -237,30 +363,35 @@ def build(
     ]
 
 
-def _build_squares(
-    sizes: list[int],
+def _build_configs(
+    games: list[Game[Any, Any]],
     n: int,
     seed: int,
-    variant: str,
     max_extent_states: int | None,
     progress: Progress | None,
+    options: dict[str, Any],
 ) -> list[DatasetRecord]:
-    sizes = sorted(sizes)
-    per = [n // len(sizes)] * len(sizes)
-    for i in range(n % len(sizes)):
-        per[-1 - i] += 1  # the remainder goes to the largest (hardest) boards
+    per = [n // len(games)] * len(games)
+    for i in range(n % len(games)):
+        per[-1 - i] += 1  # the remainder goes to the largest (hardest) configurations
     records: list[DatasetRecord] = []
     carry = 0
-    for size, count in zip(sizes, per, strict=True):
+    for game, count in zip(games, per, strict=True):
         want = count + carry
         if want == 0:
             continue
-        game = make_game("chomp", rows=size, cols=size, misere=variant == "misere")
         solver = solver_for(game)
-        # A small board may have too few critical states (misère 2x2 has none): its
-        # share moves on to the next larger board.
+        # A small configuration may have too few critical states (misère 2x2 Chomp has
+        # none): its share moves on to the next one.
         picked = critical_states(
-            game, want, seed, max_extent_states=max_extent_states, progress=progress, strict=False
+            game,
+            want,
+            seed,
+            max_extent_states=max_extent_states,
+            progress=progress,
+            strict=False,
+            solver=solver,
+            **options,
         )
         carry = want - len(picked)
         for state, move in picked:
@@ -270,12 +401,27 @@ def _build_squares(
                 )
             )
     if carry:
-        raise ValueError(f"the square boards {sizes} hold fewer than {n} critical states")
+        names = ", ".join(repr(g) for g in games)
+        raise ValueError(f"the configurations {names} hold fewer than {n} critical states")
     return records
 
 
 def build_default(
     seed: int = 0, *, progress: Progress | None = None
 ) -> dict[str, list[DatasetRecord]]:
-    """The default build: `DEFAULT_SPECS` (Table 5 sizes plus Corner Queen), by file name."""
+    """The default build: `DEFAULT_SPECS` (difficulty mix, no forced moves), by file name."""
     return {spec.name: build(spec, seed=seed, progress=progress) for spec in DEFAULT_SPECS}
+
+
+def build_paper(
+    seed: int = 0, *, progress: Progress | None = None
+) -> dict[str, list[DatasetRecord]]:
+    """The paper-faithful build: `PAPER_SPECS` (Table 5 sizes plus Corner Queen)."""
+    return {spec.name: build(spec, seed=seed, progress=progress) for spec in PAPER_SPECS}
+
+
+#: Named builds for `metanim dataset build --preset NAME`.
+BUILD_PRESETS: dict[str, tuple[DatasetSpec, ...]] = {
+    "default": DEFAULT_SPECS,
+    "paper": PAPER_SPECS,
+}

@@ -17,11 +17,31 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     b = sub.add_parser(
         "build",
         help="write critical-state JSONL datasets",
-        description="Without --game: the default build (seed paper Table 5 sizes plus Corner "
-        "Queen, normal and misère), one file per game and variant. With --game: one file.",
+        description="Without --game: a named build (--preset default: difficulty mix, no "
+        "forced moves; --preset paper: seed paper Table 5 sizes plus Corner Queen), normal "
+        "and misère, one file per game and variant. With --game: one file.",
     )
     b.add_argument("--out", default="datasets", help="output folder (default: datasets)")
     b.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    b.add_argument(
+        "--preset",
+        choices=["default", "paper"],
+        default="default",
+        help="without --game: 'default' (difficulty mix, no forced moves) or 'paper' "
+        "(seed paper Table 5 sizes, depth terciles)",
+    )
+    b.add_argument(
+        "--strata",
+        choices=["difficulty", "depth"],
+        default="difficulty",
+        help="with --game: sample by difficulty tier (default) or the paper's depth terciles",
+    )
+    b.add_argument(
+        "--min-legal-moves",
+        type=int,
+        default=2,
+        help="with --game: drop positions with fewer legal moves (default 2: no forced move)",
+    )
     b.add_argument("--game", help="game or preset name; omit for the default build")
     b.add_argument("-n", "--n", type=int, default=100, help="records (with --game; default 100)")
     b.add_argument("--variant", choices=["normal", "misere"], default="normal")
@@ -42,7 +62,11 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("show", help="summarize a dataset file and print records")
     s.add_argument("path", help="a dataset JSONL file")
     s.add_argument("--head", type=int, default=1, help="records to print in full (default 1)")
-    s.add_argument("--verify", action="store_true", help="re-solve every record")
+    s.add_argument(
+        "--verify",
+        action="store_true",
+        help="check every record with an independent oracle (reference solver or closed form)",
+    )
 
 
 def dataset(args: argparse.Namespace) -> int:
@@ -52,7 +76,7 @@ def dataset(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from metanim.datasets import DEFAULT_SPECS, DatasetSpec, build, write_jsonl
+    from metanim.datasets import BUILD_PRESETS, DatasetSpec, build, write_jsonl
 
     if args.game:
         params = {}
@@ -65,11 +89,17 @@ def _build(args: argparse.Namespace) -> int:
             boards = list(range(int(lo), int(hi or lo) + 1))
         specs = [
             DatasetSpec(
-                game=args.game, params=params, n=args.n, variant=args.variant, square_boards=boards
+                game=args.game,
+                params=params,
+                n=args.n,
+                variant=args.variant,
+                square_boards=boards,
+                strata=args.strata,
+                min_legal_moves=args.min_legal_moves,
             )
         ]
     else:
-        specs = list(DEFAULT_SPECS)
+        specs = list(BUILD_PRESETS[args.preset])
     total = sum(s.n for s in specs)
     bar = None
     if total >= _BAR_FROM and not args.no_progress:
@@ -95,12 +125,29 @@ def _build(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from metanim.datasets import load_dataset
 
-    records = load_dataset(args.path, verify=args.verify)
+    records = load_dataset(args.path)
     games = Counter(f"{r.game}-{r.variant}" for r in records)
     strata = Counter(r.features.stratum for r in records)
-    print(f"{args.path}: {len(records)} records" + (" (all verified)" if args.verify else ""))
+    tiers = Counter(r.difficulty or "unlabelled" for r in records)
+    print(f"{args.path}: {len(records)} records")
+    if args.verify:
+        from metanim.datasets import DatasetError, check_record
+
+        results = [check_record(r) for r in records]
+        for record, result in zip(records, results, strict=True):
+            if result.status == "failed":
+                raise DatasetError(f"{args.path}: {record.id}: {result.detail}")
+        by = Counter(v.method for v in results if v.status == "verified")
+        unverified = [v for v in results if v.status == "unverified"]
+        print(
+            f"independently verified: {sum(by.values())} of {len(records)}"
+            + (" (" + ", ".join(f"{n} by {m}" for m, n in sorted(by.items())) + ")" if by else "")
+        )
+        if unverified:
+            print(f"not independently verified: {len(unverified)} ({unverified[0].detail})")
     print("games: " + ", ".join(f"{k} {v}" for k, v in sorted(games.items())))
     print("strata: " + ", ".join(f"{k} {strata.get(k, 0)}" for k in ("easy", "medium", "hard")))
+    print("difficulty: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())))
     for record in records[: args.head]:
         print(json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False))
     return 0

@@ -53,6 +53,46 @@ def size_left(game: Game[Any, Any], state: Any) -> int:
     raise TypeError(f"no difficulty measure for {type(game).__name__}")
 
 
+def fullness(game: Game[Any, Any], state: Any) -> float:
+    """`size_left` as a share of the start position's (1.0 = the full board or pile)."""
+    return size_left(game, state) / max(_start_size(game), 1)
+
+
+def _start_size(game: Game[Any, Any]) -> int:
+    # Per game object: the builder asks once per drawn state.
+    cached = _START_SIZES.get(id(game))
+    if cached is None or cached[0] is not game:
+        if len(_START_SIZES) > 1024:
+            _START_SIZES.clear()
+        cached = _START_SIZES[id(game)] = (game, size_left(game, game.initial_state()))
+    return cached[1]
+
+
+_START_SIZES: dict[int, tuple[Game[Any, Any], int]] = {}
+
+
+def n_legal_moves(game: Game[Any, Any], state: Any) -> int:
+    """The number of legal moves (`Game.num_legal_moves`: counted, not listed)."""
+    return game.num_legal_moves(state)
+
+
+#: Difficulty tiers, from the features a reader faces (see docs/datasets.md):
+#: "easy": at most EASY_MOVES legal moves, or at most EASY_DEPTH moves left to play;
+#: "hard": at least HARD_MOVES legal moves and at least HARD_FULLNESS of the start
+#: position left (many plausible answers, far from the end); "medium" otherwise.
+EASY_MOVES, EASY_DEPTH, HARD_MOVES, HARD_FULLNESS = 4, 4, 16, 0.4
+
+
+def difficulty_of(game: Game[Any, Any], state: Any) -> str:
+    """ "easy", "medium" or "hard" by legal-move count, distance to the end and fullness."""
+    moves = n_legal_moves(game, state)
+    if moves <= EASY_MOVES or depth(game, state) <= EASY_DEPTH:
+        return "easy"
+    if moves >= HARD_MOVES and fullness(game, state) >= HARD_FULLNESS:
+        return "hard"
+    return "medium"
+
+
 def depth(game: Game[Any, Any], state: Any) -> int:
     """Most moves the game can still last from `state` (every move removes at least one
     stone/pin/square or moves the queen at least one step; the poison square stays)."""
@@ -130,6 +170,7 @@ def _chomp_sampler(game: Chomp, max_extent_states: int) -> Sampler:
         if comb(r + c, r) <= max_extent_states and r * c >= 2
     ]
     full_ok = comb(rows + cols, rows) <= max_extent_states
+    first = [True]
 
     def sample(rng: np.random.Generator, size: int) -> list[Any]:
         picks = rng.integers(0, len(extents), size=size)
@@ -139,9 +180,21 @@ def _chomp_sampler(game: Chomp, max_extent_states: int) -> Sampler:
             below = np.sort(rng.integers(1, c + 1, size=r - 1))[::-1]
             shape = (c, *(int(x) for x in below), *([0] * (rows - r)))
             out.append(shape)
-        if full_ok and rng.random() < 0.05:
-            # The full square: its winning bite is (1, 1) (strategy stealing + symmetry).
-            out.append(game.initial_state())
+        if full_ok:
+            if first[0] or rng.random() < 0.05:
+                # The full board (square: its winning bite is (1, 1)), always in the
+                # first batch so that a quota cannot crowd it out.
+                first[0] = False
+                out.insert(0, game.initial_state())
+            # Near-full boards: one to three bites off the full board, the positions a
+            # game actually opens with (drawn uniformly they would almost never occur).
+            for _ in range(size // 4):
+                shape = list(game.initial_state())
+                for _ in range(int(rng.integers(1, 4))):
+                    r, c = int(rng.integers(0, rows)), int(rng.integers(0, cols))
+                    if (r, c) != (0, 0) and c < shape[r]:
+                        shape[r:] = [min(x, c) for x in shape[r:]]
+                out.append(tuple(shape))
         return out
 
     return sample

@@ -15,6 +15,8 @@ SCHEMA_VERSION = "metanim-dataset/1"
 
 Stratum = Literal["easy", "medium", "hard"]
 STRATA: tuple[Stratum, ...] = ("easy", "medium", "hard")
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 
 
 class Features(BaseModel):
@@ -30,7 +32,10 @@ class Features(BaseModel):
     depth: int = Field(description="distance-to-end estimate: most moves the game can still last")
     max_depth: int = Field(description="`depth` of the configuration's starting state")
     grundy: int = Field(description="normal-play Grundy value of the state")
-    stratum: Stratum = Field(description="difficulty stratum: terciles of depth / max_depth")
+    stratum: Stratum = Field(description="depth stratum: terciles of depth / max_depth")
+    fullness: float | None = Field(
+        default=None, description="size_left as a share of the start position's"
+    )
 
 
 class DatasetRecord(BaseModel):
@@ -55,6 +60,10 @@ class DatasetRecord(BaseModel):
     optimal_action: int
     grundy: int
     features: Features
+    difficulty: Difficulty | None = Field(
+        default=None,
+        description="easy / medium / hard from legal moves, distance to the end and fullness",
+    )
     seed: int
     schema_version: str = SCHEMA_VERSION
     content_hash: str = ""
@@ -80,6 +89,11 @@ class DatasetRecord(BaseModel):
     def compute_hash(self) -> str:
         """sha256 of the canonical JSON of every field except `content_hash`."""
         body = self.model_dump(mode="json", exclude={"content_hash"})
+        # Fields added after schema 1 are left out while unset, so older files still hash.
+        if body.get("difficulty") is None:
+            body.pop("difficulty", None)
+        if body["features"].get("fullness") is None:
+            body["features"].pop("fullness", None)
         return hashlib.sha256(_canonical_json(body).encode()).hexdigest()
 
     def with_hash(self) -> DatasetRecord:

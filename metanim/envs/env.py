@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -16,6 +17,7 @@ from metanim.games import (
     Game,
     IllegalMoveError,
     MoveError,
+    SizeLimitError,
     UnparsableMoveError,
     game_class,
     make_game,
@@ -23,7 +25,7 @@ from metanim.games import (
 
 ILLEGAL_POLICIES = ("lose", "penalize", "raise")
 SEATS = ("first", "second")
-START_MODES = ("random_n", "initial")
+START_MODES = ("random_n", "initial", "auto")
 # Rejection sampling of start states gives up after this many playouts (it needs ~2).
 _MAX_START_TRIES = 1000
 
@@ -63,8 +65,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     ## Starting State
     `start="random_n"` (default without a preset): a random N-position reached by a
     random playout from the game's initial state, so the agent can always force a
-    win. `start="initial"` (default with a preset): the game's initial state (the
-    paper's start for the presets). A state value (e.g. `[12]`, `[20, 19]`) starts
+    win. `start="auto"` (default with a preset, and in tournaments for every
+    setting): the initial state when it is an N-position, else a random N-position.
+    `start="initial"`: the game's initial state, with a warning if the agent would
+    start in a P-position. A state value (e.g. `[12]`, `[20, 19]`) starts
     there; `reset(options={"state": ...})` overrides it for one episode. With
     `seat="second"` the opponent moves first inside `reset`; `"random_n"` then
     samples a P-position for the opponent, so the agent again starts at an N-position.
@@ -190,6 +194,11 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._done = False
         self._status = "agent to move"
         info = self._info(agent_move=None, opponent_move=opponent_move, winner=None)
+        # The outcome at the agent's first decision, as tournaments record it per episode.
+        try:
+            info["start_outcome"] = _solve.outcome(self.game, state)
+        except SizeLimitError:
+            info["start_outcome"] = None
         return self._obs(), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -339,14 +348,14 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
 
 def start_setting(game: Game[Any, Any], start: Any, *, preset: bool) -> Any:
-    """A `start` argument as a start setting: "random_n", "initial" or a valid state.
+    """A `start` argument as a start setting: "random_n", "initial", "auto" or a state.
 
-    `None` is the default the env and the arena share: "initial" for a preset (the
-    paper's simulator settings start there), else "random_n". A mode name is kept; any
-    other value is a state (JSON lists allowed), checked by `game.validate_state`.
+    `None` is the default: "auto" for a preset (and for every tournament setting,
+    preset or JSON alike), else "random_n". A mode name is kept; any other value is a
+    state (JSON lists allowed), checked by `game.validate_state`.
     """
     if start is None:
-        return "initial" if preset else "random_n"
+        return "auto" if preset else "random_n"
     if isinstance(start, str) and start in START_MODES:
         return start
     return game.validate_state(_as_state(start))
@@ -355,13 +364,40 @@ def start_setting(game: Game[Any, Any], start: Any, *, preset: bool) -> Any:
 def resolve_start(
     game: Game[Any, Any], start: Any, rng: np.random.Generator, *, mover_wins: bool
 ) -> Any:
-    """The start state for a `start` setting: "random_n", "initial" or a valid state."""
+    """The start state for a `start` setting: "random_n", "initial", "auto" or a state.
+
+    The one start rule ("auto"): the initial state when the first mover's outcome
+    there is the wanted one (`mover_wins`: an N-position), else a random state of
+    that outcome ("random_n"). "initial" or an explicit state is used as given, with
+    a `UserWarning` when it is not the wanted outcome (e.g. the agent would start in
+    a P-position and lose against best play).
+    """
     if isinstance(start, str) and start == "random_n":
+        return sample_start(game, rng, mover_wins=mover_wins)
+    if isinstance(start, str) and start == "auto":
+        initial = game.initial_state()
+        if not game.is_terminal(initial) and (_solve.outcome(game, initial) == "N") == mover_wins:
+            return initial
         return sample_start(game, rng, mover_wins=mover_wins)
     state = game.initial_state() if isinstance(start, str) and start == "initial" else start
     if game.is_terminal(state):
         raise ValueError(f"the start state {state!r} is already over: there is no move to make")
+    warn_unwinnable_start(game, state, mover_wins=mover_wins)
     return state
+
+
+def warn_unwinnable_start(game: Game[Any, Any], state: Any, *, mover_wins: bool = True) -> None:
+    """Warn when a requested start gives the agent a lost position against best play."""
+    found = _solve.outcome(game, state)
+    if (found == "N") != mover_wins:
+        who = "the first mover" if mover_wins else "the opponent (moving first)"
+        warnings.warn(
+            f"the start {game.to_json(state)} of {game!r} is a {found}-position for {who}: "
+            "the agent starts where it loses against best play (use start='auto' or "
+            "'random_n' for a winnable start)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def sample_start(game: Game[Any, Any], rng: np.random.Generator, *, mover_wins: bool) -> Any:

@@ -40,8 +40,7 @@ _ALIASES = {
     "wythoff": "corner_queen",
 }
 
-#: The seed paper's simulator settings (Tables 6–7), by preset name.
-PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+_PAPER_SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     "nim-31-k3": ("nim", {"heaps": [31], "max_take": 3}),
     "nim-31-k4": ("nim", {"heaps": [31], "max_take": 4}),
     "nim-31-k5": ("nim", {"heaps": [31], "max_take": 5}),
@@ -51,6 +50,19 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "chomp-2x8": ("chomp", {"rows": 2, "cols": 8}),
     "chomp-5x5": ("chomp", {"rows": 5, "cols": 5}),
     "corner-queen": ("corner_queen", {"height": 20, "width": 20, "start": [4, 16]}),
+}
+
+#: The seed paper's simulator settings (Tables 6–7), by preset name, in both play
+#: rules: `nim-31-k3` (normal) and `nim-31-k3-misere`, and so on. Every preset starts
+#: by the one start rule (`metanim.envs.env.resolve_start`, mode "auto"): its initial
+#: state when that is an N-position (the paper's misère NIM-31 k=3 and Fibonacci-20
+#: among them), else a random N-position (misère Kayles-20 and NIM-31 k=4/5).
+PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    **_PAPER_SETTINGS,
+    **{
+        f"{name}-misere": (base, {**params, "misere": True})
+        for name, (base, params) in _PAPER_SETTINGS.items()
+    },
 }
 
 

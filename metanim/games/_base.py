@@ -103,6 +103,8 @@ class Game(ABC, Generic[StateT, MoveT]):
     role_phrase: ClassVar[str]
 
     def __init__(self, *, misere: bool = False) -> None:
+        if not isinstance(misere, bool | np.bool_):
+            raise ValueError(f"misere must be true or false, got {misere!r}")
         self.misere = bool(misere)
 
     # ----------------------------------------------------------------- metadata
@@ -147,12 +149,19 @@ class Game(ABC, Generic[StateT, MoveT]):
 
     def apply(self, state: StateT, move: MoveT) -> StateT:
         """The state after `move`; raises `IllegalMoveError` if the move is not legal."""
+        parts = move if isinstance(move, tuple) else (move,)
+        if not all(is_int(p) for p in parts):
+            raise IllegalMoveError(f"a move is made of whole numbers, got {move!r}", repr(move))
         if move not in self.legal_moves(state):
             raise IllegalMoveError(self.why_illegal(state, move), self.move_text(move))
         return self._apply(state, move)
 
     def is_terminal(self, state: StateT) -> bool:
         return not self.legal_moves(state)
+
+    def num_legal_moves(self, state: StateT) -> int:
+        """`len(legal_moves(state))`, counted without listing them where a game can."""
+        return len(self.legal_moves(state))
 
     def why_illegal(self, state: StateT, move: MoveT) -> str:
         """One sentence saying why `move` is not legal in `state` (override for detail)."""
@@ -311,6 +320,48 @@ def ints(value: Any, count: int, what: str) -> tuple[int, ...]:
     if len(out) != count:
         raise UnparsableMoveError(f"expected {what} ({count} integer(s)), got {value!r}")
     return out
+
+
+def is_int(value: Any) -> bool:
+    """Whether `value` is a whole number type (int or numpy integer; never a bool)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def param_int(value: Any, what: str, low: int | None = None) -> int:
+    """A constructor argument that must be an int (3.7, True, "4" are errors), >= low."""
+    if not is_int(value):
+        raise ValueError(f"{what} must be a whole number, got {value!r} ({type(value).__name__})")
+    if low is not None and value < low:
+        raise ValueError(f"{what} must be at least {low}, got {value}")
+    return int(value)
+
+
+def param_ints(value: Any, what: str, low: int | None = None) -> tuple[int, ...]:
+    """One int or a list of ints as a tuple (strictly typed, each >= low)."""
+    items = [value] if is_int(value) else value
+    if not isinstance(items, list | tuple | np.ndarray) or len(items) == 0:
+        raise ValueError(
+            f"{what} must be a whole number or a non-empty list of them, got {value!r}"
+        )
+    return tuple(param_int(v, what, low) for v in items)
+
+
+def state_ints(value: Any, what: str, count: int | None = None) -> tuple[int, ...]:
+    """The integers of a state given as a list/tuple/array of ints, or `InvalidStateError`.
+
+    Strict: a string ("47"), a float (3.7) or a bool (True) is an error, never read
+    as a number.
+    """
+    if not isinstance(value, list | tuple | np.ndarray):
+        raise InvalidStateError(f"{what} must be a list of whole numbers, got {value!r}")
+    for item in value:
+        if not is_int(item):
+            raise InvalidStateError(
+                f"{what} must hold whole numbers, got {item!r} ({type(item).__name__}) in {value!r}"
+            )
+    if count is not None and len(value) != count:
+        raise InvalidStateError(f"{what} must have {count} entries, got {len(value)}")
+    return tuple(int(x) for x in value)
 
 
 def plural(count: int, word: str) -> str:

@@ -8,7 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from metanim.games._base import Game, GameInfo, IllegalMoveError, InvalidStateError, ints
+from metanim.games._base import (
+    Game,
+    GameInfo,
+    IllegalMoveError,
+    InvalidStateError,
+    ints,
+    param_int,
+    state_ints,
+)
 
 ChompState = tuple[int, ...]  # row lengths, non-increasing, row 0 >= 1 (the poison stays)
 ChompMove = tuple[int, int]  # (row, col) of the bitten square
@@ -47,10 +55,11 @@ class Chomp(Game[ChompState, ChompMove]):
 
     def __init__(self, rows: int = 5, cols: int = 5, *, misere: bool = False) -> None:
         super().__init__(misere=misere)
-        if int(rows) < 1 or int(cols) < 1 or int(rows) * int(cols) < 2:
+        rows, cols = param_int(rows, "rows", low=1), param_int(cols, "cols", low=1)
+        if rows * cols < 2:
             raise ValueError(f"Chomp needs a board of at least 2 squares, got {rows}x{cols}")
-        self.rows = int(rows)
-        self.cols = int(cols)
+        self.rows = rows
+        self.cols = cols
 
     @property
     def info(self) -> GameInfo:
@@ -69,12 +78,7 @@ class Chomp(Game[ChompState, ChompMove]):
         return (self.cols,) * self.rows
 
     def validate_state(self, state: Any) -> ChompState:
-        try:
-            lengths = tuple(int(x) for x in state)
-        except (TypeError, ValueError) as exc:
-            raise InvalidStateError(
-                f"a Chomp state is a list of row lengths, got {state!r}"
-            ) from exc
+        lengths = state_ints(state, "a Chomp state (row lengths)")
         if len(lengths) != self.rows:
             raise InvalidStateError(f"expected {self.rows} row lengths, got {len(lengths)}")
         if any(not 0 <= x <= self.cols for x in lengths):
@@ -89,6 +93,12 @@ class Chomp(Game[ChompState, ChompMove]):
                 f"got {list(lengths)}"
             )
         return lengths
+
+    def is_terminal(self, state: ChompState) -> bool:
+        return state[0] <= 1 and (len(state) == 1 or state[1] == 0)
+
+    def num_legal_moves(self, state: ChompState) -> int:
+        return sum(state) - 1  # every remaining square but the poison
 
     def legal_moves(self, state: ChompState) -> list[ChompMove]:
         return [(r, c) for r, n in enumerate(state) for c in range(n) if (r, c) != (0, 0)]

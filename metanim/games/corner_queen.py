@@ -7,7 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from metanim.games._base import Game, GameInfo, InvalidStateError, find_int, ints
+from metanim.games._base import (
+    Game,
+    GameInfo,
+    InvalidStateError,
+    find_int,
+    ints,
+    param_int,
+    state_ints,
+)
 
 QueenState = tuple[int, int]  # (row, col); row 0 is the top row
 QueenMove = tuple[int, int]  # destination (row, col)
@@ -52,12 +60,16 @@ class CornerQueen(Game[QueenState, QueenMove]):
         misere: bool = False,
     ) -> None:
         super().__init__(misere=misere)
-        if int(height) < 1 or int(width) < 1 or int(height) * int(width) < 2:
+        height, width = param_int(height, "height", low=1), param_int(width, "width", low=1)
+        if height * width < 2:
             raise ValueError(f"the board needs at least 2 squares, got {height}x{width}")
-        self.height = int(height)
-        self.width = int(width)
-        start_t = (0, self.width - 1) if start is None else (int(start[0]), int(start[1]))
-        self.start = self.validate_state(start_t)
+        self.height = height
+        self.width = width
+        start_t = (0, self.width - 1) if start is None else start
+        try:
+            self.start = self.validate_state(start_t)
+        except InvalidStateError as exc:
+            raise ValueError(f"start: {exc}") from exc
         if self.start == self.target:
             raise ValueError("the start square must differ from the target corner")
 
@@ -82,13 +94,17 @@ class CornerQueen(Game[QueenState, QueenMove]):
         return self.start
 
     def validate_state(self, state: Any) -> QueenState:
-        try:
-            row, col = (int(x) for x in state)
-        except (TypeError, ValueError) as exc:
-            raise InvalidStateError(f"a Corner Queen state is [row, col], got {state!r}") from exc
+        row, col = state_ints(state, "a Corner Queen state [row, col]", count=2)
         if not (0 <= row < self.height and 0 <= col < self.width):
             raise InvalidStateError(f"[{row}, {col}] is off the {self.height}x{self.width} board")
         return (row, col)
+
+    def is_terminal(self, state: QueenState) -> bool:
+        return state == self.target
+
+    def num_legal_moves(self, state: QueenState) -> int:
+        x, y = self.wythoff(state)
+        return x + y + min(x, y)
 
     def legal_moves(self, state: QueenState) -> list[QueenMove]:
         r, c = state

@@ -13,7 +13,9 @@ from metanim.games._base import (
     InvalidStateError,
     find_int,
     ints,
+    param_int,
     plural,
+    state_ints,
     there_are,
 )
 
@@ -53,9 +55,7 @@ class FibonacciNim(Game[FibState, FibMove]):
 
     def __init__(self, n: int = 20, *, misere: bool = False) -> None:
         super().__init__(misere=misere)
-        if int(n) < 2:
-            raise ValueError(f"Fibonacci Nim needs at least 2 stones, got {n!r}")
-        self.n = int(n)
+        self.n = param_int(n, "n (stones in the pile)", low=2)
 
     @property
     def info(self) -> GameInfo:
@@ -74,12 +74,9 @@ class FibonacciNim(Game[FibState, FibMove]):
         return (self.n, self.n - 1)
 
     def validate_state(self, state: Any) -> FibState:
-        try:
-            remaining, max_take = (int(x) for x in state)
-        except (TypeError, ValueError) as exc:
-            raise InvalidStateError(
-                f"a Fibonacci Nim state is [remaining, max_take], got {state!r}"
-            ) from exc
+        remaining, max_take = state_ints(
+            state, "a Fibonacci Nim state [remaining, max_take]", count=2
+        )
         if not 0 <= remaining <= self.n:
             raise InvalidStateError(f"remaining stones {remaining} outside [0, {self.n}]")
         if remaining == 0 and max_take != 0:
@@ -91,6 +88,12 @@ class FibonacciNim(Game[FibState, FibMove]):
         if remaining == self.n and max_take == self.n:
             raise InvalidStateError("the first move may not take the whole pile")
         return (remaining, max_take)
+
+    def is_terminal(self, state: FibState) -> bool:
+        return state[1] == 0
+
+    def num_legal_moves(self, state: FibState) -> int:
+        return state[1]
 
     def legal_moves(self, state: FibState) -> list[FibMove]:
         return list(range(1, state[1] + 1))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -15,15 +14,24 @@ from metanim.games._base import (
     InvalidStateError,
     UnparsableMoveError,
     int_list,
+    param_ints,
 )
 
 KaylesState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing pin
 KaylesMove = tuple[int, int, int]  # (row, first pin, width 1 or 2)
 
 
+_RUN = re.compile("1+")
+
+
 def runs(row: str) -> list[int]:
     """Lengths of the maximal runs of standing pins in a row."""
-    return [len(list(g)) for k, g in groupby(row) if k == "1"]
+    return [m.end() - m.start() for m in _RUN.finditer(row)]
+
+
+def run_spans(row: str) -> list[tuple[int, int]]:
+    """(first pin, length) of each maximal run of standing pins, left to right."""
+    return [(m.start(), m.end() - m.start()) for m in _RUN.finditer(row)]
 
 
 class Kayles(Game[KaylesState, KaylesMove]):
@@ -60,11 +68,8 @@ class Kayles(Game[KaylesState, KaylesMove]):
         self, rows: tuple[int, ...] | list[int] | int = (20,), *, misere: bool = False
     ) -> None:
         super().__init__(misere=misere)
-        rows_t = (rows,) if isinstance(rows, int) else tuple(int(r) for r in rows)
-        if not rows_t or any(r < 1 for r in rows_t):
-            raise ValueError(f"rows must be one or more positive pin counts, got {rows!r}")
-        self.rows = rows_t
-        self.width = max(rows_t)
+        self.rows = param_ints(rows, "rows (pins per row)", low=1)
+        self.width = max(self.rows)
 
     @property
     def info(self) -> GameInfo:
@@ -89,12 +94,11 @@ class Kayles(Game[KaylesState, KaylesMove]):
     def validate_state(self, state: Any) -> KaylesState:
         if isinstance(state, str):
             state = (state,)
-        try:
-            rows = tuple(str(r) for r in state)
-        except TypeError as exc:
+        if not isinstance(state, list | tuple) or not all(isinstance(r, str) for r in state):
             raise InvalidStateError(
-                f"a Kayles state is a list of pin strings, got {state!r}"
-            ) from exc
+                f"a Kayles state is a list of '0'/'1' pin strings, one per row, got {state!r}"
+            )
+        rows = tuple(state)
         if len(rows) != len(self.rows):
             raise InvalidStateError(f"expected {len(self.rows)} row(s), got {len(rows)}")
         for i, (row, size) in enumerate(zip(rows, self.rows, strict=True)):
@@ -103,6 +107,13 @@ class Kayles(Game[KaylesState, KaylesMove]):
                     f"row {i} must be {size} characters of '0'/'1', got {row!r}"
                 )
         return rows
+
+    def is_terminal(self, state: KaylesState) -> bool:
+        return not any("1" in row for row in state)
+
+    def num_legal_moves(self, state: KaylesState) -> int:
+        # Each standing pin, plus each pair of adjacent standing pins.
+        return sum(2 * n - 1 for row in state for n in runs(row))
 
     def legal_moves(self, state: KaylesState) -> list[KaylesMove]:
         moves = []

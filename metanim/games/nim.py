@@ -13,6 +13,10 @@ from metanim.games._base import (
     InvalidStateError,
     find_int,
     ints,
+    is_int,
+    param_int,
+    param_ints,
+    state_ints,
     there_are,
 )
 
@@ -60,13 +64,9 @@ class Nim(Game[NimState, NimMove]):
         misere: bool = False,
     ) -> None:
         super().__init__(misere=misere)
-        heaps_t = (heaps,) if isinstance(heaps, int) else tuple(int(h) for h in heaps)
-        if not heaps_t or any(h < 1 for h in heaps_t):
-            raise ValueError(f"heaps must be one or more positive sizes, got {heaps!r}")
-        if max_take is not None and max_take < 1:
-            raise ValueError(f"max_take must be >= 1 or None, got {max_take!r}")
+        heaps_t = param_ints(heaps, "heaps (initial heap sizes)", low=1)
         self.heaps = heaps_t
-        self.max_take = None if max_take is None else int(max_take)
+        self.max_take = None if max_take is None else param_int(max_take, "max_take", low=1)
         self.capacity = max(heaps_t)
         self._take_slots = self.max_take if self.max_take is not None else self.capacity
 
@@ -92,18 +92,24 @@ class Nim(Game[NimState, NimMove]):
         return self.heaps
 
     def validate_state(self, state: Any) -> NimState:
-        if isinstance(state, int):
+        if is_int(state):
             state = (state,)
-        try:
-            heaps = tuple(int(h) for h in state)
-        except (TypeError, ValueError) as exc:
-            raise InvalidStateError(f"a NIM state is a list of heap sizes, got {state!r}") from exc
+        heaps = state_ints(state, "a NIM state (heap sizes)")
         if len(heaps) != len(self.heaps):
             raise InvalidStateError(f"expected {len(self.heaps)} heap(s), got {len(heaps)}")
         for h in heaps:
             if not 0 <= h <= self.capacity:
-                raise InvalidStateError(f"heap size {h} outside [0, {self.capacity}]")
+                raise InvalidStateError(
+                    f"heap size {h} is not allowed: heaps hold 0 to {self.capacity} items "
+                    "(the largest initial heap)"
+                )
         return heaps
+
+    def is_terminal(self, state: NimState) -> bool:
+        return not any(state)
+
+    def num_legal_moves(self, state: NimState) -> int:
+        return sum(self.take_limit(h) for h in state)
 
     def take_limit(self, heap: int) -> int:
         return heap if self.max_take is None else min(heap, self.max_take)

@@ -17,10 +17,22 @@ from typing import Any
 
 import numpy as np
 
-from metanim.games import Game, InvalidStateError, make_game
-from metanim.solver._misere import kayles_misere_outcomes
+from metanim.games import Game, InvalidStateError, SizeLimitError, make_game
+from metanim.solver._misere import KAYLES_MISERE_LIMIT, kayles_misere_outcomes
 from metanim.solver._octal import octal_grundy, octal_period
-from metanim.solver._solvers import MAX_TABLE_STATES, Solver, solver_for
+from metanim.solver._solvers import (
+    CLOSED_FORM,
+    FIBONACCI_SCAN_LIMIT,
+    MAX_TABLE_BYTES,
+    MAX_TABLE_STATES,
+    MISERE_SEARCH_STATES,
+    NIM_TABLE_WORK,
+    SEARCH,
+    TABLE,
+    Solver,
+    fibonacci_table_limit,
+    solver_for,
+)
 from metanim.solver.check import CheckReport, GameCheckError, check_game
 from metanim.solver.reference import ReferenceSolver
 
@@ -48,6 +60,21 @@ def optimal_move(
     return solver_for(game).optimal_move(game.validate_state(state), generator)
 
 
+def method(game: Game[Any, Any], state: Any, query: str = "outcome") -> str:
+    """Which path answers `query` ("grundy", "outcome" or "winning_moves") for `state`.
+
+    Returns "table", "closed-form" or "search"; raises `SizeLimitError` naming the
+    limit when none can, before anything is allocated. Nothing is computed.
+
+    >>> from metanim.games import Nim
+    >>> method(Nim([10_000_000, 12345, 3], max_take=None), (10_000_000, 12345, 3))
+    'closed-form'
+    """
+    if query not in ("grundy", "outcome", "winning_moves"):
+        raise ValueError(f"query is 'grundy', 'outcome' or 'winning_moves', got {query!r}")
+    return solver_for(game).method(game.validate_state(state), query)
+
+
 def is_critical(game: Game[Any, Any], state: Any) -> bool:
     """Whether `state` is an N-position with exactly one winning move."""
     return len(winning_moves(game, state)) == 1
@@ -60,12 +87,17 @@ def describe_solution(name: str, state: Any, *, misere: bool = False, **params: 
     state = game.validate_state(state)
     solver = solver_for(game)
     moves = solver.winning_moves(state)
+    try:
+        value = f"{solver.grundy(state)} (by {solver.method(state, 'grundy')})"
+    except SizeLimitError as exc:
+        value = f"not available ({exc})"
     lines = [
         f"game: {game!r}",
         f"state: {game.to_json(state)}",
-        f"grundy (normal play): {solver.grundy(state)}",
+        f"grundy (normal play): {value}",
         f"outcome ({'misère' if misere else 'normal'} play): {solver.outcome(state)}"
-        + (" (terminal)" if game.is_terminal(state) else ""),
+        + (" (terminal)" if game.is_terminal(state) else "")
+        + f" (by {solver.method(state, 'outcome')})",
         "winning moves: " + (", ".join(game.move_text(m) for m in moves) if moves else "none"),
     ]
     return "\n".join(lines)
@@ -86,10 +118,26 @@ def _fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dic
     fitted: dict[str, Any] = {}
     try:
         if cls.name == "nim":
-            heaps = [state] if isinstance(state, int) else [int(h) for h in state]
+            if not isinstance(state, int | list | tuple):
+                raise InvalidStateError(
+                    f"cannot read {state!r} as a NIM state: give heap sizes as a number or a "
+                    "JSON list such as [3, 4, 5]"
+                )
+            heaps = [state] if isinstance(state, int) else list(state)
+            for h in heaps:
+                if isinstance(h, bool) or not isinstance(h, int) or h < 0:
+                    raise InvalidStateError(
+                        f"NIM heap sizes are whole numbers >= 0, got {h!r} in {state!r}"
+                    )
             fitted = {"heaps": [max(h, 1) for h in heaps], "max_take": None}
         elif cls.name == "fibonacci":
-            if isinstance(state, int):
+            if isinstance(state, int) and not isinstance(state, bool):
+                if state < 2:
+                    raise InvalidStateError(
+                        f"a Fibonacci Nim pile at its start needs at least 2 stones (the first "
+                        f"move may take any number but the whole pile), got {state}; give "
+                        "[remaining, max_take] for a later position"
+                    )
                 state = [state, state - 1]
             fitted = {"n": max(int(state[0]) + 1, 2)}
         elif cls.name == "kayles":
@@ -118,16 +166,26 @@ def _fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dic
 
 
 __all__ = [
+    "CLOSED_FORM",
+    "FIBONACCI_SCAN_LIMIT",
+    "KAYLES_MISERE_LIMIT",
+    "MAX_TABLE_BYTES",
     "MAX_TABLE_STATES",
+    "MISERE_SEARCH_STATES",
+    "NIM_TABLE_WORK",
+    "SEARCH",
+    "TABLE",
     "CheckReport",
     "GameCheckError",
     "ReferenceSolver",
     "Solver",
     "check_game",
     "describe_solution",
+    "fibonacci_table_limit",
     "grundy",
     "is_critical",
     "kayles_misere_outcomes",
+    "method",
     "octal_grundy",
     "octal_period",
     "optimal_move",

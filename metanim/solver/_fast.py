@@ -202,7 +202,8 @@ def wythoff_square(size):  # pragma: no cover - numba
 # ------------------------------------------------------------------- Chomp queries
 @njit(cache=True, nogil=True)
 def chomp_losing_bites(params, lengths, lost, out):  # pragma: no cover - numba
-    """Bites (r, c), encoded r * 256 + c in row-major order, whose shape is lost.
+    """Bites (r, c), encoded r * cols + c (cols = params[1], the box's own width, so
+    no fixed-width field can overflow) in row-major order, whose shape is lost.
 
     `lengths` has params[0] entries (a shape inside the table's box), so every
     child shape is ranked in the same table as its parent.
@@ -220,7 +221,7 @@ def chomp_losing_bites(params, lengths, lost, out):  # pragma: no cover - numba
                 if s > 0:
                     rank += params[2 + (rows - i) * (cols + 1) + (s - 1)]
             if lost[rank]:
-                out[n] = r * 256 + c
+                out[n] = r * cols + c
                 n += 1
         s = lengths[r]
         if s > 0:
@@ -273,7 +274,28 @@ def next_shape(lengths, cols):  # pragma: no cover - numba
 def chomp_packed(params, n_states):  # pragma: no cover - numba
     """Every shape in the box, in rank order (`kernels.chomp_rank`): grundy | lost << 8.
 
-    Needs rows * cols <= 256 so a value (at most the number of bites) fits a byte.
+    Needs rows * cols <= 256 so a value (at most the number of bites) fits a byte;
+    `chomp_packed_wide` packs any box into 32 bits (value | lost << 31).
+    """
+    table = np.zeros(n_states, np.uint16)
+    _chomp_fill(params, table, 8)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def chomp_packed_wide(params, n_states):  # pragma: no cover - numba
+    """`chomp_packed` for any box: value in the low 31 bits, lost in bit 31."""
+    table = np.zeros(n_states, np.uint32)
+    _chomp_fill(params, table, 31)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _chomp_fill(params, table, shift):  # pragma: no cover - numba
+    """Fill `table` (one entry per shape, rank order) with value | lost << shift.
+
+    The field widths come from `shift`, sized by the caller to the box (a value is at
+    most the number of bites, rows * cols - 1 < 2 ** shift), never a fixed byte.
     Shapes are visited by stepping their row lengths like an odometer (no unranking).
     A bite at (r, c) keeps rows above r and cuts rows r.. to min(length, c); with h
     the height of column c, its rank is prefix[r] + sum_{r<=i<h} T(i, c) + (the
@@ -281,15 +303,16 @@ def chomp_packed(params, n_states):  # pragma: no cover - numba
     successor gives both its Grundy value and its misère outcome.
     """
     rows, cols = params[0], params[1]
+    n_states = len(table)
+    mask = (np.int64(1) << shift) - 1
     terms = chomp_terms(params)
-    table = np.zeros(n_states, np.uint16)
     lengths = np.zeros(rows, np.int64)
     prefix = np.zeros(rows + 1, np.int64)
     seen = np.zeros(rows * cols + 2, np.int64)
     for rank in range(n_states):
         shape_prefix(terms, lengths, prefix)
         stamp = rank + 1
-        lost_child = 0
+        lost_child = np.int64(0)
         h = rows
         for c in range(lengths[0]):
             while h > 0 and lengths[h - 1] <= c:
@@ -297,12 +320,12 @@ def chomp_packed(params, n_states):  # pragma: no cover - numba
             acc = rank - prefix[h]
             for r in range(h - 1, 0, -1):
                 acc += terms[r, c]
-                x = table[prefix[r] + acc]
-                seen[x & 255] = stamp
+                x = np.int64(table[prefix[r] + acc])
+                seen[x & mask] = stamp
                 lost_child |= x
             if c > 0:  # (0, 0) is the poisoned square, never bitten
-                x = table[acc + terms[0, c]]
-                seen[x & 255] = stamp
+                x = np.int64(table[acc + terms[0, c]])
+                seen[x & mask] = stamp
                 lost_child |= x
         m = 0
         while seen[m] == stamp:
@@ -310,7 +333,6 @@ def chomp_packed(params, n_states):  # pragma: no cover - numba
         # Misère: the mover wins with no bite left (the poisoned square alone) or with
         # a bite to a lost shape; otherwise the shape is lost.
         no_bite = lengths[0] <= 1 and (rows == 1 or lengths[1] == 0)
-        lost = 0 if no_bite or (lost_child >> 8) & 1 else 1
-        table[rank] = m | (lost << 8)
+        lost = 0 if no_bite or (lost_child >> shift) & 1 else 1
+        table[rank] = m | (lost << shift)
         next_shape(lengths, cols)
-    return table

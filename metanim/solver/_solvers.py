@@ -6,7 +6,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import cache, reduce
-from math import comb
+from math import comb, isqrt
 from operator import xor
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,29 @@ from metanim.games import (
     Nim,
     SizeLimitError,
 )
-from metanim.games.kayles import runs
-from metanim.solver import _fast, _misere, _octal, kernels
+from metanim.games.kayles import run_spans
+from metanim.solver import _fast, _misere, _octal, closed_forms, kernels
 from metanim.solver._engine import solve_dag
 
 #: Largest table (number of encoded states) the table methods will allocate.
 MAX_TABLE_STATES = 60_000_000
+#: Largest memory (bytes) a table kernel may allocate, counted from what it really
+#: allocates (Wythoff's bitsets grow with the square of the board's long side).
+MAX_TABLE_BYTES = 1 << 30
+#: Most successor visits a NIM heap table may cost (unbounded takes: quadratic).
+NIM_TABLE_WORK = 20_000_000
+#: Most successor visits (shapes x cells) a Chomp table may cost (14x14: 7.8e9).
+CHOMP_TABLE_WORK = 10_000_000_000
+#: Two-row (and one-row) extents switch to the proven closed form (normal play) past
+#: this many successor visits: the table would only be a slower cross-check.
+CHOMP_TWO_ROW_TABLE_WORK = 200_000_000
+#: Most positions a misère search (several bounded NIM heaps) may visit.
+MISERE_SEARCH_STATES = 250_000
+#: Most takes Fibonacci Nim's closed form scans for winning moves beyond the table.
+FIBONACCI_SCAN_LIMIT = 200_000
+
+#: How a query is answered (see `Solver.method`).
+TABLE, CLOSED_FORM, SEARCH = "table", "closed-form", "search"
 
 
 def _check_size(n_states: int, what: str) -> None:
@@ -35,6 +52,14 @@ def _check_size(n_states: int, what: str) -> None:
         raise SizeLimitError(
             f"{what} needs a table of {n_states:,} states; the limit is "
             f"{MAX_TABLE_STATES:,} (metanim.solver.MAX_TABLE_STATES)"
+        )
+
+
+def _check_bytes(n_bytes: int, what: str) -> None:
+    if n_bytes > MAX_TABLE_BYTES:
+        raise SizeLimitError(
+            f"{what} needs {n_bytes / 2**20:,.0f} MiB of tables; the limit is "
+            f"{MAX_TABLE_BYTES / 2**20:,.0f} MiB (metanim.solver.MAX_TABLE_BYTES)"
         )
 
 
@@ -82,10 +107,27 @@ def fibonacci_table(n: int) -> tuple[np.ndarray, np.ndarray]:
     return _persisted(f"fibonacci-{n}", lambda: _fast.fibonacci_tables(n))  # type: ignore[return-value]
 
 
+def wythoff_table_bytes(width: int, height: int) -> int:
+    """Bytes the Wythoff kernel `_wythoff` picks for this board really allocates."""
+    size = max(width, height)
+    if size * size > 2 * width * height:  # wythoff_tables: a bitset per column and diagonal
+        words = (width + height + min(width, height) + 1) // 64 + 2
+        return (2 * width + height) * words * 8 + 16 * (2 * width + height) + 5 * width * height
+    words = (3 * size + 1) // 64 + 2  # wythoff_square, then a cropped copy
+    return 2 * size * words * 8 + 32 * size + 5 * size * size + 5 * width * height
+
+
+def wythoff_table_fits(width: int, height: int) -> bool:
+    return (
+        width * height <= MAX_TABLE_STATES and wythoff_table_bytes(width, height) <= MAX_TABLE_BYTES
+    )
+
+
 @cache
 def wythoff_table(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     """Tables indexed by y * width + x for 0 <= x < width, 0 <= y < height."""
     _check_size(width * height, f"a {height}x{width} Corner Queen board")
+    _check_bytes(wythoff_table_bytes(width, height), f"a {height}x{width} Corner Queen board")
     return _persisted(f"wythoff-{width}x{height}", lambda: _wythoff(width, height))  # type: ignore[return-value]
 
 
@@ -108,6 +150,12 @@ def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """Grundy values and misère outcomes of every shape inside a rows x cols box."""
     states = kernels.chomp_states(rows, cols)
     _check_size(states, f"Chomp on a {rows}x{cols} extent")
+    work = chomp_table_work(rows, cols)
+    if work > CHOMP_TABLE_WORK:
+        raise SizeLimitError(
+            f"Chomp on a {rows}x{cols} extent needs {work:,} successor visits; the limit is "
+            f"{CHOMP_TABLE_WORK:,} (metanim.solver.CHOMP_TABLE_WORK)"
+        )
     params = kernels.chomp_params(rows, cols)
     grundy, misere = _persisted(f"chomp-{rows}x{cols}", lambda: _chomp(params, states))
     return grundy, misere, params
@@ -115,12 +163,19 @@ def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def _chomp(params: np.ndarray, states: int) -> tuple[np.ndarray, np.ndarray]:
     rows, cols = int(params[0]), int(params[1])
-    if rows * cols > 256:  # a value may not fit the packed byte: the generic engine
-        return solve_dag()(states, kernels.chomp_successors(), params, rows * cols)
+    if rows * cols > 256:  # a value may not fit the packed byte: 32-bit entries
+        packed32 = _fast.chomp_packed_wide(params, states)
+        grundy32 = (packed32 & 0x7FFFFFFF).astype(np.int32)
+        return grundy32, (1 - (packed32 >> 31)).astype(np.uint8)
     packed = _fast.chomp_packed(params, states)
     grundy = (packed & 255).astype(np.uint8)  # mex <= number of bites <= 255
     mover_wins = (1 - (packed >> 8)).astype(np.uint8)
     return grundy, mover_wins
+
+
+def chomp_table_work(rows: int, cols: int) -> int:
+    """Successor visits a Chomp table costs: shapes x cells."""
+    return kernels.chomp_states(rows, cols) * rows * cols
 
 
 @cache
@@ -149,10 +204,20 @@ def _lost_lookup(grundy: np.ndarray, mover_wins: np.ndarray, misere: bool) -> An
 
 # ------------------------------------------------------------------------------ solvers
 class Solver(ABC):
-    """Exact answers for one game configuration. States must be valid (see `validate`)."""
+    """Exact answers for one game configuration. States must be valid (see `validate`).
+
+    Every query first picks its path with `method` (a table, a proven closed form,
+    or a bounded search), which raises `SizeLimitError` naming the limit before
+    anything is allocated when no path can answer.
+    """
 
     def __init__(self, game: Game[Any, Any]) -> None:
         self.game = game
+
+    def method(self, state: Any, query: str = "outcome") -> str:
+        """How `query` ("grundy", "outcome" or "winning_moves") is answered for `state`:
+        "table", "closed-form" or "search"; raises `SizeLimitError` when none can."""
+        return TABLE
 
     @abstractmethod
     def grundy(self, state: Any) -> int:
@@ -181,6 +246,10 @@ class Solver(ABC):
         if not moves:
             raise ValueError("the game is over: there is no move to make")
         return moves[int(rng.integers(len(moves)))]
+
+
+def _no_path(what: str, why: str) -> SizeLimitError:
+    return SizeLimitError(f"{what}: {why}")
 
 
 class _MisereSearch:
@@ -235,19 +304,57 @@ class _MisereSearch:
 
 
 class NimSolver(Solver):
+    """A heap table where it is cheap; Bouton's closed forms at any size beyond it."""
+
     game: Nim
 
     def __init__(self, game: Nim) -> None:
         super().__init__(game)
         self._k = game.max_take or 0
-        self._grundy_table, self._misere_table = subtraction_table(self._k, game.capacity)
-        self._values = self._grundy_table.tolist()
+        cap = game.capacity
+        work = cap * (cap + 1) // 2 if self._k == 0 else cap * min(self._k, cap)
+        self.has_table = cap + 1 <= MAX_TABLE_STATES and work <= NIM_TABLE_WORK
+        self._values: list[int] | None = None
+        self._misere_values: list[int] | None = None
         self._search = _MisereSearch(self._heap_moves)
 
+    def _tables(self) -> tuple[list[int], list[int]]:
+        if self._values is None:
+            grundy, misere = subtraction_table(self._k, self.game.capacity)
+            self._values, self._misere_values = grundy.tolist(), misere.tolist()
+        return self._values, self._misere_values  # type: ignore[return-value]
+
+    def _search_states(self, state: tuple[int, ...]) -> int:
+        count = 1
+        for h in state:
+            count *= h + 1
+        return count
+
+    def method(self, state: tuple[int, ...], query: str = "outcome") -> str:
+        if query == "grundy" or not self.game.misere:
+            return TABLE if self.has_table else CLOSED_FORM
+        nonzero = sum(1 for h in state if h)
+        if nonzero <= 1 or self._k == 0:
+            return TABLE if self.has_table and nonzero <= 1 else CLOSED_FORM
+        visits = self._search_states(state)
+        if visits > MISERE_SEARCH_STATES:
+            raise _no_path(
+                f"misère NIM {list(state)} with max take {self._k}",
+                f"no closed form is proven for several heaps with a max take, and a search "
+                f"may visit {visits:,} positions; the limit is {MISERE_SEARCH_STATES:,} "
+                "(metanim.solver.MISERE_SEARCH_STATES)",
+            )
+        return SEARCH
+
     def winning_moves(self, state: tuple[int, ...]) -> list[tuple[int, int]]:
+        path = self.method(state, "winning_moves")
         if self.game.misere:
+            if path == CLOSED_FORM:
+                return closed_forms.nim_misere_winning_moves(state, self._k)
             return super().winning_moves(state)
-        values = self._values
+        if path == CLOSED_FORM:
+            return closed_forms.nim_winning_moves(state, self._k)
+        values, _ = self._tables()
         total = 0
         for h in state:
             total ^= values[h]
@@ -267,30 +374,71 @@ class NimSolver(Solver):
         return [(h - x,) for x in range(1, self.game.take_limit(h) + 1)]
 
     def grundy(self, state: tuple[int, ...]) -> int:
-        return reduce(xor, (int(self._grundy_table[h]) for h in state), 0)
+        if self.method(state, "grundy") == CLOSED_FORM:
+            return closed_forms.nim_grundy(state, self._k)
+        values, _ = self._tables()
+        return reduce(xor, (values[h] for h in state), 0)
 
     def _misere_mover_wins(self, state: tuple[int, ...]) -> bool:
-        heaps = [h for h in state if h]
+        path = self.method(state, "outcome")
+        heaps = tuple(h for h in state if h)
         if len(heaps) <= 1:
-            return bool(self._misere_table[heaps[0] if heaps else 0])
+            h = heaps[0] if heaps else 0
+            if path == TABLE:
+                return bool(self._tables()[1][h])
+            return not closed_forms.nim_misere_single_lost(h, self._k)
         if self._k == 0:
-            # Bouton's misère rule: play as in normal Nim unless every heap is 0 or 1.
-            if max(heaps) == 1:
-                return len(heaps) % 2 == 0
-            return self.grundy(state) != 0
-        return self._search.mover_wins(tuple(heaps))
+            return not closed_forms.nim_misere_unbounded_lost(heaps)
+        return self._search.mover_wins(heaps)
 
 
 class FibonacciSolver(Solver):
+    """The (remaining, max take) table; beyond it, Zeckendorf's rule for normal play."""
+
     game: FibonacciNim
 
     def __init__(self, game: FibonacciNim) -> None:
         super().__init__(game)
-        self._grundy_table, self._misere_table = fibonacci_table(game.n)
-        self._lost = _lost_lookup(self._grundy_table, self._misere_table, game.misere)
+        self.has_table = kernels.fibonacci_states(game.n) <= MAX_TABLE_STATES
+        self._lost: Any = None
+
+    def _tables(self) -> tuple[np.ndarray, np.ndarray]:
+        grundy, misere = fibonacci_table(self.game.n)
+        if self._lost is None:
+            self._lost = _lost_lookup(grundy, misere, self.game.misere)
+        return grundy, misere
+
+    def method(self, state: tuple[int, int], query: str = "outcome") -> str:
+        if self.has_table:
+            return TABLE
+        limit = (
+            f"the Fibonacci Nim table holds at most {MAX_TABLE_STATES:,} states "
+            f"(metanim.solver.MAX_TABLE_STATES: piles up to {fibonacci_table_limit():,} stones)"
+        )
+        what = f"Fibonacci Nim with {self.game.n} stones"
+        if query == "grundy":
+            raise _no_path(what, f"Grundy values have no closed form and {limit}")
+        if self.game.misere:
+            raise _no_path(what, f"misère play has no proven closed form and {limit}")
+        if query == "winning_moves" and state[1] > FIBONACCI_SCAN_LIMIT:
+            raise _no_path(
+                what,
+                f"{limit}; beyond it the closed form checks each take, at most "
+                f"{FIBONACCI_SCAN_LIMIT:,} (metanim.solver.FIBONACCI_SCAN_LIMIT), "
+                f"and this state allows {state[1]:,}",
+            )
+        return CLOSED_FORM
 
     def winning_moves(self, state: tuple[int, int]) -> list[int]:
         remaining, max_take = state
+        if self.method(state, "winning_moves") == CLOSED_FORM:
+            # A take x wins iff it empties the pile or the child (r - x, 2x) is P.
+            return [
+                x
+                for x in range(1, max_take + 1)
+                if x == remaining or zeckendorf_smallest(remaining - x) > 2 * x
+            ]
+        self._tables()
         lost = self._lost
         moves = []
         for x in range(1, max_take + 1):
@@ -300,10 +448,37 @@ class FibonacciSolver(Solver):
         return moves
 
     def grundy(self, state: tuple[int, int]) -> int:
-        return int(self._grundy_table[kernels.fibonacci_code(*state)])
+        self.method(state, "grundy")
+        return int(self._tables()[0][kernels.fibonacci_code(*state)])
+
+    def mover_wins(self, state: tuple[int, int]) -> bool:
+        if self.method(state, "outcome") == CLOSED_FORM:
+            return state[0] > 0 and zeckendorf_smallest(state[0]) <= state[1]
+        return super().mover_wins(state)
 
     def _misere_mover_wins(self, state: tuple[int, int]) -> bool:
-        return bool(self._misere_table[kernels.fibonacci_code(*state)])
+        return bool(self._tables()[1][kernels.fibonacci_code(*state)])
+
+
+def fibonacci_table_limit() -> int:
+    """The largest pile whose Fibonacci Nim table fits `MAX_TABLE_STATES`."""
+    n = isqrt(2 * MAX_TABLE_STATES)
+    while kernels.fibonacci_states(n) > MAX_TABLE_STATES:
+        n -= 1
+    return n
+
+
+def zeckendorf_smallest(n: int) -> int:
+    """The smallest part of n's Zeckendorf representation (n >= 1)."""
+    fibs = [1, 2]
+    while fibs[-1] <= n:
+        fibs.append(fibs[-1] + fibs[-2])
+    part = n
+    for f in reversed(fibs):
+        if f <= n:
+            n -= f
+            part = f
+    return part
 
 
 class KaylesSolver(Solver):
@@ -311,39 +486,113 @@ class KaylesSolver(Solver):
 
     game: Kayles
     OCTAL = "0.77"
+    #: Runs scored per numpy chunk in `winning_moves` (bounds its memory).
+    CHUNK = 1 << 20
 
     def __init__(self, game: Kayles) -> None:
         super().__init__(game)
-        self._values = octal_table(self.OCTAL, max(game.width, 1))
+        # Values computed directly up to the certified period's search size; any longer
+        # run is read through the period (Guy–Smith), so nothing grows with the row.
+        self._base, self._n0, self._p = _octal._period_search(self.OCTAL)
 
     @staticmethod
     def _run_moves(n: int) -> list[tuple[int, ...]]:
         return [(a, n - k - a) for k in (1, 2) if k <= n for a in range(0, (n - k) // 2 + 1)]
 
+    def _value(self, n: int) -> int:
+        base = self._base
+        if n < len(base):
+            return int(base[n])
+        return int(base[self._n0 + (n - self._n0) % self._p])
+
+    def _values(self, ns: np.ndarray) -> np.ndarray:
+        base = self._base
+        inside = ns < len(base)
+        folded = np.where(inside, ns, self._n0 + (ns - self._n0) % self._p)
+        return base[folded]
+
+    def method(self, state: tuple[str, ...], query: str = "outcome") -> str:
+        if query == "grundy" or not self.game.misere:
+            longest = max((n for row in state for _, n in run_spans(row)), default=0)
+            return TABLE if longest < len(self._base) else CLOSED_FORM
+        parts = [n for row in state for _, n in run_spans(row)]
+        need = sum(parts) + len(parts) - 1
+        if need > _misere.KAYLES_MISERE_LIMIT:
+            raise _no_path(
+                "misère Kayles",
+                f"solved for positions with pins + runs - 1 <= {_misere.KAYLES_MISERE_LIMIT} "
+                f"(metanim.solver._misere.KAYLES_MISERE_LIMIT; no closed form is used); "
+                f"this one needs {need}",
+            )
+        return TABLE
+
     def grundy(self, state: tuple[str, ...]) -> int:
-        return reduce(xor, (int(self._values[n]) for row in state for n in runs(row)), 0)
+        return reduce(xor, (self._value(n) for row in state for _, n in run_spans(row)), 0)
+
+    def winning_moves(self, state: tuple[str, ...]) -> list[tuple[int, int, int]]:
+        if self.game.misere:
+            self.method(state, "winning_moves")
+            return super().winning_moves(state)
+        total = self.grundy(state)
+        if total == 0:
+            return []
+        width = self.game.width
+        found: list[tuple[int, int, int]] = []
+        for r, row in enumerate(state):
+            for start, n in run_spans(row):
+                target = self._value(n) ^ total
+                for take in (1, 2):
+                    if take > n:
+                        continue
+                    rest = n - take
+                    # Knocking pins start+a.. leaves runs a and rest - a.
+                    for lo in range(0, rest + 1, self.CHUNK):
+                        a = np.arange(lo, min(rest + 1, lo + self.CHUNK), dtype=np.int64)
+                        hits = a[(self._values(a) ^ self._values(rest - a)) == target]
+                        found += [(r, start + int(x), take) for x in hits]
+        found.sort(key=lambda m: (m[0] * width + m[1]) * 2 + m[2] - 1)
+        return found
 
     def _misere_mover_wins(self, state: tuple[str, ...]) -> bool:
-        parts = [n for row in state for n in runs(row)]
-        # Every position of this game has sum + runs - 1 <= pins + rows - 1; within the
-        # numba table's reach use it, else the plain-Python search.
+        self.method(state, "outcome")
+        parts = [n for row in state for _, n in run_spans(row)]
+        # Every position of this game has sum + runs - 1 <= pins + rows - 1.
         bound = min(sum(self.game.rows) + len(self.game.rows) - 1, _misere.KAYLES_MISERE_LIMIT)
+        bound = max(bound, sum(parts) + len(parts) - 1)
         found = _misere.kayles_misere_mover_wins(parts, bound)
-        if found is None:
-            # A whole-position search beyond the table is exponential (80 pins: a minute),
-            # so refuse rather than stall a tournament.
-            raise SizeLimitError(
-                f"misère Kayles is solved for positions with pins + runs - 1 <= "
-                f"{_misere.KAYLES_MISERE_LIMIT} (metanim.solver._misere.KAYLES_MISERE_LIMIT); "
-                f"this one needs {sum(parts) + len(parts) - 1}"
-            )
+        assert found is not None  # method() checked the bound
         return found
 
 
 class ChompSolver(Solver):
-    """Solves each shape on its own extent (rows in use x length of row 0), not the board's."""
+    """Solves each shape on its own extent (rows in use x length of row 0), not the board's;
+    two-row shapes beyond the table by the closed form (normal play)."""
 
     game: Chomp
+
+    def method(self, state: tuple[int, ...], query: str = "outcome") -> str:
+        used = sum(1 for x in state if x)
+        if used == 0:
+            return TABLE
+        states = self.table_states(state)
+        work = chomp_table_work(used, state[0])
+        closed = used <= 2 and not self.game.misere and query != "grundy"
+        if closed and work > CHOMP_TWO_ROW_TABLE_WORK:
+            return CLOSED_FORM
+        if states <= MAX_TABLE_STATES and work <= CHOMP_TABLE_WORK:
+            return TABLE
+        limit = (
+            f"its {used}x{state[0]} extent needs a table of {states:,} shapes; the limit is "
+            f"{MAX_TABLE_STATES:,} (metanim.solver.MAX_TABLE_STATES)"
+            if states > MAX_TABLE_STATES
+            else f"its {used}x{state[0]} extent needs {work:,} successor visits; the limit "
+            f"is {CHOMP_TABLE_WORK:,} (metanim.solver.CHOMP_TABLE_WORK)"
+        )
+        if query == "grundy":
+            raise _no_path("Chomp Grundy value", f"no closed form, and {limit}")
+        if used <= 2 and not self.game.misere:
+            return CLOSED_FORM
+        raise _no_path("Chomp", f"{limit}; a closed form exists only for two rows in normal play")
 
     def _lookup(self, state: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
         used = sum(1 for x in state if x)
@@ -355,16 +604,27 @@ class ChompSolver(Solver):
         used = sum(1 for x in state if x)
         if used == 0:
             return []
+        if self.method(state, "winning_moves") == CLOSED_FORM:
+            return closed_forms.chomp_two_row_winning_moves(state[0], state[1] if used > 1 else 0)
         _, _, params = chomp_table(used, state[0])
         lost = _chomp_lost(used, state[0], self.game.misere)
         out = np.empty(used * state[0], dtype=np.int64)
         lengths = np.array(state[:used], dtype=np.int64)
         count = _fast.chomp_losing_bites(params, lengths, lost, out)
-        return [(int(e) >> 8, int(e) & 255) for e in out[:count]]
+        # Bites come back as r * cols + c with the extent's own width (no fixed field).
+        cols = int(params[1])
+        return [(int(e) // cols, int(e) % cols) for e in out[:count]]
 
     def grundy(self, state: tuple[int, ...]) -> int:
+        self.method(state, "grundy")
         grundy, _, rank = self._lookup(state)
         return int(grundy[rank])
+
+    def mover_wins(self, state: tuple[int, ...]) -> bool:
+        if self.method(state, "outcome") == CLOSED_FORM:
+            used = sum(1 for x in state if x)
+            return not closed_forms.chomp_two_row_is_p(state[0], state[1] if used > 1 else 0)
+        return super().mover_wins(state)
 
     def _misere_mover_wins(self, state: tuple[int, ...]) -> bool:
         _, misere, rank = self._lookup(state)
@@ -377,21 +637,55 @@ class ChompSolver(Solver):
 
 
 class CornerQueenSolver(Solver):
+    """The board's table where it fits in memory; Beatty pairs (Wythoff) beyond it."""
+
     game: CornerQueen
 
     def __init__(self, game: CornerQueen) -> None:
         super().__init__(game)
-        self._grundy_table, self._misere_table = wythoff_table(game.width, game.height)
-        self._lost = _lost_lookup(self._grundy_table, self._misere_table, game.misere)
+        self.has_table = wythoff_table_fits(game.width, game.height)
+        self._lost: Any = None
+
+    def _tables(self) -> tuple[np.ndarray, np.ndarray]:
+        grundy, misere = wythoff_table(self.game.width, self.game.height)
+        if self._lost is None:
+            self._lost = _lost_lookup(grundy, misere, self.game.misere)
+        return grundy, misere
+
+    def method(self, state: tuple[int, int], query: str = "outcome") -> str:
+        if self.has_table:
+            return TABLE
+        if query == "grundy":
+            game = self.game
+            cells = game.width * game.height
+            need = (
+                f"the table needs {cells:,} states; the limit is {MAX_TABLE_STATES:,} "
+                "(metanim.solver.MAX_TABLE_STATES)"
+                if cells > MAX_TABLE_STATES
+                else f"the table needs {wythoff_table_bytes(game.width, game.height) / 2**20:,.0f}"
+                f" MiB; the limit is {MAX_TABLE_BYTES / 2**20:,.0f} MiB "
+                "(metanim.solver.MAX_TABLE_BYTES)"
+            )
+            raise _no_path(
+                f"Corner Queen Grundy value on a {game.height}x{game.width} board",
+                f"no closed form, and {need}",
+            )
+        return CLOSED_FORM
 
     def winning_moves(self, state: tuple[int, int]) -> list[tuple[int, int]]:
+        row, col = state
+        height = self.game.height
+        if self.method(state, "winning_moves") == CLOSED_FORM:
+            x, y = self.game.wythoff(state)
+            targets = closed_forms.wythoff_winning_targets(x, y, misere=self.game.misere)
+            return sorted(((height - 1 - ty, tx) for tx, ty in targets), key=self.game.action_id)
         # Moves in the order of legal_moves (by action id, row-major); code = y * width + x
         # with x = col, y = height - 1 - row.
-        row, col = state
+        self._tables()
         width, lost = self.game.width, self._lost
-        base = (self.game.height - 1 - row) * width
+        base = (height - 1 - row) * width
         moves = [(row, c) for c in range(col) if lost[base + c]]
-        for r in range(row + 1, self.game.height):
+        for r in range(row + 1, height):
             base -= width
             d = r - row
             if d <= col and lost[base + col - d]:
@@ -404,11 +698,18 @@ class CornerQueenSolver(Solver):
         x, y = self.game.wythoff(state)
         return y * self.game.width + x
 
+    def mover_wins(self, state: tuple[int, int]) -> bool:
+        if self.method(state, "outcome") == CLOSED_FORM:
+            x, y = self.game.wythoff(state)
+            return not closed_forms.wythoff_is_p(x, y, misere=self.game.misere)
+        return super().mover_wins(state)
+
     def grundy(self, state: tuple[int, int]) -> int:
-        return int(self._grundy_table[self._code(state)])
+        self.method(state, "grundy")
+        return int(self._tables()[0][self._code(state)])
 
     def _misere_mover_wins(self, state: tuple[int, int]) -> bool:
-        return bool(self._misere_table[self._code(state)])
+        return bool(self._tables()[1][self._code(state)])
 
 
 SOLVERS: dict[type[Game[Any, Any]], type[Solver]] = {
