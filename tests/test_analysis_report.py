@@ -83,7 +83,8 @@ def test_accuracy_by_difficulty_tier(results: Path):
     """Every decision lands in its record's difficulty tier; NIM-31 k=3 (at most three
     legal moves) is all "easy", and the optimal reader is right on every one."""
     report = render_report(results, write=False)
-    rows = {(a.method, a.game): a for a in report.by_difficulty}
+    # Rows are run-identity labels: "react · <model>", "mad:agents=2,rounds=2 · <model>".
+    rows = {(a.method.split(" ·")[0], a.game): a for a in report.by_difficulty}
     assert rows[("react", "nim · easy")].mean == 1.0
     for method in ("react", "mad:agents=2,rounds=2"):
         tiers = [a for (m, _), a in rows.items() if m == method]
