@@ -8,6 +8,7 @@ and flags given on top override it.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from metanim.arena._config import (
@@ -45,8 +46,7 @@ def tournament(args: argparse.Namespace) -> int:
 
     config = config_from_args(TournamentConfig, args, _profiles(args))
     result = run_tournament(config)
-    _print_result(result, "episodes")
-    return 0
+    return _print_result(result, "episodes", getattr(args, "argv", None))
 
 
 def _have_matplotlib() -> bool:
@@ -67,8 +67,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
     config = config_from_args(EvaluationConfig, args, _profiles(args))
     result = run_evaluation(config)
-    _print_result(result, "decisions")
-    return 0
+    return _print_result(result, "decisions", getattr(args, "argv", None))
 
 
 def demo_arguments(p: argparse.ArgumentParser) -> None:
@@ -115,21 +114,44 @@ def demo(args: argparse.Namespace) -> int:
         f"{args.episodes} episodes, seats alternating, on {where}."
     )
     result = run_tournament(config)
-    _print_result(result, "episodes")
+    code = _print_result(result, "episodes", getattr(args, "argv", None))
     # Then the folder report a user would run next: tables, report.md and the plots.
     from metanim.analysis.report import render_report
 
     folder = render_report(args.results_dir, plots=_have_matplotlib())
-    written = [f"{args.results_dir}/report.md", *folder.plots]
+    written = [Path(args.results_dir) / "report.md", *folder.plots]
     print("folder report: " + ", ".join(str(p) for p in written))
-    return 0
+    return code
 
 
-def _print_result(result: Any, unit: str) -> None:
-    """A run's report, then how much ran and where the log, summary and report lie."""
+def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
+    """A run's report, how much ran and where the files lie; then its exit code.
+
+    A run with items that did not finish also gets a one-screen failure summary on
+    stderr: counts by cause, the first message of each, and the command that reruns them.
+    """
+    import shlex
+    import sys
+
+    from metanim._edge import EXIT_FAILED, EXIT_OK
+
     log_path = result.log_path
     print(result.report)
     print(f"{unit}: {result.played_now} run now, {result.planned} planned; log {log_path}")
     print(
         f"summary {log_path.with_suffix('.summary.json')}, report {log_path.with_suffix('.report.md')}"
     )
+    if result.complete:
+        return EXIT_OK
+    missing = sum(count for count, _ in result.failures.values())
+    lines = [f"{missing} of {result.planned} {unit} did not finish:"]
+    for cause, (count, first) in sorted(result.failures.items(), key=lambda kv: -kv[1][0]):
+        first = first if len(first) <= 200 else first[:197] + "..."
+        lines.append(f"  {count:>6}  {cause}: {first}")
+    words = [w for w in (argv or []) if w != "--no-rerun-failed"]
+    rerun = "metanim " + shlex.join(words) if words else "the same command"
+    if not result.config.rerun_failed:
+        rerun += " --rerun-failed"
+    lines.append(f"fix the cause, then rerun them (finished {unit} are kept): {rerun}")
+    print("\n".join(lines), file=sys.stderr)
+    return EXIT_FAILED

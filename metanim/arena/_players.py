@@ -8,6 +8,7 @@ URL gets the simulated server started in-process, so every command runs offline.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -68,15 +69,20 @@ class ClientPool:
 def build_method(method: str, model: str, params: dict[str, Any], clients: ClientPool) -> Any:
     """A `metanim.agents` method from a spec (`name[:k=v,...]`) plus `params` on top."""
     from metanim.agents.registry import METHODS, check_parameters, parse_spec
-    from metanim.agents.registry import build_method as build_from_spec
 
     name, spec_model, spec_params = parse_spec(method)
     merged = {**spec_params, **params}
     cls, fixed = METHODS[name]
     check_parameters(name, merged, method)  # a bad profile parameter is one clear error
     if name == "cross":
-        # Cross-model debate names its models inside the spec; the registry reads them.
-        return build_from_spec(method, model, client_factory=clients)
+        # Cross-model debate names its models in `models=a|b`, in the spec or (overriding
+        # it, so a profile's models can be swapped from the CLI) in the parameters.
+        from metanim.agents.debate import CrossModel
+
+        models = [m.strip() for m in str(merged.pop("models", "") or "").split("|") if m.strip()]
+        if len(models) < 2:
+            raise ValueError(f"cross-model debate {method!r} needs models=a|b")
+        return CrossModel([clients(m) for m in models], **{**fixed, **merged})
     return cls(clients(spec_model or model), **{**fixed, **merged})  # type: ignore[call-arg]
 
 
@@ -98,11 +104,29 @@ def needs_sim_server(*pairs: tuple[str, str, str | None]) -> bool:
     )
 
 
+#: The one place `sim-*` models go besides the in-process server: a running
+#: `metanim serve-sim` named here (never OPENAI_BASE_URL, which may be a paid provider).
+SIM_URL_ENV = "METANIM_SIM_URL"
+
+
+def sim_url_from_env() -> str | None:
+    """The `serve-sim` URL named by `METANIM_SIM_URL`, or None."""
+    url = os.environ.get(SIM_URL_ENV, "").strip().rstrip("/")
+    return url or None
+
+
 @contextlib.contextmanager
 def sim_server_if_needed(needed: bool, seed: int = 0) -> Iterator[str | None]:
-    """Start the simulated server in-process when `needed`; yields its base URL (or None)."""
+    """Where `sim-*` models without a URL go, when `needed`: yields its base URL (or None).
+
+    `METANIM_SIM_URL` if set (a running `metanim serve-sim`), else the simulated server
+    started in-process for the duration.
+    """
     if not needed:
         yield None
+        return
+    if sim_url_from_env():
+        yield sim_url_from_env()
         return
     from metanim.llm.sim import SimServer
 

@@ -25,6 +25,7 @@ from metanim.arena._budget import Spent
 from metanim.arena._config import RUN_ONLY, RunConfig
 from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
 from metanim.arena._policies import is_solver_spec
+from metanim.arena._preflight import preflight_players, preflight_servers
 from metanim.arena._run import (
     RunResult,
     client_pool,
@@ -226,7 +227,22 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
         (config.method, config.model, config.base_url),
         (config.opponent, config.opponent_model, config.opponent_base_url),
     )
+    preflight_players(
+        [
+            (config.method, config.model, config.base_url, config.params),
+            (config.opponent, config.opponent_model, config.opponent_base_url,
+             config.opponent_params),
+        ]
+    )  # fmt: skip
     with sim_server_if_needed(needed, seed=config.seed) as sim_url:
+        preflight_servers(
+            [
+                (config.method, config.model, config.base_url, config.params),
+                (config.opponent, config.opponent_model, config.opponent_base_url,
+                 config.opponent_params),
+            ],
+            sim_url,
+        )  # fmt: skip
         return await _run(config, sim_url)
 
 

@@ -1,0 +1,7 @@
+"""`python -m metanim`: the `metanim` command."""
+
+import sys
+
+from metanim.cli import main
+
+sys.exit(main())
