@@ -122,7 +122,7 @@ def _library_command(name: str, module: str, help: str) -> None:
 
 _library_command(
     "play",
-    "metanim.agents.play",
+    "metanim.arena._cli",
     "Play one game between two methods; each move graded by the solver",
 )
 _library_command(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticUndefined
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -46,7 +47,13 @@ class RunConfig(BaseModel):
     seed: int
     concurrency: int
     call_concurrency: int = Field(64, ge=1, description="model calls in flight at once, per model")
-    timeout_s: float = Field(60.0, gt=0, description="per-call timeout in seconds")
+    timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="seconds one attempt of a model call may take; a failed attempt is "
+        "retried --max-retries times, and a server that does not answer at all is refused "
+        "before the first episode",
+    )
     max_retries: int
     max_calls: int | None
     max_tokens: int | None = Field(None, description="budget: ... after this many tokens")
@@ -142,6 +149,9 @@ def add_config_arguments(
             continue
         flag = "--" + name.replace("_", "-")
         help_text = field.description or ""
+        # Every default in --help (the timeout a call gets, the model a side plays on).
+        if field.default not in (None, PydanticUndefined) and not isinstance(field.default, bool):
+            help_text += " (default: {})".format(str(field.default).replace("%", "%%"))
         base = _base_type(field.annotation)
         origin = typing.get_origin(base)
         # Repeatable flags read better singular (--game a --game b, --param k=v).

@@ -303,10 +303,12 @@ def summarize(
 def render_report(summary: dict[str, Any]) -> str:
     """A Markdown report of an evaluation summary."""
     cfg = summary.get("config", {})
-    lines = [f"# Evaluation {cfg.get('name', '')}", ""]
+    name = cfg.get("name", "")
+    lines = [f"# Evaluation: {name}" if name not in ("", "evaluation") else "# Evaluation", ""]
     if cfg:
         lines.append(
-            f"- `{cfg['method']}` on `{cfg['model']}`, {cfg['repeats']} repeats, seed {cfg['seed']}; "
+            f"- `{cfg['method']}` on `{cfg['model']}`, {cfg['repeats']} "
+            f"repeat{'s' if cfg['repeats'] != 1 else ''}, seed {cfg['seed']}; "
             f"log `{summary.get('log', '')}`"
         )
     if summary.get("stopped"):

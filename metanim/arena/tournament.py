@@ -398,6 +398,11 @@ def _count(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def _title(kind: str, name: str) -> str:
+    """`# Tournament` for the default name, else `# Tournament: name` (no "Tournament tournament")."""
+    return f"# {kind}" if name in ("", kind.lower()) else f"# {kind}: {name}"
+
+
 def _player_label(method: str, model: str) -> str:
     """`method` on `model`, or the solver policy alone (it calls no model)."""
     return f"`{method}`" if is_solver_spec(method) else f"`{method}` on `{model}`"
@@ -406,12 +411,12 @@ def _player_label(method: str, model: str) -> str:
 def render_report(summary: dict[str, Any]) -> str:
     """A Markdown report of a tournament summary."""
     cfg = summary.get("config", {})
-    lines = [f"# Tournament {cfg.get('name', '')}", ""]
+    lines = [_title("Tournament", cfg.get("name", "")), ""]
     if cfg:
         lines += [
             f"- agent: {_player_label(cfg['method'], cfg['model'])}; "
             f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
-            f"- {cfg['episodes']} episodes per setting, seat policy `{cfg['seat']}`, start "
+            f"- {cfg['episodes']} episode{'s' if cfg['episodes'] != 1 else ''} per setting, seat policy `{cfg['seat']}`, start "
             f"`{cfg['start'] or 'initial for a preset, else random_n'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
         ]
     if summary.get("stopped"):

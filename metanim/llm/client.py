@@ -260,7 +260,7 @@ class OpenAIChatClient:
                 f"timed out after {self.timeout_s} s at {where}", kind="timeout"
             ), None
         if isinstance(exc, openai.APIConnectionError):
-            return InfrastructureError(f"cannot connect to {where}", kind="connection"), None
+            return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
         if isinstance(exc, _BadResponse | openai.APIResponseValidationError | json.JSONDecodeError):
             return InfrastructureError(
                 f"unreadable response from {where}", kind="bad_response"
@@ -301,6 +301,23 @@ class _BadResponse(Exception):
 
 _RETRYABLE = frozenset({"rate_limit", "server_error", "timeout", "connection", "bad_response"})
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded"})
+
+
+def _connection_failure(exc: openai.APIConnectionError, where: str) -> str:
+    """What went wrong on the wire, named for what happened (the SDK says "Connection error")."""
+    import httpx
+
+    cause = exc.__cause__
+    if isinstance(cause, httpx.ConnectError):
+        return f"cannot connect to {where}"
+    if isinstance(cause, httpx.RemoteProtocolError):
+        return f"the connection to {where} closed before the response was complete ({cause})"
+    if isinstance(cause, httpx.ReadError):
+        return f"the connection to {where} broke while reading the response ({cause})"
+    if isinstance(cause, httpx.WriteError):
+        return f"the connection to {where} broke while sending the request ({cause})"
+    name = type(cause).__name__ if cause is not None else "unknown cause"
+    return f"connection error with {where} ({name}: {cause or exc})"
 
 
 def _server_message(exc: openai.APIStatusError) -> str:
