@@ -128,7 +128,24 @@ def sim_server_if_needed(needed: bool, seed: int = 0) -> Iterator[str | None]:
     if sim_url_from_env():
         yield sim_url_from_env()
         return
+    import logging
+
     from metanim.llm.sim import SimServer
 
-    with SimServer(seed=seed) as server:
-        yield server.base_url
+    # When a run is interrupted its clients hang up on requests in flight; aiohttp logs
+    # each as "Error handling request" with a traceback. For our own in-process server
+    # that is the run stopping, not a fault: those records are dropped.
+    server_log = logging.getLogger("aiohttp.server")
+    server_log.addFilter(_client_left)
+    try:
+        with SimServer(seed=seed) as server:
+            yield server.base_url
+    finally:
+        server_log.removeFilter(_client_left)
+
+
+def _client_left(record: Any) -> bool:
+    import asyncio
+
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, ConnectionError | asyncio.CancelledError)

@@ -150,13 +150,17 @@ def setting_start(start: str | None, key: str, game: Game[Any, Any]) -> Any:
     at its initial state, any other setting at a random N-position. A JSON state is
     checked with the game's `validate_state`, so a bad one fails before any episode.
     """
+    from metanim._edge import strict_json
     from metanim.envs.env import START_MODES, start_setting
 
     value: Any = start
     if isinstance(start, str) and start not in START_MODES:
         try:
-            value = json.loads(start)
-        except json.JSONDecodeError:
+            # Whole numbers only: "[30.7]" is refused, never played from 30.
+            value = strict_json(start, "start")
+        except ValueError as exc:
+            if "whole number" in str(exc):
+                raise
             raise ValueError(
                 f"start must be random_n, initial or a state as JSON (e.g. [5,4]), got {start!r}"
             ) from None

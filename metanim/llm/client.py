@@ -304,20 +304,22 @@ _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "q
 
 
 def _connection_failure(exc: openai.APIConnectionError, where: str) -> str:
-    """What went wrong on the wire, named for what happened (the SDK says "Connection error")."""
-    import httpx
+    """What went wrong on the wire, named for what happened (the SDK says "Connection error").
 
+    The cause is an httpx or httpcore exception (which one depends on where the read
+    failed), so it is recognised by its class name.
+    """
     cause = exc.__cause__
-    if isinstance(cause, httpx.ConnectError):
+    name = type(cause).__name__ if cause is not None else ""
+    if name in ("ConnectError", "ConnectTimeout"):
         return f"cannot connect to {where}"
-    if isinstance(cause, httpx.RemoteProtocolError):
+    if name == "RemoteProtocolError":
         return f"the connection to {where} closed before the response was complete ({cause})"
-    if isinstance(cause, httpx.ReadError):
+    if name == "ReadError":
         return f"the connection to {where} broke while reading the response ({cause})"
-    if isinstance(cause, httpx.WriteError):
+    if name == "WriteError":
         return f"the connection to {where} broke while sending the request ({cause})"
-    name = type(cause).__name__ if cause is not None else "unknown cause"
-    return f"connection error with {where} ({name}: {cause or exc})"
+    return f"connection error with {where} ({name or 'unknown cause'}: {cause or exc})"
 
 
 def _server_message(exc: openai.APIStatusError) -> str:
