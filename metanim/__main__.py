@@ -2,6 +2,9 @@
 
 import sys
 
-from metanim.cli import main
+try:
+    from metanim.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the command is still loading
+    sys.exit(130)
 
 sys.exit(main())

@@ -165,7 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (see `metanim --help`)."""
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports the command modules: seconds on a busy machine
+    except KeyboardInterrupt:
+        print("metanim: interrupted before anything was started", file=sys.stderr)
+        return EXIT_INTERRUPTED
     args = parser.parse_args(argv)
     # The command line as typed, so that a failed run can print the command that reruns it.
     args.argv = list(sys.argv[1:] if argv is None else argv)

@@ -271,56 +271,72 @@ def test_python_dash_m_metanim_runs_the_cli() -> None:
 
 
 # ------------------------------------------------------- interrupts and the lock
+#: A run that lasts minutes (1 s per model call), so it is surely still running when the
+#: second writer starts and when the signal comes, however busy the machine is.
 SLOW = [
-    "tournament", "--episodes", "40", "--concurrency", "2", "--no-progress",
-    "--method", "react", "--model", "sim-optimal:latency=0.3", "--opponent", "random",
+    "tournament", "--episodes", "200", "--concurrency", "2", "--no-progress",
+    "--method", "react", "--model", "sim-optimal:latency=1", "--opponent", "random",
 ]  # fmt: skip
 
 
-def _wait_for(predicate, timeout: float = 120.0) -> None:
+def _wait_for(predicate, timeout: float = 300.0) -> None:
     end = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < end, "timed out"
-        time.sleep(0.1)
+        time.sleep(0.2)
+
+
+def _react_lines(results: Path) -> list[dict]:
+    return (
+        [r for r in _log_lines(results) if r["agent"].startswith("react")]
+        if results.exists()
+        else []
+    )
 
 
 @pytest.mark.slow
 def test_sigint_saves_and_resumes_and_a_second_writer_is_refused(tmp_path: Path) -> None:
     results = tmp_path / "results"
     first = _popen(SLOW, tmp_path)
-    _wait_for(lambda: len(_log_lines(results)) >= 1 if results.exists() else False)
+    _wait_for(lambda: len(_react_lines(results)) >= 1)
     # The same run again, while the first writes: refused with the writer's PID.
     second = _popen(SLOW, tmp_path)
     # A different run (another seed) may share the folder.
     other = _popen(["tournament", "--episodes", "2", "--seed", "7", *SOLVERS], tmp_path)
-    _, err = second.communicate(timeout=120)
+    _, err = second.communicate(timeout=300)
     assert second.returncode == 2, err
     assert f"is being written by process {first.pid}" in err and "Traceback" not in err
-    assert other.wait(timeout=120) == 0
+    assert other.wait(timeout=300) == 0
+    assert first.poll() is None  # still running: the refusal was not a race
     # A real Ctrl-C: one line, exit 130, what finished saved and summarized.
     first.send_signal(signal.SIGINT)
-    _, err = first.communicate(timeout=120)
+    _, err = first.communicate(timeout=300)
     assert first.returncode == 130, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err
     (line,) = [x for x in err.splitlines() if "interrupted" in x]
-    saved = [r for r in _log_lines(results) if r["agent"].startswith("react")]
-    assert f"{len(saved)} of 40 episodes finished and saved in" in line
+    saved = _react_lines(results)
+    assert f"{len(saved)} of 200 episodes finished and saved in" in line
     assert "run the same command to resume" in line
     summaries = [json.loads(p.read_text()) for p in results.glob("*.summary.json")]
     (summary,) = [s for s in summaries if s["config"]["method"] == "react"]
     assert summary["stopped"] == "interrupted" and summary["episodes_logged"] == len(saved)
     assert not list(results.glob("*.lock"))
-    # SIGTERM is the same; then the same command finishes: nothing lost, nothing doubled.
+    # SIGTERM says the same.
     term = _popen(SLOW, tmp_path)
     _wait_for(lambda: any(results.glob("*.lock")))
     term.send_signal(signal.SIGTERM)
-    _, err = term.communicate(timeout=120)
+    _, err = term.communicate(timeout=300)
     assert term.returncode == 130 and "Traceback" not in err and "saved in" in err, err
-    before = {r["id"]: r for r in _log_lines(results) if r["agent"].startswith("react")}
-    resume = _popen([*SLOW[:3], *SLOW[5:], "--concurrency", "8"], tmp_path)
+    # The same run with fewer episodes (the count is not part of its identity) finishes
+    # its first 12: nothing lost, nothing doubled.
+    before = {r["id"]: r for r in _react_lines(results)}
+    resume = _popen([*SLOW[:2], "12", *SLOW[3:4], "12", *SLOW[5:]], tmp_path)
     out, err = resume.communicate(timeout=300)
     assert resume.returncode == 0, err
-    after = [r for r in _log_lines(results) if r["agent"].startswith("react")]
-    assert len(after) == 40 == len({r["id"] for r in after})
-    assert all(before[i] == r for r in after if (i := r["id"]) in before)
-    assert f"episodes: {40 - len(before)} run now, 40 planned" in out
+    after = _react_lines(results)
+    assert len(after) == len({r["id"] for r in after})  # nothing doubled
+    assert all(before[r["id"]] == r for r in after if r["id"] in before)  # nothing rewritten
+    assert set(before) <= {r["id"] for r in after}  # nothing lost
+    assert {r["index"] for r in after} >= set(range(12))
+    new = sum(r["index"] < 12 and r["id"] not in before for r in after)
+    assert f"episodes: {new} run now, 12 planned" in out

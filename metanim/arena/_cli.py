@@ -265,6 +265,10 @@ def play(args: argparse.Namespace) -> int:
     from metanim.games import make_game
 
     game = make_game(args.game)
+    if args.start is not None:  # refused before anything is said or started
+        state = game.validate_state(args.start)
+        if game.is_terminal(state):
+            raise ValueError(f"the start state {state} is terminal: nothing to play")
 
     def split(model: str) -> tuple[str, str | None]:
         name, _, url = model.partition("@")
