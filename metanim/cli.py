@@ -183,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"metanim {args.command}: interrupted: {exc}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        print(f"metanim {args.command}: interrupted before anything was saved", file=sys.stderr)
+        # Commands without a log (solve, play, report) have nothing to save or resume.
+        print(f"metanim {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (Unreachable, InfrastructureError) as exc:
         # Checked before the first episode: a server that does not answer, nothing run.

@@ -178,6 +178,9 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str) -> list[Case]:
         Case("help codes", ["--help"], 0, "", stdout="130 interrupted"),
         Case("tournament ok", [*tour, *SOLVERS], 0, "", episodes=2,
              stdout="agent: optimal (solver, no model)"),
+        Case("cross offline", [*tour[:2], "1", "--no-progress", "--profile", "gpt-4o-mini-cross",
+                               "--param", "models=sim-optimal|sim-random", "--opponent", "random"],
+             0, "", episodes=1, env={"OPENAI_BASE_URL": dead}),
     ]  # fmt: skip
 
 
@@ -191,7 +194,7 @@ def _main(args: list[str]) -> int:
         return int(exc.code or 0)
 
 
-@pytest.mark.parametrize("index", range(24))
+@pytest.mark.parametrize("index", range(25))
 def test_every_bad_input_and_fault(
     index: int,
     tmp_path: Path,
@@ -228,7 +231,7 @@ def test_every_bad_input_and_fault(
 
 
 def test_the_table_has_every_row(dead_url: str) -> None:
-    assert len(_cases(dead_url, "", "", "")) == 24
+    assert len(_cases(dead_url, "", "", "")) == 25
 
 
 def test_report_refuses_a_corrupt_line_as_tournament_does(tmp_path: Path) -> None:

@@ -259,7 +259,7 @@ def play(args: argparse.Namespace) -> int:
     from metanim.agents.play import PlayInfrastructureError, format_record, play_game
     from metanim.agents.policy import LLMPolicy
     from metanim.agents.registry import build_method, make_client, parse_spec
-    from metanim.arena._players import needs_sim_server, sim_server_if_needed, sim_url_from_env
+    from metanim.arena._players import sim_server_if_needed, sim_url_from_env
     from metanim.arena._policies import is_solver_spec
     from metanim.arena._preflight import preflight_players, preflight_servers
     from metanim.games import make_game
@@ -279,10 +279,9 @@ def play(args: argparse.Namespace) -> int:
     players = [(args.agent, *split(args.model), {})]
     if not solver_opponent:
         players.append((args.opponent, *split(opponent_model), {}))
-    preflight_players(
+    needed = preflight_players(
         [(m, f"{name}@{url}" if url else name, None, p) for m, name, url, p in players]
     )
-    needed = needs_sim_server(*((m, name, url) for m, name, url, _ in players))
     where = (
         args.base_url
         or (needed and (sim_url_from_env() or "the simulated server, started in-process"))

@@ -148,10 +148,18 @@ def check_servers(
 Player = tuple[str, str, str | None, dict[str, Any]]  # method, model, base_url, params
 
 
-def preflight_players(players: Iterable[Player]) -> None:
-    """Check every player's method, parameters and `sim-*` names (no network)."""
-    for method, model, _, params in players:
-        player_models(method, model, params)
+def preflight_players(players: Iterable[Player]) -> bool:
+    """Check every player's method, parameters and `sim-*` names (no network).
+
+    Returns whether any player calls a `sim-*` model with no server URL (it then needs
+    the simulated server), counting every model a player calls (both of a cross debate).
+    """
+    needed = False
+    for method, model, base_url, params in players:
+        for spec in player_models(method, model, params):
+            name, _, url = spec.partition("@")
+            needed |= name.strip().startswith("sim-") and not (url.strip() or base_url)
+    return needed
 
 
 def preflight_servers(players: Iterable[Player], sim_url: str | None) -> None:

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from metanim.arena._budget import Spent
 from metanim.arena._config import RUN_ONLY, RunConfig
-from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
+from metanim.arena._players import build_method, sim_server_if_needed
 from metanim.arena._preflight import preflight_players, preflight_servers
 from metanim.arena._run import (
     RunResult,
@@ -128,9 +128,8 @@ def run_evaluation(config: EvaluationConfig) -> EvaluationResult:
 async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
     """Make every planned decision not yet logged, then summarize the whole log."""
     refuse_unpriced(config.max_cost_usd, [config.model])
-    needed = needs_sim_server((config.method, config.model, config.base_url))
     players = [(config.method, config.model, config.base_url, config.params)]
-    preflight_players(players)
+    needed = preflight_players(players)
     with sim_server_if_needed(needed, seed=config.seed) as sim_url:
         preflight_servers(players, sim_url)
         return await _run(config, sim_url)

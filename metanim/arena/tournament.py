@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 
 from metanim.arena._budget import Spent
 from metanim.arena._config import RUN_ONLY, RunConfig
-from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
+from metanim.arena._players import build_policy, sim_server_if_needed
 from metanim.arena._policies import is_solver_spec
 from metanim.arena._preflight import preflight_players, preflight_servers
 from metanim.arena._run import (
@@ -227,26 +227,13 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
     """
     sides = ((config.method, config.model), (config.opponent, config.opponent_model))
     refuse_unpriced(config.max_cost_usd, [m for s, m in sides if not is_solver_spec(s)])
-    needed = needs_sim_server(
-        (config.method, config.model, config.base_url),
-        (config.opponent, config.opponent_model, config.opponent_base_url),
-    )
-    preflight_players(
-        [
-            (config.method, config.model, config.base_url, config.params),
-            (config.opponent, config.opponent_model, config.opponent_base_url,
-             config.opponent_params),
-        ]
-    )  # fmt: skip
+    players = [
+        (config.method, config.model, config.base_url, config.params),
+        (config.opponent, config.opponent_model, config.opponent_base_url, config.opponent_params),
+    ]
+    needed = preflight_players(players)  # a bad name or parameter stops here, offline
     with sim_server_if_needed(needed, seed=config.seed) as sim_url:
-        preflight_servers(
-            [
-                (config.method, config.model, config.base_url, config.params),
-                (config.opponent, config.opponent_model, config.opponent_base_url,
-                 config.opponent_params),
-            ],
-            sim_url,
-        )  # fmt: skip
+        preflight_servers(players, sim_url)  # a dead server or a refused key stops here
         return await _run(config, sim_url)
 
 
