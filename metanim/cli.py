@@ -213,9 +213,8 @@ def _sigterm_as_interrupt() -> Any:
         return None
 
     def on_term(signum: int, frame: Any) -> None:
-        # Whatever SIGINT does right now (asyncio's runner cancels the run's task;
-        # otherwise KeyboardInterrupt) is what SIGTERM does.
-        signal.raise_signal(signal.SIGINT)
+        # Outside a run's loop (a run cancels itself on SIGTERM, see `run_logged`).
+        raise KeyboardInterrupt
 
     return signal.signal(signal.SIGTERM, on_term)
 

@@ -169,6 +169,10 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str) -> list[Case]:
              "infrastructure_error (server_error): gave up after 1 attempts: HTTP 500", episodes=1),
         Case("truncated body", [*one, "--model", "m", "--base-url", truncating, *SOLVERS[2:4]],
              3, "closed before the response was complete", episodes=1),
+        Case("budget stop", ["tournament", "--episodes", "3", "--concurrency", "1",
+                             "--no-progress", "--max-calls", "1", "--method", "react",
+                             "--opponent", "random"], 3,
+             "not run: call budget 1 reached", episodes=1),
         # -- offline defaults, version, python -m metanim
         Case("play offline", ["play", "--game", "fibonacci-20", "--agent", "react"], 0, "",
              env={"OPENAI_BASE_URL": dead}, stdout="opponent: react on sim-biased"),
@@ -194,7 +198,7 @@ def _main(args: list[str]) -> int:
         return int(exc.code or 0)
 
 
-@pytest.mark.parametrize("index", range(25))
+@pytest.mark.parametrize("index", range(26))
 def test_every_bad_input_and_fault(
     index: int,
     tmp_path: Path,
@@ -231,7 +235,7 @@ def test_every_bad_input_and_fault(
 
 
 def test_the_table_has_every_row(dead_url: str) -> None:
-    assert len(_cases(dead_url, "", "", "")) == 25
+    assert len(_cases(dead_url, "", "", "")) == 26
 
 
 def test_report_refuses_a_corrupt_line_as_tournament_does(tmp_path: Path) -> None:

@@ -11,10 +11,12 @@ differ; they come in as functions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import signal
 import traceback
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -190,7 +192,7 @@ async def run_logged(
                     bar.set_postfix_str(postfix(latest), refresh=False)
 
         try:
-            with AppendLog(log_path) as log:
+            with AppendLog(log_path) as log, _cancel_on_sigterm():
                 await asyncio.gather(*(one(item, log) for item in todo))
         except asyncio.CancelledError:
             # Ctrl-C or SIGTERM (asyncio cancels the run): every line written is on disk;
@@ -225,6 +227,27 @@ async def run_logged(
 
 
 _UNIT_WORDS = {"ep": "episodes", "dec": "decisions"}
+
+
+@contextlib.contextmanager
+def _cancel_on_sigterm() -> Iterator[None]:
+    """While items run, SIGTERM cancels the run as Ctrl-C does (asyncio's own handling).
+
+    Main thread only (elsewhere nothing changes); the previous handler comes back after.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)  # type: ignore[union-attr]
+    except (ValueError, RuntimeError, NotImplementedError, AttributeError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, previous)
 
 
 def failure_causes(
