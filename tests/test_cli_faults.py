@@ -238,31 +238,39 @@ def test_the_table_has_every_row(dead_url: str) -> None:
     assert len(_cases(dead_url, "", "", "")) == 26
 
 
-def test_report_refuses_a_corrupt_line_as_tournament_does(tmp_path: Path) -> None:
+def test_report_refuses_a_corrupt_line_as_tournament_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
     args = ["tournament", "--episodes", "2", *SOLVERS]
-    assert _popen(args, tmp_path).wait(timeout=120) == 0
+    assert _main(args) == 0
     (log,) = (tmp_path / "results").glob("*.jsonl")
     lines = log.read_text().splitlines()
     log.write_text(lines[0] + "\n{not json}\n" + lines[1] + "\n")
-    procs = [_popen(args, tmp_path), _popen(["report", "results", "--no-plots"], tmp_path)]
-    for proc in procs:
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 2, err
+    capsys.readouterr()
+    for command in (args, ["report", "results", "--no-plots"]):
+        assert _main(command) == 2
+        err = capsys.readouterr().err
         assert f"{Path('results') / log.name}:2: corrupt result line" in err, err
+    assert len(log.read_text().splitlines()) == 3  # refused: nothing appended
 
 
-def test_report_names_and_paths(tmp_path: Path) -> None:
-    args = ["tournament", "--episodes", "1", *SOLVERS]
-    assert _popen(args, tmp_path).wait(timeout=120) == 0
+def test_report_names_and_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _main(["tournament", "--episodes", "1", *SOLVERS]) == 0
     report = next((tmp_path / "results").glob("*.report.md")).read_text()
     assert report.startswith("# Tournament\n") and "1 episode per setting" in report
-    out, _ = _popen(["report", "results/", "--no-plots"], tmp_path).communicate(timeout=120)
+    capsys.readouterr()
+    assert _main(["report", "results/", "--no-plots"]) == 0
+    out = capsys.readouterr().out
     assert "report: results/report.md" in out and "results//" not in out
 
 
-def test_dataset_files_are_group_readable(tmp_path: Path) -> None:
-    proc = _popen(["dataset", "build", "--out", "ds", "--game", "fibonacci", "-n", "3"], tmp_path)
-    assert proc.wait(timeout=120) == 0
+def test_dataset_files_are_group_readable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _main(["dataset", "build", "--out", "ds", "--game", "fibonacci", "-n", "3"]) == 0
     umask = os.umask(0)
     os.umask(umask)
     (path,) = (tmp_path / "ds").glob("*.jsonl")
