@@ -355,3 +355,23 @@ def test_sigint_saves_and_resumes_and_a_second_writer_is_refused(tmp_path: Path)
     assert {r["index"] for r in after} >= set(range(12))
     new = sum(r["index"] < 12 and r["id"] not in before for r in after)
     assert f"episodes: {new} run now, 12 planned" in out
+
+
+@pytest.mark.slow
+def test_sigint_during_a_dataset_build_says_what_was_written(tmp_path: Path) -> None:
+    args = ["dataset", "build", "--out", "ds", "--game", "kayles", "-n", "60000"]
+    proc = _popen([*args, "--variant", "misere"], tmp_path)
+    seen = ""
+    while "critical states found" not in seen:  # the bar is up: imports done, sampling on
+        char = proc.stderr.read(1)
+        assert char, f"the build ended early: {seen}"
+        seen += char
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, seen + err
+    assert "Traceback" not in err
+    assert "interrupted: 0 of 1 dataset files written under ds" in err
+    assert "run the same command" in err
+    # Written whole or not at all: no partial file, no temp file left behind.
+    assert not (tmp_path / "ds").exists() or not list((tmp_path / "ds").iterdir())

@@ -110,7 +110,7 @@ def check_servers(
     (it is ours and is up). A server that answers anything but 401/403 passes: many
     OpenAI-compatible servers do not list models.
     """
-    import httpx
+    import openai
 
     from metanim._edge import Unreachable
     from metanim.llm._types import InfrastructureError
@@ -123,26 +123,34 @@ def check_servers(
         if url in seen or url == (skip or "").rstrip("/"):
             continue
         seen.add(url)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        # The SDK the run will use, one attempt: its errors are the run's errors.
+        sdk = openai.OpenAI(
+            api_key=key or "no-key-set", base_url=url, timeout=PREFLIGHT_TIMEOUT_S, max_retries=0
+        )
         try:
-            response = httpx.get(f"{url}/models", headers=headers, timeout=PREFLIGHT_TIMEOUT_S)
-        except httpx.TimeoutException:
+            sdk.models.list()
+        except openai.APITimeoutError:
             raise Unreachable(
                 f"the server {url} (model {model!r}) did not answer within "
                 f"{PREFLIGHT_TIMEOUT_S:.0f} s; nothing was run"
             ) from None
-        except httpx.HTTPError as exc:
+        except openai.APIConnectionError as exc:
+            cause = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
             raise Unreachable(
-                f"cannot connect to the server {url} (model {model!r}): "
-                f"{type(exc).__name__}; is it running? nothing was run"
+                f"cannot connect to the server {url} (model {model!r}): {cause}; "
+                "is it running? nothing was run"
             ) from None
-        if response.status_code in (401, 403):
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise InfrastructureError(
-                f"the server {url} refused the API key (HTTP {response.status_code}); "
+                f"the server {url} refused the API key (HTTP {exc.status_code}); "
                 "check OPENAI_API_KEY; nothing was run",
                 kind="auth",
-                status=response.status_code,
-            )
+                status=exc.status_code,
+            ) from None
+        except openai.APIError:
+            pass  # it answered: many OpenAI-compatible servers do not list models
+        finally:
+            sdk.close()
 
 
 Player = tuple[str, str, str | None, dict[str, Any]]  # method, model, base_url, params
