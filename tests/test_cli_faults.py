@@ -155,6 +155,9 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str) -> list[Case]:
              "simulated model 'sim-biased:p=2'"),
         Case("param type", [*tour, "--param", "temperature=hot"], 2,
              "method parameter temperature='hot' of 'dreamad'"),
+        Case("cross keeps gpt-4o", [*tour, "--profile", "gpt-4o-mini-cross", "--model",
+                                    "sim-optimal"], 2,
+             "cross-model debate calls the models in models= (gpt-4o-mini|gpt-4o)"),
         Case("bad epsilon", ["play", "--game", "fibonacci-20", "--agent", "react",
                              "--opponent", "epsilon:abc"], 2, "bad epsilon in opponent"),
         Case("no server", [*tour, "--model", "gpt-4o", "--base-url", dead], 3,
@@ -198,7 +201,7 @@ def _main(args: list[str]) -> int:
         return int(exc.code or 0)
 
 
-@pytest.mark.parametrize("index", range(26))
+@pytest.mark.parametrize("index", range(27))
 def test_every_bad_input_and_fault(
     index: int,
     tmp_path: Path,
@@ -235,7 +238,7 @@ def test_every_bad_input_and_fault(
 
 
 def test_the_table_has_every_row(dead_url: str) -> None:
-    assert len(_cases(dead_url, "", "", "")) == 26
+    assert len(_cases(dead_url, "", "", "")) == 27
 
 
 def test_report_refuses_a_corrupt_line_as_tournament_does(

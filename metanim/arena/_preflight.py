@@ -45,6 +45,14 @@ def player_models(method: str, model: str, params: dict[str, Any]) -> list[str]:
         models = [m.strip() for m in models if m.strip()]
         if len(models) < 2:
             raise ValueError(f"cross-model debate {method!r} needs models=a|b")
+        online = [m for m in models if not m.startswith("sim-")]
+        if model.startswith("sim-") and model not in models and online:
+            # `--model sim-...` reads as "offline", but this debate calls its own models.
+            raise ValueError(
+                f"cross-model debate calls the models in models= ({'|'.join(models)}), not "
+                f"the model {model!r}; to run it on simulated models give "
+                f"--param 'models={model}|sim-random' (any two sim-... models)"
+            )
     else:
         models = [spec_model or model]
     for key, value in merged.items():
