@@ -132,6 +132,8 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str) -> list[Case]:
         # -- values: integers stay integers, every option names itself
         Case("float state", ["solve", "fibonacci", "[20.9, 19.5]"], 2, "20.9 is not a whole number"),
         Case("float start", [*tour, "--start", "[30.7]", *SOLVERS], 2, "30.7 is not a whole number"),
+        Case("float game size", [*tour, "--game", 'nim:{"heaps":[12.5]}', *SOLVERS], 2,
+             "12.5 is not a whole number"),
         Case("param not JSON", ["solve", "nim", "[3,4,5]", "-p", "max_take=abc"], 2,
              "--param max_take=abc: 'abc' is not a JSON value"),
         Case("param float", ["solve", "nim", "[3,4,5]", "-p", "max_take=2.5"], 2,
@@ -201,7 +203,7 @@ def _main(args: list[str]) -> int:
         return int(exc.code or 0)
 
 
-@pytest.mark.parametrize("index", range(27))
+@pytest.mark.parametrize("index", range(28))
 def test_every_bad_input_and_fault(
     index: int,
     tmp_path: Path,
@@ -238,7 +240,7 @@ def test_every_bad_input_and_fault(
 
 
 def test_the_table_has_every_row(dead_url: str) -> None:
-    assert len(_cases(dead_url, "", "", "")) == 27
+    assert len(_cases(dead_url, "", "", "")) == 28
 
 
 def test_report_refuses_a_corrupt_line_as_tournament_does(

@@ -133,8 +133,11 @@ class TournamentConfig(RunConfig):
 
 def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
     """A game setting `PRESET` or `NAME[:JSON params]` to its canonical key and game."""
+    from metanim._edge import strict_json
+
     name, sep, raw = text.strip().partition(":")
-    params = json.loads(raw) if sep else {}
+    # Whole numbers only: a game's sizes are never truncated from 12.5 to 12.
+    params = strict_json(raw, f"game setting {text!r}") if sep else {}
     if not isinstance(params, dict):
         raise ValueError(f"game parameters must be a JSON object, got {raw!r}")
     game = make_game(name, **params)
