@@ -8,10 +8,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from metanim._edge import (
+    EXIT_CODES_HELP,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Interrupted,
+    Unreachable,
+    game_params,
+    port,
+    strict_json,
+)
 
 Handler = Callable[[argparse.Namespace], int | None]
 _COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
@@ -27,18 +39,19 @@ def command(name: str, help: str, arguments: Callable[[argparse.ArgumentParser],
     return register
 
 
-def _json_arg(text: str) -> Any:
+def _state_arg(text: str) -> Any:
+    # A state's numbers are whole: "[20.9]" is refused, never truncated to [20].
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+        return strict_json(text, "state", bare_text=True)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("state: ")) from None
 
 
 # ---------------------------------------------------------------------------- solve
 def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help="nim, fibonacci, kayles, chomp, corner_queen, or a preset name")
     p.add_argument(
-        "state", type=_json_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\''
+        "state", type=_state_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\''
     )
     p.add_argument("--misere", action="store_true", help="misère play (the last mover loses)")
     p.add_argument(
@@ -55,10 +68,7 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
 def _solve(args: argparse.Namespace) -> int:
     from metanim.solver import describe_solution
 
-    params = {}
-    for item in args.param:
-        key, _, value = item.partition("=")
-        params[key] = _json_arg(value)
+    params = game_params(args.param)
     print(describe_solution(args.game, args.state, misere=args.misere, **params))
     return 0
 
@@ -66,7 +76,7 @@ def _solve(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------ serve-sim
 def _serve_sim_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback)")
-    p.add_argument("--port", type=int, default=8000, help="port (0 picks a free one)")
+    p.add_argument("--port", type=port, default=8000, help="port, 0..65535 (0 picks a free one)")
     p.add_argument("--seed", type=int, default=0, help="seed of fault draws and unseeded samples")
     p.add_argument(
         "--log", default=None, metavar="FILE", help="append the request log to this JSONL file"
@@ -139,7 +149,7 @@ def _library_command(name: str, module: str, help: str) -> None:
 
 _library_command(
     "play",
-    "metanim.agents.play",
+    "metanim.arena._cli",
     "Play one game between two methods; each move graded by the solver",
 )
 _library_command(
@@ -193,27 +203,74 @@ def _serve_local(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="metanim", description=__doc__.splitlines()[0])
+    from metanim import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP
+    )
+    parser.add_argument("--version", action="version", version=f"metanim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text, arguments, handler in _COMMANDS:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES_HELP)
         arguments(p)
         p.set_defaults(handler=handler)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    """Run one command; returns its exit code (see `metanim --help`)."""
+    try:
+        parser = build_parser()  # imports the command modules: seconds on a busy machine
+    except KeyboardInterrupt:
+        print("metanim: interrupted before anything was started", file=sys.stderr)
+        return EXIT_INTERRUPTED
     args = parser.parse_args(argv)
+    # The command line as typed, so that a failed run can print the command that reruns it.
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     from metanim.games import MetaNimError
+    from metanim.llm._types import InfrastructureError
 
+    previous = _sigterm_as_interrupt()
     try:
         return int(args.handler(args) or 0)
+    except Interrupted as exc:
+        print(f"metanim {args.command}: interrupted: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        # Commands without a log (solve, play, report) have nothing to save or resume.
+        print(f"metanim {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (Unreachable, InfrastructureError) as exc:
+        # Checked before the first episode: a server that does not answer, nothing run.
+        print(f"metanim {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED if not _is_usage(exc) else EXIT_USAGE
     except (MetaNimError, ValueError, OSError) as exc:
         # A user's mistake (bad value, bad state, missing file): one line, exit code 2.
         # Anything else is a bug and keeps its traceback.
         print(f"metanim {args.command}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _is_usage(exc: BaseException) -> bool:
+    """A refused key or an unknown model is the user's to fix (2); the rest is the server's (3)."""
+    return getattr(exc, "kind", None) in ("auth", "permission", "not_found", "bad_request")
+
+
+def _sigterm_as_interrupt() -> Any:
+    """Treat SIGTERM like Ctrl-C: the run saves what finished and says so (main thread only)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_term(signum: int, frame: Any) -> None:
+        # Outside a run's loop (a run cancels itself on SIGTERM, see `run_logged`).
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, on_term)
 
 
 def _one_line(exc: BaseException) -> str:

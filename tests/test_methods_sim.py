@@ -355,7 +355,7 @@ def test_failed_call_lets_its_siblings_settle_and_records_them(server) -> None:
 def _play(argv: list[str]) -> int:
     import argparse
 
-    from metanim.agents.play import play, play_arguments
+    from metanim.arena._cli import play, play_arguments
 
     parser = argparse.ArgumentParser()
     play_arguments(parser)
@@ -373,7 +373,7 @@ def test_play_starts_the_simulator_for_sim_models(monkeypatch, capsys) -> None:
 
 def test_play_keeps_the_transcript_on_an_infrastructure_error(capsys) -> None:
     argv = ["--game", "fibonacci-20", "--agent", "react", "--model", "sim-faulty:quota=1.0"]
-    assert _play([*argv, "--opponent", "react:sim-optimal", "--second"]) == 1
+    assert _play([*argv, "--opponent", "react:sim-optimal", "--second"]) == 3
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert any("1. opponent" in line for line in lines)  # the move played before the error

@@ -1,27 +1,19 @@
-"""Play one game between two methods and grade every move with the solver (`metanim play`).
+"""Play one game between two players and grade every move with the solver.
 
-`play_arguments` and `play` are the command's flags and handler (the CLI loads them as a
-library command): a `sim-*` model with no server URL gets the simulated server started
-in-process, as for `tournament`, `evaluate` and `demo`, and an infrastructure error prints
-the moves played so far before the error.
+`play_game` and `format_record` are the library side of `metanim play`; the command's
+flags and handler live in `metanim.arena._cli` (it builds solver players and servers).
+Playing a game is an arena concern: it sits above the methods it drives.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from metanim.agents.base import Decision
 from metanim.agents.policy import LLMPolicy
 from metanim.games import Game
-from metanim.llm._types import (
-    DEFAULT_MAX_COMPLETION_TOKENS,
-    STRUCTURED_OUTPUT_MODES,
-    InfrastructureError,
-)
+from metanim.llm._types import InfrastructureError
 
 
 @dataclass
@@ -129,125 +121,3 @@ def format_record(record: GameRecord) -> str:
     else:
         lines.append(f"winner: {record.winner} ({record.reason})")
     return "\n".join(lines)
-
-
-# ------------------------------------------------------------------ the play command
-def play_arguments(p: argparse.ArgumentParser) -> None:
-    """The flags of `metanim play`."""
-    p.add_argument("--game", required=True, help="game or preset name, e.g. fibonacci, nim-31-k3")
-    p.add_argument("--agent", required=True, help="method spec, e.g. dreamad, mad:agents=3")
-    p.add_argument("--model", required=True, help="the agent's model (model or model@base_url)")
-    p.add_argument("--opponent", default="react:gpt-4o", help="method:model (default react:gpt-4o)")
-    p.add_argument(
-        "--base-url",
-        default=None,
-        help="OpenAI-compatible server for both sides (default: the simulated server, "
-        "started in-process, for sim-* models; else OPENAI_BASE_URL or the OpenAI API)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="decision seeds derive from it")
-    p.add_argument("--start", type=_json_arg, default=None, help="start state as JSON")
-    p.add_argument("--second", action="store_true", help="the opponent moves first")
-    p.add_argument(
-        "--max-reasks", type=int, default=2, help="re-asks after an invalid reply (default 2)"
-    )
-    p.add_argument(
-        "--on-failure",
-        choices=("forfeit", "random"),
-        default="forfeit",
-        help="when every re-ask stays invalid: forfeit, or a seeded random legal move "
-        "(recorded as a fallback); default forfeit",
-    )
-    p.add_argument(
-        "--structured-output",
-        choices=STRUCTURED_OUTPUT_MODES,
-        default="off",
-        help="send each reply's JSON Schema (legal moves as an enum); default off",
-    )
-    p.add_argument(
-        "--max-completion-tokens",
-        type=int,
-        default=DEFAULT_MAX_COMPLETION_TOKENS,
-        help=f"completion cap of every call (default {DEFAULT_MAX_COMPLETION_TOKENS})",
-    )
-    p.add_argument(
-        "--extra-body",
-        action="append",
-        default=[],
-        metavar="KEY=JSON",
-        help="extra request-body field for every call, e.g. cache_prompt=false (repeatable)",
-    )
-
-
-def play_defaults(args: argparse.Namespace) -> dict[str, Any]:
-    """The method keyword arguments `metanim play`'s flags set."""
-    from metanim.llm._types import CallOptions
-
-    extra = {}
-    for item in args.extra_body:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--extra-body expects KEY=JSON, got {item!r}")
-        extra[key.strip()] = _json_arg(value)
-    options = CallOptions(
-        max_tokens=args.max_completion_tokens,
-        structured_output=args.structured_output,
-        extra_body=extra,
-    )
-    return {"options": options, "max_reasks": args.max_reasks, "on_failure": args.on_failure}
-
-
-def _json_arg(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def play(args: argparse.Namespace) -> int:
-    """Run `metanim play`: print the graded transcript; 1 if a model could not be reached."""
-    from metanim.agents.registry import build_method, make_client, parse_spec
-    from metanim.arena._players import needs_sim_server, sim_server_if_needed
-    from metanim.games import make_game
-
-    game = make_game(args.game)
-
-    def split(model: str) -> tuple[str, str | None]:
-        name, _, url = model.partition("@")
-        return name.strip(), url.strip() or args.base_url
-
-    opponent_model = parse_spec(args.opponent)[1] or ""
-    needed = needs_sim_server(
-        (args.agent, *split(args.model)), (args.opponent, *split(opponent_model))
-    )
-    with sim_server_if_needed(needed, seed=args.seed) as sim_url:
-
-        def client(spec: str) -> Any:
-            model, url = split(spec)
-            if url is None and model.startswith("sim-"):
-                url = sim_url
-            return make_client(model if url is None else f"{model}@{url}")
-
-        defaults = play_defaults(args)
-        agent = LLMPolicy(
-            build_method(args.agent, args.model, client_factory=client, defaults=defaults)
-        )
-        opponent = LLMPolicy(build_method(args.opponent, client_factory=client, defaults=defaults))
-        try:
-            record = play_game(
-                game,
-                agent,
-                opponent,
-                seed=args.seed,
-                start=args.start,
-                agent_first=not args.second,
-            )
-        except PlayInfrastructureError as exc:
-            # Keep the transcript: the moves played so far, then the error.
-            print(format_record(exc.record))
-            print(f"metanim play: error: {exc}", file=sys.stderr)
-            return 1
-        finally:
-            agent.close()
-            opponent.close()
-    print(format_record(record))
-    return 0

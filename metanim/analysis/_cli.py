@@ -17,7 +17,9 @@ def report(args: argparse.Namespace) -> int:
     result = render_report(args.results, write=not args.no_write, plots=not args.no_plots)
     print(result.terminal())
     if not args.no_write:
-        print(f"report: {args.results}/report.md")
+        from pathlib import Path
+
+        print(f"report: {Path(args.results) / 'report.md'}")
         if result.pages:
             print(f"viewer: {result.pages[0]} (open it in a browser; it needs no network)")
     return 0

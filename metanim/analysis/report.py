@@ -259,15 +259,13 @@ def _config_of(path: Path) -> dict[str, Any]:
 
 
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
-    # A killed run may leave a torn last line: skip what does not parse.
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict):
-                yield row
+    # Read as `tournament`/`evaluate` read their logs: a torn last line (a killed run)
+    # is skipped, a corrupt complete line is refused with file:line.
+    from metanim.arena._log import read_records
+
+    for row in read_records(path):
+        if isinstance(row, dict):
+            yield row
 
 
 def _game_key(game: str, variant: str) -> str:

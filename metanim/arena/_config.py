@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticUndefined
 
 from metanim.llm._types import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
 
@@ -57,7 +58,13 @@ class RunConfig(BaseModel):
         "the server's slot count where it reports one, as llama.cpp's /props; else 8; 64 on "
         "the in-process simulator)",
     )
-    timeout_s: float = Field(60.0, gt=0, description="per-call timeout in seconds")
+    timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="seconds one attempt of a model call may take; a failed attempt is "
+        "retried --max-retries times, and a server that does not answer at all is refused "
+        "before the first episode",
+    )
     max_retries: int
     max_calls: int | None
     budget_tokens: int | None = Field(
@@ -247,6 +254,9 @@ def add_config_arguments(
             continue
         flag = "--" + name.replace("_", "-")
         help_text = field.description or ""
+        # Every default in --help (the timeout a call gets, the model a side plays on).
+        if field.default not in (None, PydanticUndefined) and not isinstance(field.default, bool):
+            help_text += " (default: {})".format(str(field.default).replace("%", "%%"))
         base = _base_type(field.annotation)
         origin = typing.get_origin(base)
         # Repeatable flags read better singular (--game a --game b, --param k=v).

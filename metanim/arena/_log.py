@@ -88,3 +88,66 @@ class AppendLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class LogLockedError(ValueError):
+    """Another live process is writing the same run's log."""
+
+
+class RunLock:
+    """An exclusive lock on one run's log, held by the process writing it.
+
+    Two processes running the same run (same config hash, same folder) would both play
+    every episode and log each twice; the second is refused, naming the holder's PID.
+    Different runs lock different files, so they may share a folder. The lock is an
+    `flock` on `<log>.lock` (released by the kernel if the holder dies, so a killed run
+    never leaves a stale lock); where `fcntl` is missing (Windows) nothing is locked.
+    """
+
+    def __init__(self, log_path: str | Path) -> None:
+        self.path = Path(log_path).with_suffix(".lock")
+        self._fd: int | None = None
+
+    def acquire(self) -> RunLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+                os.close(fd)
+                raise LogLockedError(
+                    f"{self.path.with_suffix('.jsonl')} is being written by process {holder} "
+                    "(the same run started twice); wait for it or stop it, then rerun to resume"
+                ) from None
+            # The holder before us may have removed the file after we opened it: then we
+            # hold a lock on a name nobody sees, and must lock the new file instead.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        self.path.unlink(missing_ok=True)
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -8,6 +8,7 @@ URL gets the simulated server started in-process, so every command runs offline.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,13 +90,13 @@ def build_method(
     cls, fixed = METHODS[name]
     check_parameters(name, merged, method)  # a bad profile parameter is one clear error
     if name == "cross":
-        # Cross-model debate names its models (`models=a|b`, in the spec or in `params`);
-        # every other parameter (temperatures, play) applies as for any method.
-        models = merged.pop("models", None)
-        names = [m.strip() for m in str(models).split("|")] if models else []
-        if len(names) < 2:
-            raise ValueError(f"cross-model debate needs models=a|b, got {models!r} in {method!r}")
-        return cls([clients(m) for m in names], **{**fixed, **(defaults or {}), **merged})  # type: ignore[call-arg]
+        # Cross-model debate names its models in `models=a|b`, in the spec or (overriding
+        # it, so a profile's models can be swapped from the CLI) in the parameters; every
+        # other parameter (temperatures, play) applies as for any method.
+        models = [m.strip() for m in str(merged.pop("models", "") or "").split("|") if m.strip()]
+        if len(models) < 2:
+            raise ValueError(f"cross-model debate {method!r} needs models=a|b")
+        return cls([clients(m) for m in models], **{**fixed, **(defaults or {}), **merged})  # type: ignore[call-arg]
     return cls(clients(spec_model or model), **{**fixed, **(defaults or {}), **merged})  # type: ignore[call-arg]
 
 
@@ -123,6 +124,17 @@ def needs_sim_server(*pairs: tuple[str, str, str | None]) -> bool:
     )
 
 
+#: The one place `sim-*` models go besides the in-process server: a running
+#: `metanim serve-sim` named here (never OPENAI_BASE_URL, which may be a paid provider).
+SIM_URL_ENV = "METANIM_SIM_URL"
+
+
+def sim_url_from_env() -> str | None:
+    """The `serve-sim` URL named by `METANIM_SIM_URL`, or None."""
+    url = os.environ.get(SIM_URL_ENV, "").strip().rstrip("/")
+    return url or None
+
+
 @contextlib.contextmanager
 def sim_server_if_needed(
     needed: bool,
@@ -130,19 +142,41 @@ def sim_server_if_needed(
     questions: list[str] | None = None,
     log_path: Path | None = None,
 ) -> Iterator[str | None]:
-    """Start the simulated server in-process when `needed`; yields its base URL (or None).
+    """Where `sim-*` models without a URL go, when `needed`: yields its base URL (or None).
 
-    `questions`: question files the simulated models answer (their answer key).
-    A resumed run continues where its log stopped: the server's session is the number of
-    result lines the log already holds, so the simulated faults of a rerun are fresh draws
-    (reproducible from the log) rather than the failures of the first run again.
+    `METANIM_SIM_URL` if set (a running `metanim serve-sim`), else the simulated server
+    started in-process for the duration. `questions`: question files the simulated models
+    answer (their answer key). A resumed run continues where its log stopped: the server's
+    session is the number of result lines the log already holds, so the simulated faults
+    of a rerun are fresh draws (reproducible from the log) rather than the failures of the
+    first run again.
     """
     if not needed:
         yield None
         return
+    if sim_url_from_env():
+        yield sim_url_from_env()
+        return
+    import logging
+
     from metanim.arena._log import read_records
     from metanim.llm.sim import SimServer
 
     session = len(read_records(log_path)) if log_path is not None else 0
-    with SimServer(seed=seed, questions=questions, session=session) as server:
-        yield server.base_url
+    # When a run is interrupted its clients hang up on requests in flight; aiohttp logs
+    # each as "Error handling request" with a traceback. For our own in-process server
+    # that is the run stopping, not a fault: those records are dropped.
+    server_log = logging.getLogger("aiohttp.server")
+    server_log.addFilter(_client_left)
+    try:
+        with SimServer(seed=seed, questions=questions, session=session) as server:
+            yield server.base_url
+    finally:
+        server_log.removeFilter(_client_left)
+
+
+def _client_left(record: Any) -> bool:
+    import asyncio
+
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, ConnectionError | asyncio.CancelledError)

@@ -11,16 +11,18 @@ differ; they come in as functions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import signal
 import traceback
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from metanim.arena._budget import Spent
-from metanim.arena._log import AppendLog, latest_by_id, read_records
+from metanim.arena._log import AppendLog, RunLock, latest_by_id, read_records
 from metanim.arena._players import ClientPool
 
 Record = dict[str, Any]
@@ -38,6 +40,13 @@ class RunResult:
     stopped: str | None
     summary: dict[str, Any] = field(default_factory=dict)
     report: str = ""
+    #: Planned items that did not finish, by cause: cause -> (count, first message).
+    failures: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every planned item finished (exit code 0)."""
+        return not self.failures
 
 
 R = TypeVar("R", bound=RunResult)
@@ -133,8 +142,13 @@ async def run_logged(
     """
     from tqdm.auto import tqdm
 
+    from metanim._edge import Interrupted
+
+    log_path = config.log_path
+    interrupted = False
+    lock = RunLock(log_path)
     try:
-        log_path = config.log_path
+        lock.acquire()  # a second writer of this run is refused before anything is written
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.with_suffix(".config.json").write_text(config.model_dump_json(indent=2) + "\n")
         previous = read_records(log_path)
@@ -178,15 +192,20 @@ async def run_logged(
                     bar.set_postfix_str(postfix(latest), refresh=False)
 
         try:
-            with AppendLog(log_path) as log:
+            with AppendLog(log_path) as log, _cancel_on_sigterm():
                 await asyncio.gather(*(one(item, log) for item in todo))
+        except asyncio.CancelledError:
+            # Ctrl-C or SIGTERM (asyncio cancels the run): every line written is on disk;
+            # summarize what finished, then say so (`Interrupted`) instead of a traceback.
+            interrupted = True
         finally:
             bar.close()
     finally:
         await clients.aclose()
+        lock.release()
     ids = {p.id for p in planned}
     records = [r for r in latest_by_id(read_records(log_path)).values() if r["id"] in ids]
-    reason = stopped[0] if stopped else None
+    reason = stopped[0] if stopped else ("interrupted" if interrupted else None)
     summary = summarize(records, planned=planned, stopped=reason)
     summary["config"] = config.model_dump(mode="json")
     summary["config_hash"] = config.config_hash()
@@ -194,7 +213,68 @@ async def run_logged(
     report = render_report(summary)
     log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     log_path.with_suffix(".report.md").write_text(report)
-    return result(config, log_path, records, len(planned), played, reason, summary, report)
+    if interrupted:
+        saved = sum(r["status"] in finished for r in records)
+        raise Interrupted(
+            f"{saved} of {len(planned)} {_UNIT_WORDS.get(unit, unit)} finished and saved in "
+            f"{log_path} (summary {log_path.with_suffix('.summary.json')}); "
+            "run the same command to resume"
+        )
+    failures = failure_causes(records, len(planned), finished, reason)
+    return result(
+        config, log_path, records, len(planned), played, reason, summary, report, failures
+    )
+
+
+_UNIT_WORDS = {"ep": "episodes", "dec": "decisions"}
+
+
+@contextlib.contextmanager
+def _cancel_on_sigterm() -> Iterator[None]:
+    """While items run, SIGTERM cancels the run as Ctrl-C does (asyncio's own handling).
+
+    Main thread only (elsewhere nothing changes); the previous handler comes back after.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)  # type: ignore[union-attr]
+    except (ValueError, RuntimeError, NotImplementedError, AttributeError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def failure_causes(
+    records: Sequence[Record], planned: int, finished: Collection[str], stopped: str | None
+) -> dict[str, tuple[int, str]]:
+    """Planned items that did not finish, by cause: cause -> (count, first message).
+
+    The cause of an infrastructure error is its kind (`connection`, `auth`, ...), of an
+    error the exception's type, and items never run share one cause (the budget stop).
+    """
+    out: dict[str, tuple[int, str]] = {}
+    for r in records:
+        if r["status"] in finished:
+            continue
+        # "kind: message", "ExceptionType: message", or "agent: ExceptionType: message".
+        parts = (r.get("error") or "").strip().split("\n")[0].split(": ")
+        while len(parts) > 1 and parts[0] in ("agent", "opponent"):
+            parts = parts[1:]
+        kind = parts[0] if len(parts) > 1 and " " not in parts[0] else "unknown"
+        message = ": ".join(parts[1:] if kind != "unknown" else parts)
+        cause = f"{r['status']} ({kind})"
+        count, first = out.get(cause, (0, message))
+        out[cause] = (count + 1, first)
+    missing = planned - len(records)
+    if missing > 0:
+        out["not run"] = (missing, stopped or "not started")
+    return out
 
 
 def pct(x: float) -> str:

@@ -34,7 +34,8 @@ from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
 from metanim.arena._identity import config_identity, identity_hash
 from metanim.arena._items import VERDICTS, GameItem, QuestionItem, load_items, round_verdicts
-from metanim.arena._players import build_method, needs_sim_server, sim_server_if_needed
+from metanim.arena._players import build_method, sim_server_if_needed
+from metanim.arena._preflight import preflight_players, preflight_servers
 from metanim.arena._run import (
     RunResult,
     client_pool,
@@ -134,7 +135,8 @@ def run_evaluation(config: EvaluationConfig) -> EvaluationResult:
 async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
     """Make every planned decision not yet logged, then summarize the whole log."""
     refuse_unpriced(config.max_cost_usd, [config.model])
-    needed = needs_sim_server((config.method, config.model, config.base_url))
+    players = [(config.method, config.model, config.base_url, config.params)]
+    needed = preflight_players(players)
     from metanim.datasets.questions import is_question_file
 
     # The in-process simulator answers the run's questions from their files (its answer key).
@@ -142,6 +144,7 @@ async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
     with sim_server_if_needed(
         needed, seed=config.seed, questions=questions, log_path=config.log_path
     ) as sim_url:
+        preflight_servers(players, sim_url)
         return await _run(config, sim_url)
 
 
@@ -334,10 +337,12 @@ def summarize(
 def render_report(summary: dict[str, Any]) -> str:
     """A Markdown report of an evaluation summary."""
     cfg = summary.get("config", {})
-    lines = [f"# Evaluation {cfg.get('name', '')}", ""]
+    name = cfg.get("name", "")
+    lines = [f"# Evaluation: {name}" if name not in ("", "evaluation") else "# Evaluation", ""]
     if cfg:
         lines.append(
-            f"- `{cfg['method']}` on `{cfg['model']}`, {cfg['repeats']} repeats, seed {cfg['seed']}; "
+            f"- `{cfg['method']}` on `{cfg['model']}`, {cfg['repeats']} "
+            f"repeat{'s' if cfg['repeats'] != 1 else ''}, seed {cfg['seed']}; "
             f"log `{summary.get('log', '')}`"
         )
         lines.append(

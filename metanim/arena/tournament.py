@@ -25,8 +25,9 @@ from pydantic import Field, field_validator
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
 from metanim.arena._identity import config_identity, identity_hash
-from metanim.arena._players import build_policy, needs_sim_server, sim_server_if_needed
+from metanim.arena._players import build_policy, sim_server_if_needed
 from metanim.arena._policies import is_solver_spec
+from metanim.arena._preflight import preflight_players, preflight_servers
 from metanim.arena._run import (
     RunResult,
     client_pool,
@@ -119,8 +120,11 @@ class TournamentConfig(RunConfig):
 
 def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
     """A game setting `PRESET` or `NAME[:JSON params]` to its canonical key and game."""
+    from metanim._edge import strict_json
+
     name, sep, raw = text.strip().partition(":")
-    params = json.loads(raw) if sep else {}
+    # Whole numbers only: a game's sizes are never truncated from 12.5 to 12.
+    params = strict_json(raw, f"game setting {text!r}") if sep else {}
     if not isinstance(params, dict):
         raise ValueError(f"game parameters must be a JSON object, got {raw!r}")
     game = make_game(name, **params)
@@ -137,13 +141,17 @@ def setting_start(start: str | None, key: str, game: Game[Any, Any]) -> Any:
     first decision, else a random N-position. A JSON state is checked with the game's
     `validate_state`, so a bad one fails before any episode.
     """
+    from metanim._edge import strict_json
     from metanim.envs.env import START_MODES, start_setting
 
     value: Any = start
     if isinstance(start, str) and start not in START_MODES:
         try:
-            value = json.loads(start)
-        except json.JSONDecodeError:
+            # Whole numbers only: "[30.7]" is refused, never played from 30.
+            value = strict_json(start, "start")
+        except ValueError as exc:
+            if "whole number" in str(exc):
+                raise
             raise ValueError(
                 f"start must be auto, random_n, initial or a state as JSON (e.g. [5,4]), "
                 f"got {start!r}"
@@ -211,11 +219,13 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
     """
     sides = ((config.method, config.model), (config.opponent, config.opponent_model))
     refuse_unpriced(config.max_cost_usd, [m for s, m in sides if not is_solver_spec(s)])
-    needed = needs_sim_server(
-        (config.method, config.model, config.base_url),
-        (config.opponent, config.opponent_model, config.opponent_base_url),
-    )
+    players = [
+        (config.method, config.model, config.base_url, config.params),
+        (config.opponent, config.opponent_model, config.opponent_base_url, config.opponent_params),
+    ]
+    needed = preflight_players(players)  # a bad name or parameter stops here, offline
     with sim_server_if_needed(needed, seed=config.seed, log_path=config.log_path) as sim_url:
+        preflight_servers(players, sim_url)  # a dead server or a refused key stops here
         return await _run(config, sim_url)
 
 
@@ -388,6 +398,11 @@ def _count(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def _title(kind: str, name: str) -> str:
+    """`# Tournament` for the default name, else `# Tournament: name` (no "Tournament tournament")."""
+    return f"# {kind}" if name in ("", kind.lower()) else f"# {kind}: {name}"
+
+
 def _player_label(method: str, model: str) -> str:
     """`method` on `model`, or the solver policy alone (it calls no model)."""
     return f"`{method}`" if is_solver_spec(method) else f"`{method}` on `{model}`"
@@ -396,12 +411,13 @@ def _player_label(method: str, model: str) -> str:
 def render_report(summary: dict[str, Any]) -> str:
     """A Markdown report of a tournament summary."""
     cfg = summary.get("config", {})
-    lines = [f"# Tournament {cfg.get('name', '')}", ""]
+    lines = [_title("Tournament", cfg.get("name", "")), ""]
     if cfg:
         lines += [
             f"- agent: {_player_label(cfg['method'], cfg['model'])}; "
             f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
-            f"- {cfg['episodes']} episodes per setting, seat policy `{cfg['seat']}`, start "
+            f"- {cfg['episodes']} episode{'s' if cfg['episodes'] != 1 else ''} per setting, "
+            f"seat policy `{cfg['seat']}`, start "
             f"`{cfg['start'] or 'auto'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
             f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
             f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "

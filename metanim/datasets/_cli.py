@@ -9,6 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from metanim._edge import game_params, int_range
+
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
 
@@ -43,7 +45,9 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         help="with --game: drop positions with fewer legal moves (default 2: no forced move)",
     )
     b.add_argument("--game", help="game or preset name; omit for the default build")
-    b.add_argument("-n", "--n", type=int, default=100, help="records (with --game; default 100)")
+    b.add_argument(
+        "-n", "--n", type=_positive, default=None, help="records (with --game; default 100)"
+    )
     b.add_argument("--variant", choices=["normal", "misere"], default="normal")
     b.add_argument(
         "--param",
@@ -55,13 +59,16 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     )
     b.add_argument(
         "--square-boards",
+        type=int_range,
         metavar="LO-HI",
         help="Chomp: spread records over square boards LO..HI, e.g. 2-19",
     )
     b.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     s = sub.add_parser("show", help="summarize a dataset file and print records")
     s.add_argument("path", help="a dataset JSONL file")
-    s.add_argument("--head", type=int, default=1, help="records to print in full (default 1)")
+    s.add_argument(
+        "--head", type=_non_negative, default=1, help="records to print in full (default 1)"
+    )
     s.add_argument(
         "--verify",
         action="store_true",
@@ -78,26 +85,29 @@ def dataset(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from metanim.datasets import BUILD_PRESETS, DatasetSpec, build, write_jsonl
 
+    if not args.game:
+        given = [f for f, v in (("-n", args.n), ("--param", args.param),
+                                ("--square-boards", args.square_boards)) if v]  # fmt: skip
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: only with --game (one file); the default build has fixed sizes"
+            )
+    if args.square_boards and args.game and not args.game.startswith("chomp"):
+        raise ValueError(f"--square-boards is for Chomp, not {args.game}")
     if args.game:
-        params = {}
-        for item in args.param:
-            key, _, value = item.partition("=")
-            params[key] = _json(value)
-        boards = None
-        if args.square_boards:
-            lo, _, hi = args.square_boards.partition("-")
-            boards = list(range(int(lo), int(hi or lo) + 1))
+        params = game_params(args.param)
         specs = [
             DatasetSpec(
                 game=args.game,
                 params=params,
-                n=args.n,
+                n=args.n or 100,
                 variant=args.variant,
-                square_boards=boards,
+                square_boards=args.square_boards,
                 strata=args.strata,
                 min_legal_moves=args.min_legal_moves,
             )
         ]
+        _refuse_unreachable(specs[0])
     else:
         specs = list(BUILD_PRESETS[args.preset])
     total = sum(s.n for s in specs)
@@ -105,21 +115,93 @@ def _build(args: argparse.Namespace) -> int:
     if total >= _BAR_FROM and not args.no_progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, unit="rec", desc="critical states")
+        bar = tqdm(total=total, unit="rec", desc="critical states found")
     start = time.perf_counter()
     out = Path(args.out)
+    written: list[Path] = []
     try:
         for spec in specs:
             records = build(spec, seed=args.seed, progress=bar.update if bar else None)
             path = write_jsonl(records, out / f"{spec.name}.jsonl")
+            written.append(path)
             if bar is None:
                 print(f"{path}: {len(records)} records")
+    except KeyboardInterrupt:
+        from metanim._edge import Interrupted
+
+        raise Interrupted(
+            f"{len(written)} of {len(specs)} dataset files written under {out}; the file "
+            "being built was not (files are written whole); run the same command to build "
+            "it again (the same seed gives the same records)"
+        ) from None
     finally:
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - start
     print(f"{total} records in {elapsed:.1f} s ({total / elapsed:,.0f} records/s) under {out}")
     return 0
+
+
+def _refuse_unreachable(spec: Any) -> None:
+    """Refuse, before sampling, a size larger than the configuration has states at all.
+
+    A configuration has at most `_state_bound` distinct states, so at most that many
+    critical states; asking for more could only end, much later, in the sampler's
+    "found only ..." error.
+    """
+    from metanim.games import make_game
+
+    if spec.square_boards:
+        games = [make_game("chomp", rows=k, cols=k) for k in spec.square_boards]
+    else:
+        games = [make_game(spec.game, **spec.params)]
+    bound = sum(_state_bound(g) or 0 for g in games)
+    if all(_state_bound(g) is not None for g in games) and spec.n > bound:
+        raise ValueError(
+            f"-n {spec.n}: {' '.join([spec.game, *map(json.dumps, spec.params.values())])} "
+            f"has at most {bound:,} distinct "
+            f"states, so fewer than {spec.n:,} critical states; ask for fewer or use a larger "
+            "configuration"
+        )
+
+
+def _state_bound(game: Any) -> int | None:
+    """An upper bound on the distinct states of a game configuration (None if unknown)."""
+    from math import comb, prod
+
+    p = game.params
+    name = game.name
+    if name == "nim":
+        return prod(h + 1 for h in p["heaps"])
+    if name == "fibonacci":
+        return (p["n"] + 1) ** 2  # (stones left, largest take allowed)
+    if name == "kayles":
+        return prod(2**r for r in p["rows"])
+    if name == "chomp":
+        return comb(p["rows"] + p["cols"], p["rows"])
+    if name == "corner_queen":
+        return p["height"] * p["width"]
+    return None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: give at least 1")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: give 0 or more")
+    return value
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -151,10 +233,3 @@ def _show(args: argparse.Namespace) -> int:
     for record in records[: args.head]:
         print(json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False))
     return 0
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text

@@ -27,6 +27,11 @@ def write_jsonl(records: Iterable[DatasetRecord], path: str | Path) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for record in records:
                 fh.write(record.to_json_line() + "\n")
+        # mkstemp makes the file owner-only (0600); a dataset is shared like any file
+        # the user writes: 0666 less the umask (usually 0644).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

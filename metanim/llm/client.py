@@ -397,7 +397,7 @@ class OpenAIChatClient:
                 f"timed out after {self.timeout_s} s at {where}", kind="timeout"
             ), None
         if isinstance(exc, openai.APIConnectionError):
-            return InfrastructureError(f"cannot connect to {where}", kind="connection"), None
+            return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
         if isinstance(exc, _BadResponse | openai.APIResponseValidationError | json.JSONDecodeError):
             return InfrastructureError(
                 f"unreadable response from {where}", kind="bad_response"
@@ -505,6 +505,25 @@ class _BadResponse(Exception):
 
 _RETRYABLE = frozenset({"rate_limit", "server_error", "timeout", "connection", "bad_response"})
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded"})
+
+
+def _connection_failure(exc: openai.APIConnectionError, where: str) -> str:
+    """What went wrong on the wire, named for what happened (the SDK says "Connection error").
+
+    The cause is an httpx or httpcore exception (which one depends on where the read
+    failed), so it is recognised by its class name.
+    """
+    cause = exc.__cause__
+    name = type(cause).__name__ if cause is not None else ""
+    if name in ("ConnectError", "ConnectTimeout"):
+        return f"cannot connect to {where}"
+    if name == "RemoteProtocolError":
+        return f"the connection to {where} closed before the response was complete ({cause})"
+    if name == "ReadError":
+        return f"the connection to {where} broke while reading the response ({cause})"
+    if name == "WriteError":
+        return f"the connection to {where} broke while sending the request ({cause})"
+    return f"connection error with {where} ({name or 'unknown cause'}: {cause or exc})"
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

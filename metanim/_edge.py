@@ -1,0 +1,107 @@
+"""What every `metanim` command shares at its edge: exit codes, strict value parsing.
+
+Kept below every other package (it imports none of them), so `cli.py` and the
+`*/_cli.py` modules can all use it without importing back up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+#: Exit codes, the same for every command (listed in `metanim --help`).
+EXIT_OK = 0  # every planned episode or decision finished
+EXIT_USAGE = 2  # a user mistake: bad flag, value, file, model name or key
+EXIT_FAILED = 3  # something ended in an infrastructure error or was not run
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM
+
+EXIT_CODES_HELP = (
+    "exit codes: 0 every planned episode/decision/record finished; 2 a user mistake "
+    "(bad flag, value, file, model name, method parameter or API key); 3 something ended "
+    "in an infrastructure error or was not run (a server that does not answer, a budget "
+    "stop): a summary of the causes and the command that reruns them is printed; "
+    "130 interrupted (Ctrl-C or SIGTERM): what finished is saved and the same command resumes"
+)
+
+
+class Interrupted(Exception):
+    """A run stopped by Ctrl-C or SIGTERM after saving what finished; the message says where."""
+
+
+class Unreachable(Exception):
+    """A server the run needs did not answer before the first episode (exit code 3)."""
+
+
+def _no_float(text: str) -> Any:
+    raise ValueError(f"{text} is not a whole number")
+
+
+def strict_json(text: str, what: str, *, bare_text: bool = False) -> Any:
+    """`text` as JSON whose numbers are all integers.
+
+    A number with a fraction or exponent is refused rather than truncated (`[20.9]` is
+    not `[20]`). With `bare_text`, text that is not JSON is returned as a string (a
+    Kayles row "1101"); otherwise it is refused. Raises `ValueError` naming `what`.
+    """
+    try:
+        return json.loads(text, parse_float=_no_float, parse_constant=_no_float)
+    except json.JSONDecodeError:
+        if bare_text:
+            return text
+        raise ValueError(
+            f"{what}: {text!r} is not a JSON value (a whole number, a list such as "
+            "[31,31], true/false or null)"
+        ) from None
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc} (give integers, e.g. [20, 19])") from None
+
+
+def game_params(items: list[str], flag: str = "--param") -> dict[str, Any]:
+    """`KEY=JSON` game parameters: integers, lists of integers, booleans or null."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag} {item!r}: expected KEY=JSON, e.g. {flag} max_take=4")
+        parsed = strict_json(value, f"{flag} {item}")
+        if not _whole(parsed):
+            raise ValueError(
+                f"{flag} {item}: a game parameter is a whole number, a list of them, "
+                "true/false or null"
+            )
+        out[key.strip()] = parsed
+    return out
+
+
+def _whole(value: Any) -> bool:
+    if value is None or isinstance(value, bool | int):
+        return True
+    return isinstance(value, list) and all(
+        v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in value
+    )
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (pick a free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0..65535 (0 picks a free port)")
+    return value
+
+
+def int_range(text: str) -> list[int]:
+    """An argparse type: `LO-HI` (or one number) as the integers LO..HI, LO <= HI."""
+    lo, sep, hi = text.strip().partition("-")
+    try:
+        low, high = int(lo), int(hi) if sep else int(lo)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not LO-HI with whole numbers, e.g. 2-19"
+        ) from None
+    if low > high:
+        raise argparse.ArgumentTypeError(f"{text!r}: LO must not exceed HI, e.g. 2-19")
+    return list(range(low, high + 1))
