@@ -383,7 +383,7 @@ def test_play_keeps_the_transcript_on_an_infrastructure_error(capsys) -> None:
 
 
 def test_play_refuses_a_terminal_start(capsys) -> None:
-    from metanim.agents.play import play_game
+    from metanim.arena.play import play_game
 
     argv = ["--game", "fibonacci-20", "--agent", "react", "--model", "sim-optimal"]
     with pytest.raises(ValueError, match="terminal: nothing to play"):
