@@ -160,7 +160,7 @@ _library_command(
 _library_command(
     "challenging",
     "metanim.arena._cli",
-    "Seed 004's challenging subset: items a baseline answers right in < 40% of 5 runs at T=0.7",
+    "Seed 004's challenging subset: items a baseline answers right in < 40%% of 5 runs at T=0.7",
 )
 _library_command(
     "tournament",
