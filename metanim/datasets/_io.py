@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from metanim.datasets._build import harness_fields
 from metanim.datasets._schema import DatasetRecord
 from metanim.solver import solver_for
 
@@ -75,6 +76,7 @@ def verify_record(record: DatasetRecord) -> str | None:
         ("legal_moves", record.legal_moves, [game.move_text(m) for m in game.legal_moves(state)]),
         ("prompt", record.prompt, game.prompt(state)),
         ("variant", record.variant, game.info.variant),
+        *((k, getattr(record, k), v) for k, v in harness_fields(game, state, move).items()),
     ]
     for name, have, want in checks:
         if have != want:

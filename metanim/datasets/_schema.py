@@ -56,6 +56,19 @@ class DatasetRecord(BaseModel):
     grundy: int
     features: Features
     seed: int
+    # Harness-ready fields (inspect_ai, lm-eval, chat fine-tuning): see docs/datasets.md.
+    input: str = Field(
+        default="",
+        description="the full prompt a model answers: `prompt` plus the ReAct Output Format",
+    )
+    input_version: str = Field(
+        default="", description="versions of `input`: game prompt + reply format (ReAct)"
+    )
+    target: str = Field(default="", description="the unique winning move (= optimal_move)")
+    messages: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="chat form: the user's `input`, then a reference assistant reply",
+    )
     schema_version: str = SCHEMA_VERSION
     content_hash: str = ""
 
