@@ -454,9 +454,12 @@ def _build_game(
     valid = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
     unknown = sorted(set(params) - set(valid))
     if unknown:
+        # Python's own wording ("got an unexpected keyword argument 'x'"): torchrl
+        # matches on it to drop `frameskip` and retry.
+        more = f" (and {', '.join(map(repr, unknown[1:]))})" if len(unknown) > 1 else ""
         raise TypeError(
-            f"unexpected keyword argument(s) {', '.join(map(repr, unknown))} for the "
-            f"{cls.name} env; game parameters: {', '.join(valid)}"
+            f"ImpartialGameEnv.__init__() got an unexpected keyword argument {unknown[0]!r}"
+            f"{more}; the {cls.name} game's parameters are {', '.join(valid)}"
         )
     try:
         return make_game(name, **merged)
