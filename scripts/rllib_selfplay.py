@@ -39,6 +39,7 @@ def main() -> None:
 
     import ray
     import torch
+    from pettingzoo.utils.env_logger import EnvLogger
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.connectors.env_to_module import FlattenObservations
     from ray.rllib.core.columns import Columns
@@ -47,6 +48,7 @@ def main() -> None:
 
     from metanim.envs.pettingzoo import MODULES
 
+    EnvLogger.suppress_output()  # one "illegal move" warning per early episode is noise here
     params = env_params(args)
     register_env("metanim", lambda cfg: PettingZooEnv(MODULES[args.game].env(**params)))
     config = (

@@ -128,3 +128,20 @@ def test_cli_build_writes_the_card(tmp_path: Path) -> None:
     card = (tmp_path / "README.md").read_text()
     assert 'config_name: "nim-normal"' in card and "| nim-normal | 3 |" in card
     assert make_game("nim", heaps=[5, 6], max_take=None)  # the card's configuration exists
+
+
+def test_input_is_what_the_react_method_sends(files) -> None:
+    from metanim.agents import GameTask, prompts
+
+    for records in files.values():
+        r = records[0]
+        task = GameTask(r.make_game(), r.game_state())
+        assert r.input == prompts.with_format(task.prompt(), "react", task.action_schema())
+
+
+def test_push_to_hub_refuses_a_folder_without_a_card(tmp_path: Path) -> None:
+    from metanim.datasets import push_to_hub
+
+    pytest.importorskip("huggingface_hub")
+    with pytest.raises(FileNotFoundError, match=r"README\.md"):
+        push_to_hub(tmp_path, "someone/metanim")  # fails before any network call
