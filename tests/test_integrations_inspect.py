@@ -141,8 +141,14 @@ def test_inspect_eval_with_the_default_openai_provider(openai_env, tmp_path: Pat
     )
     assert [accuracy(log) for log in optimal] == [1.0] * 4
     # A player that picks legal moves at random is usually wrong on critical states.
+    # Temperature 0 makes the simulator's draw a function of the prompt alone (the
+    # Responses API carries no seed), so the result is the same on every run.
     (rand,) = inspect_eval(
-        kayles(limit_n=6), model="openai/sim-random", log_dir=log_dir, display="none"
+        kayles(limit_n=10),
+        model="openai/sim-random",
+        log_dir=log_dir,
+        display="none",
+        temperature=0.0,
     )
     assert accuracy(rand) < 0.5
     # Self-Consistency as an inspect solver: 3 samples per item, majority vote.
