@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -145,3 +146,24 @@ def test_push_to_hub_refuses_a_folder_without_a_card(tmp_path: Path) -> None:
     pytest.importorskip("huggingface_hub")
     with pytest.raises(FileNotFoundError, match=r"README\.md"):
         push_to_hub(tmp_path, "someone/metanim")  # fails before any network call
+
+
+def test_files_built_before_the_harness_fields_still_load(tmp_path: Path, files) -> None:
+    from metanim.datasets._schema import HARNESS_FIELDS
+
+    record = files["kayles-misere"][0]
+    old = record.model_copy(update=dict.fromkeys(HARNESS_FIELDS, "")).model_copy(
+        update={"messages": []}
+    )
+    line = json.loads(old.to_json_line())
+    for name in HARNESS_FIELDS:  # the old layout has no such keys at all
+        del line[name]
+    # The hash the old code wrote: sha256 of the canonical JSON of the other fields.
+    body = {k: v for k, v in line.items() if k != "content_hash"}
+    line["content_hash"] = hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ).hexdigest()
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (loaded,) = load_dataset(path, verify=True)
+    assert (loaded.id, loaded.input, loaded.messages) == (record.id, "", [])

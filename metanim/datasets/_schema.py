@@ -13,6 +13,9 @@ from metanim.games import Game, make_game
 #: Version of the record layout; bump when a field changes meaning.
 SCHEMA_VERSION = "metanim-dataset/1"
 
+#: Fields for evaluation harnesses; empty in files built before they existed.
+HARNESS_FIELDS = ("input", "input_version", "target", "messages")
+
 Stratum = Literal["easy", "medium", "hard"]
 STRATA: tuple[Stratum, ...] = ("easy", "medium", "hard")
 
@@ -93,6 +96,10 @@ class DatasetRecord(BaseModel):
     def compute_hash(self) -> str:
         """sha256 of the canonical JSON of every field except `content_hash`."""
         body = self.model_dump(mode="json", exclude={"content_hash"})
+        # Files written before the harness fields existed keep their hashes.
+        for name in HARNESS_FIELDS:
+            if not body[name]:
+                del body[name]
         return hashlib.sha256(_canonical_json(body).encode()).hexdigest()
 
     def with_hash(self) -> DatasetRecord:
