@@ -90,7 +90,8 @@ def test_size_kwargs_and_game_params_and_misere() -> None:
         nim(preset="fibonacci-20")
     with pytest.raises(ValueError, match="unknown preset"):
         nim(preset="nim-99")
-    with pytest.raises(ValueError, match=r"unknown parameter.*pins for nim; valid: heaps"):
+    # An unknown keyword is a TypeError, as Python and Gymnasium raise it (torchrl relies on it).
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'pins'.*heaps, max_take"):
         nim(pins=3)
 
 
@@ -222,7 +223,8 @@ def test_epsilon_opponent_sits_between_random_and_optimal() -> None:
         lambda game, state, rng: (0, 1),  # a move
         lambda game, state, rng: ActionId(0),  # an action id
         lambda game, state, rng: np.int64(0),  # a plain integer: an action id in NIM
-        lambda game, state, rng: "I take 1 item",  # an answer text
+        # an LLM's reply: prose plus a fenced JSON block, read by the one reply parser
+        lambda game, state, rng: 'I take 1 item.\n```json\n{"action": 1}\n```',
     ],
 )
 def test_callable_opponent_may_return_move_id_or_text(reply: Any) -> None:
@@ -242,7 +244,7 @@ def test_fibonacci_callable_integer_is_stones_and_action_id_is_explicit() -> Non
 
 
 def test_illegal_opponent_forfeits() -> None:
-    env = nim(opponent=lambda game, state, rng: "take 7")
+    env = nim(opponent=lambda game, state, rng: "action: 7")
     env.reset(options={"state": [10]})
     _, reward, terminated, _, info = env.step(0)
     assert (reward, terminated, info["winner"]) == (1.0, True, "agent")

@@ -19,12 +19,46 @@ from gymnasium.utils.env_checker import check_env
 import metanim
 from metanim.envs import ENV_IDS, PRESET_IDS
 
+#: A resized board (or other sizes) for every registered id: the defaults of a resized
+#: game (e.g. the Corner Queen start) must be valid too.
+RESIZED: dict[str, dict[str, Any]] = {
+    "MetaNIM/Nim-v0": {"heaps": [3, 4, 5], "max_take": None},
+    "MetaNIM/Fibonacci-v0": {"n": 30},
+    "MetaNIM/Kayles-v0": {"rows": [7, 9]},
+    "MetaNIM/Chomp-v0": {"rows": 3, "cols": 7},
+    "MetaNIM/CornerQueen-v0": {"height": 8, "width": 12},
+}
+
 CONFIGS: list[tuple[str, dict[str, Any]]] = (
     [(env_id, {}) for env_id in ENV_IDS]
+    + [(env_id, RESIZED[env_id]) for env_id in ENV_IDS]
     + [(env_id, {"preset": preset}) for env_id, preset in PRESET_IDS]
     + [(env_id, {"misere": True, "seat": "second"}) for env_id in ENV_IDS]
 )
 IDS = [f"{env_id}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for env_id, kw in CONFIGS]
+
+
+def test_resized_boards_cover_every_id_and_start_on_the_board() -> None:
+    assert set(RESIZED) == set(ENV_IDS)
+    env = gym.make("MetaNIM/CornerQueen-v0", height=8, width=12, start="initial")
+    obs, _ = env.reset(seed=0)
+    assert obs.tolist() == [0, 11]  # [4, 16] is off an 8x12 board: the top-right corner
+    obs, _ = gym.make("MetaNIM/CornerQueen-v0", start="initial").reset(seed=0)
+    assert obs.tolist() == [4, 16]  # the paper's start where it fits
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_an_unknown_keyword_is_a_type_error(env_id: str) -> None:
+    # torchrl's GymEnv probes with e.g. `frameskip` and catches exactly TypeError.
+    with pytest.raises(TypeError, match="frameskip"):
+        gym.make(env_id, frameskip=4)
+
+
+def test_human_render_mode_prints_the_board(capsys: pytest.CaptureFixture[str]) -> None:
+    env = gym.make("MetaNIM/Nim-v0", render_mode="human")
+    env.reset(seed=0)
+    assert env.render() is None
+    assert "remaining in the pile" in capsys.readouterr().out
 
 
 def test_every_id_and_preset_is_listed() -> None:

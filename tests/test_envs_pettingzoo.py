@@ -7,9 +7,12 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from pettingzoo.test import api_test
+import functools
+
+from pettingzoo.test import api_test, render_test, seed_test
 
 from metanim import solver
+from metanim.envs.pettingzoo import MODULES, nim_v0
 from metanim.envs.pettingzoo_env import env, raw_env
 from metanim.envs.registration import ENV_GAMES
 from metanim.games import IllegalMoveError
@@ -19,9 +22,34 @@ from metanim.games import IllegalMoveError
 @pytest.mark.parametrize("game", ENV_GAMES.values())
 @pytest.mark.parametrize("misere", [False, True])
 def test_api_test(game: str, misere: bool) -> None:
-    aec = env(game=game, misere=misere)
+    aec = MODULES[game].env(misere=misere)
     api_test(aec, num_cycles=300)  # raises AssertionError on any API violation
     assert set(aec.possible_agents) == {"player_0", "player_1"}
+    assert aec.metadata["name"] == f"{game}_v0"
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("game", ENV_GAMES.values())
+def test_seed_test_and_render_test(game: str, capsys: pytest.CaptureFixture[str]) -> None:
+    seed_test(MODULES[game].env, num_cycles=50)  # same seed, same observations and rewards
+    render_test(MODULES[game].env)  # every mode in metadata, "human" included
+    board = capsys.readouterr().out
+    assert "to move" in board  # "human" printed the ansi board
+    # Resized boards and several heaps take the same tests.
+    sizes = {
+        "nim": {"heaps": [3, 4, 5], "max_take": None},
+        "corner_queen": {"height": 8, "width": 12},
+    }
+    if game in sizes:
+        seed_test(functools.partial(MODULES[game].env, **sizes[game]), num_cycles=50)
+
+
+def test_classic_module_loading() -> None:
+    aec = nim_v0.env(preset="nim-31-k3", render_mode="ansi")
+    aec.reset(seed=0)
+    assert aec.agent_selection == "player_0"
+    assert "There are 31 items remaining" in aec.render()
+    assert isinstance(nim_v0.raw_env(), type(aec.unwrapped))
 
 
 def test_optimal_first_player_beats_random_second_player() -> None:
@@ -45,17 +73,23 @@ def test_optimal_first_player_beats_random_second_player() -> None:
         assert totals == {"player_0": 1.0, "player_1": -1.0}
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PettingZoo warns on an illegal move
 def test_illegal_action_loses_for_its_player() -> None:
-    aec = raw_env(game="nim", start=[2])
+    # PettingZoo's TerminateIllegalWrapper: -1 to the player of the illegal move, 0 to
+    # the other, and the game is over for both.
+    aec = env(game="nim", start=[2])
     aec.reset(seed=0)
     aec.step(2)  # player_0 takes 3 from a heap of 2
-    _, reward, terminated, _, _ = aec.last()
-    assert aec.agent_selection == "player_1" and terminated and reward == 1.0
-    assert aec.infos["player_0"]["illegal_action"] and "only 2" in aec.infos["player_0"]["error"]
-    strict = raw_env(game="nim", start=[2], illegal="raise")
-    strict.reset()
-    with pytest.raises(IllegalMoveError):
-        strict.step(2)
+    assert all(aec.terminations.values())
+    assert aec._cumulative_rewards == {"player_0": -1.0, "player_1": 0.0}
+    with pytest.raises(AssertionError, match="action space"):  # AssertOutOfBoundsWrapper
+        fresh = env(game="nim", start=[2])
+        fresh.reset(seed=0)
+        fresh.step(99)
+    for strict in (raw_env(game="nim", start=[2]), env(game="nim", start=[2], illegal="raise")):
+        strict.reset()
+        with pytest.raises(IllegalMoveError, match="only 2"):
+            strict.step(2)
 
 
 def test_text_view_and_misere_rewards() -> None:

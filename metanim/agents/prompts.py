@@ -36,32 +36,16 @@ from metanim.llm.templates import (  # noqa: F401 - re-exported for the methods
     MPD_SHOWN,
     MPD_TURN,
 )
+from metanim.games import reply as _reply
 
 #: Bumped whenever any text below changes.
 METHOD_PROMPT_VERSION: Final = "metanim-methods/2"
 
-#: The Output Format sections (MetaNIM Table 8), by style. `{schema}` is the one-line
-#: description of the `action` value from the task.
-OUTPUT_FORMAT: Final[dict[str, str]] = {
-    "standard": (
-        "#Output Format: Reply with a Markdown code block that starts with ```json and ends "
-        "with ```, holding one JSON object:\n"
-        '```json\n{{"action": {schema}}}\n```'
-    ),
-    "react": (
-        "#Output Format: Reply with a Markdown code block that starts with ```json and ends "
-        "with ```, holding one JSON object:\n"
-        '```json\n{{"reasoning": string // why you choose this action,\n'
-        ' "action": {schema} // the action your reasoning leads to}}\n```'
-    ),
-    "cot": (
-        "#Output Format: Reply with a Markdown code block that starts with ```json and ends "
-        "with ```, holding one JSON object:\n"
-        '```json\n{{"reasoning": string // your step-by-step reasoning,\n'
-        ' "action": {schema} // the action your reasoning leads to}}\n```\n'
-        "Let's think step by step. What is the best choice for you?"
-    ),
-}
+#: The Output Format sections (MetaNIM Table 8) live with the reply parser in the games
+#: layer (`metanim.games.reply`): datasets and integrations render the same text.
+OUTPUT_FORMAT: Final[dict[str, str]] = _reply.OUTPUT_FORMAT
+output_format = _reply.output_format
+with_format = _reply.with_format
 
 #: Re-ask wording: distinct for an answer that names no action and one that names a
 #: forbidden action, so the model knows which mistake it made (game_arena's "rethink").
@@ -146,13 +130,3 @@ ACEMAD_PERSONA: Final[dict[str, str]] = {
         "and you suspect that the majority may be wrong."
     ),
 }
-
-
-def output_format(style: str, schema: str) -> str:
-    """The Output Format section of `style` for an action described by `schema`."""
-    return OUTPUT_FORMAT[style].format(schema=schema)
-
-
-def with_format(problem: str, style: str, schema: str) -> str:
-    """A problem followed by its Output Format section."""
-    return f"{problem}\n{output_format(style, schema)}"

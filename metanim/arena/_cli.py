@@ -340,12 +340,12 @@ def play(args: argparse.Namespace) -> int:
     import sys
 
     from metanim._edge import EXIT_FAILED
-    from metanim.arena.play import PlayInfrastructureError, format_record, play_game
     from metanim.agents.policy import LLMPolicy
     from metanim.agents.registry import build_method, make_client, parse_spec
     from metanim.arena._players import sim_server_if_needed, sim_url_from_env
     from metanim.arena._policies import is_solver_spec
     from metanim.arena._preflight import preflight_players, preflight_servers
+    from metanim.arena.play import PlayInfrastructureError, format_record, play_game
     from metanim.games import make_game
 
     game = make_game(args.game)

@@ -23,6 +23,7 @@ from metanim.datasets._build import (
     make_record,
     stratum_of,
 )
+from metanim.datasets._card import dataset_card, push_to_hub, write_card
 from metanim.datasets._io import (
     DatasetError,
     load_dataset,
@@ -59,12 +60,15 @@ __all__ = [
     "build_paper",
     "check_record",
     "critical_states",
+    "dataset_card",
     "difficulty_of",
     "load_dataset",
     "make_record",
+    "push_to_hub",
     "records_frame",
     "state_from_cell",
     "stratum_of",
     "verify_record",
+    "write_card",
     "write_jsonl",
 ]

@@ -20,6 +20,7 @@ from metanim.datasets._samplers import (
 )
 from metanim.datasets._schema import DIFFICULTIES, STRATA, DatasetRecord, Features, Stratum
 from metanim.games import PROMPT_VERSION, Game, make_game
+from metanim.games.reply import REPLY_FORMAT_VERSION, with_format
 from metanim.solver import solver_for
 
 #: Called with the number of records selected so far (for progress bars).
@@ -259,6 +260,34 @@ def critical_states(
     return [picked[i] for i in order]
 
 
+#: The Output Format style of a row's `input`: ReAct, the seed papers' reference method.
+INPUT_STYLE = "react"
+#: What `input_version` names: the game prompt and the ReAct reply format versions.
+INPUT_VERSION = f"{PROMPT_VERSION}+{INPUT_STYLE}@{REPLY_FORMAT_VERSION}"
+
+
+def harness_fields(game: Game[Any, Any], state: Any, move: Any) -> dict[str, Any]:
+    """`input`, `input_version`, `target` and `messages` of a record (one definition, so
+    building and verifying a record agree)."""
+    text = with_format(game.prompt(state), INPUT_STYLE, game.action_schema(state))
+    target = game.move_text(move)
+    reference = json.dumps(
+        {
+            "reasoning": f"{target} is the only move that leaves the opponent in a losing position.",
+            "action": json.loads(target),  # the canonical text is a JSON number or list
+        }
+    )
+    return {
+        "input": text,
+        "input_version": INPUT_VERSION,
+        "target": target,
+        "messages": [
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": f"```json\n{reference}\n```"},
+        ],
+    }
+
+
 def make_record(
     game: Game[Any, Any], state: Any, move: Any, *, index: int, seed: int, grundy: int
 ) -> DatasetRecord:
@@ -266,6 +295,7 @@ def make_record(
     legal = game.legal_moves(state)
     variant = game.info.variant
     record = DatasetRecord(
+        **harness_fields(game, state, move),
         id=f"{game.name}-{variant}-{index:06d}",
         game=game.name,
         variant=variant,

@@ -64,6 +64,15 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         help="Chomp: spread records over square boards LO..HI, e.g. 2-19",
     )
     b.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    h = sub.add_parser(
+        "push",
+        help="upload a build folder to the Hugging Face Hub as a dataset repo",
+        description="Uploads the JSONL files and README.md (the dataset card) of a build "
+        "folder. Needs huggingface_hub (the `hf` extra) and a token (huggingface-cli login).",
+    )
+    h.add_argument("folder", help="a build folder holding README.md and JSONL files")
+    h.add_argument("repo_id", help="the dataset repo, e.g. your-name/metanim-critical-states")
+    h.add_argument("--private", action="store_true", help="create the repo as private")
     s = sub.add_parser("show", help="summarize a dataset file and print records")
     s.add_argument("path", help="a dataset JSONL file")
     s.add_argument(
@@ -79,11 +88,16 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
 def dataset(args: argparse.Namespace) -> int:
     if args.dataset_command == "build":
         return _build(args)
+    if args.dataset_command == "push":
+        from metanim.datasets import push_to_hub
+
+        print(push_to_hub(args.folder, args.repo_id, private=args.private))
+        return 0
     return _show(args)
 
 
 def _build(args: argparse.Namespace) -> int:
-    from metanim.datasets import BUILD_PRESETS, DatasetSpec, build, write_jsonl
+    from metanim.datasets import BUILD_PRESETS, DatasetSpec, build, write_card, write_jsonl
 
     if not args.game:
         given = [f for f, v in (("-n", args.n), ("--param", args.param),
@@ -119,11 +133,13 @@ def _build(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     out = Path(args.out)
     written: list[Path] = []
+    files = {}
     try:
         for spec in specs:
             records = build(spec, seed=args.seed, progress=bar.update if bar else None)
             path = write_jsonl(records, out / f"{spec.name}.jsonl")
             written.append(path)
+            files[spec.name] = records
             if bar is None:
                 print(f"{path}: {len(records)} records")
     except KeyboardInterrupt:
@@ -137,6 +153,8 @@ def _build(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    # The Hugging Face dataset card of what this build wrote (see `metanim dataset push`).
+    print(f"{write_card(out, files, seed=args.seed)}: dataset card")
     elapsed = time.perf_counter() - start
     print(f"{total} records in {elapsed:.1f} s ({total / elapsed:,.0f} records/s) under {out}")
     return 0

@@ -13,6 +13,9 @@ from metanim.games import Game, make_game
 #: Version of the record layout; bump when a field changes meaning.
 SCHEMA_VERSION = "metanim-dataset/1"
 
+#: Fields for evaluation harnesses; empty in files built before they existed.
+HARNESS_FIELDS = ("input", "input_version", "target", "messages")
+
 Stratum = Literal["easy", "medium", "hard"]
 STRATA: tuple[Stratum, ...] = ("easy", "medium", "hard")
 Difficulty = Literal["easy", "medium", "hard"]
@@ -65,6 +68,19 @@ class DatasetRecord(BaseModel):
         description="easy / medium / hard from legal moves, distance to the end and fullness",
     )
     seed: int
+    # Harness-ready fields (inspect_ai, lm-eval, chat fine-tuning): see docs/datasets.md.
+    input: str = Field(
+        default="",
+        description="the full prompt a model answers: `prompt` plus the ReAct Output Format",
+    )
+    input_version: str = Field(
+        default="", description="versions of `input`: game prompt + reply format (ReAct)"
+    )
+    target: str = Field(default="", description="the unique winning move (= optimal_move)")
+    messages: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="chat form: the user's `input`, then a reference assistant reply",
+    )
     schema_version: str = SCHEMA_VERSION
     content_hash: str = ""
 
@@ -94,6 +110,10 @@ class DatasetRecord(BaseModel):
             body.pop("difficulty", None)
         if body["features"].get("fullness") is None:
             body["features"].pop("fullness", None)
+        # Files written before the harness fields existed keep their hashes.
+        for name in HARNESS_FIELDS:
+            if not body[name]:
+                del body[name]
         return hashlib.sha256(_canonical_json(body).encode()).hexdigest()
 
     def with_hash(self) -> DatasetRecord:

@@ -219,6 +219,12 @@ def check_record(record: DatasetRecord) -> Verification:
             f"optimal_action is {record.optimal_action}, {record.optimal_move} is action "
             f"{game.action_id(move)}",
         )
+    if record.input:  # files built before the harness fields existed have none to check
+        from metanim.datasets._build import harness_fields
+
+        for name, want in harness_fields(game, state, move).items():
+            if getattr(record, name) != want:
+                return Verification("failed", None, f"{name} is not the record's own prompt")
     if len(legal) > MAX_ORACLE_MOVES:
         return Verification(
             "unverified", None, f"not independently verified: {len(legal):,} legal moves"

@@ -2,8 +2,9 @@
 
 `import metanim` registers `MetaNIM/Nim-v0`, `MetaNIM/Fibonacci-v0`,
 `MetaNIM/Kayles-v0`, `MetaNIM/Chomp-v0` and `MetaNIM/CornerQueen-v0`. The
-PettingZoo adapter lives in `metanim.envs.pettingzoo_env` and is imported only
-when asked for, so PettingZoo stays an optional extra.
+PettingZoo adapter lives in `metanim.envs.pettingzoo_env` (one classic-style module
+per game in `metanim.envs.pettingzoo`: `from metanim.envs.pettingzoo import nim_v0`)
+and is imported only when asked for, so PettingZoo stays an optional extra.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -99,7 +100,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     `opponent` ("optimal", "random", "epsilon:0.2" or a callable, see
     `metanim.envs.opponents`), `start`, `seat` ("first"/"second"), `illegal`
     ("lose"/"penalize"/"raise"), `illegal_reward` (reward of a penalized illegal
-    action), `render_mode` ("ansi"/"rgb_array"), `solver_info`.
+    action), `render_mode` ("ansi"/"rgb_array"/"human": the ansi board printed after
+    each reset and step), `solver_info`.
 
     ## Registered Configurations
     `MetaNIM/Nim-v0` (one heap of 31, max take 3), `MetaNIM/Fibonacci-v0` (20),
@@ -112,7 +114,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "render_fps": 4,
+    }
 
     def __init__(
         self,
@@ -199,9 +204,17 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             info["start_outcome"] = _solve.outcome(self.game, state)
         except SizeLimitError:
             info["start_outcome"] = None
+        if self.render_mode == "human":
+            self.render()
         return self._obs(), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        result = self._step(action)
+        if self.render_mode == "human":
+            self.render()
+        return result
+
+    def _step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("the episode is over; call reset() before step()")
         game = self.game
@@ -239,8 +252,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), 0.0, False, False, info
 
     def render(self) -> str | np.ndarray | None:  # type: ignore[override]
-        if self.render_mode == "ansi":
-            return _render.ansi(self.game, self._state, self._status)
+        if self.render_mode in ("ansi", "human"):
+            text = _render.ansi(self.game, self._state, self._status)
+            if self.render_mode == "human":
+                print(text)  # "human": the ansi board on stdout, returning None
+                return None
+            return text
         if self.render_mode == "rgb_array":
             return _render.rgb(self.game, self._state)
         return None
@@ -467,6 +484,19 @@ def _build_game(
     merged.update(params)
     if misere is not None:
         merged["misere"] = bool(misere)
+    # An unknown keyword is a TypeError, as Python and Gymnasium raise it: wrappers such
+    # as torchrl's GymEnv probe with e.g. `frameskip` and catch exactly TypeError.
+    cls = game_class(name)
+    valid = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        # Python's own wording ("got an unexpected keyword argument 'x'"): torchrl
+        # matches on it to drop `frameskip` and retry.
+        more = f" (and {', '.join(map(repr, unknown[1:]))})" if len(unknown) > 1 else ""
+        raise TypeError(
+            f"ImpartialGameEnv.__init__() got an unexpected keyword argument {unknown[0]!r}"
+            f"{more}; the {cls.name} game's parameters are {', '.join(valid)}"
+        )
     try:
         return make_game(name, **merged)
     except TypeError as exc:

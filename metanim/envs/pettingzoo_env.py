@@ -5,11 +5,18 @@ Follows PettingZoo's classic board games: the observation of each agent is a
 dict with the board (`"observation"`) and its legal actions (`"action_mask"`,
 all zeros when it is not that agent's turn).
 
->>> from metanim.envs.pettingzoo_env import env
->>> aec = env(game="nim", preset="nim-31-k3")
+Loaded the way PettingZoo's classic games are, one module per game:
+
+>>> from metanim.envs.pettingzoo import nim_v0
+>>> aec = nim_v0.env(preset="nim-31-k3")
 >>> aec.reset(seed=0)
 >>> aec.agent_selection
 'player_0'
+
+`env()` wraps the raw env exactly as PettingZoo's classic envs do: an illegal action
+ends the game with -1 for its player (`TerminateIllegalWrapper`), an action outside the
+action space is an assertion error (`AssertOutOfBoundsWrapper`), and calls out of order
+are refused (`OrderEnforcingWrapper`).
 """
 
 from __future__ import annotations
@@ -27,29 +34,33 @@ from pettingzoo.utils import AgentSelector, wrappers
 from metanim.envs import _render
 from metanim.envs.env import START_MODES, _as_state, _build_game, resolve_start
 from metanim.envs.opponents import as_action_index
-from metanim.games import Game, IllegalMoveError, MoveError
+from metanim.games import Game, IllegalMoveError
 
 ILLEGAL_POLICIES = ("lose", "raise")
+#: PettingZoo's classic games give the player of an illegal move -1 (and the other 0).
+ILLEGAL_REWARD = -1.0
 
 
 class MetaNimAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
     """Two players, `player_0` (moves first) and `player_1`, alternate on one game.
 
-    Rewards: +1 to the winner and -1 to the loser when the game ends. An illegal
-    action (out of the mask) loses the game for the player who made it, with the
-    reason in `infos[agent]["error"]` (`illegal="lose"`, PettingZoo's
-    TerminateIllegalWrapper convention), or raises (`illegal="raise"`).
+    Rewards: +1 to the winner and -1 to the loser when the game ends. The raw env
+    raises `IllegalMoveError` (or `UnparsableMoveError` for an unreadable answer text)
+    on a move the rules forbid; `env()` turns an illegal action id into PettingZoo's
+    "illegal move loses" with its `TerminateIllegalWrapper`. `step` also takes a
+    model's reply text, read by the game's reply parser (`parse_action` gives the id).
 
     Arguments are those of `ImpartialGameEnv` without the opponent and the seat:
     `game`, `preset`, game sizes or `game_params`, `misere`, `start` ("random_n",
     the default without a preset: an N-position for `player_0`; "initial", the
-    default with a preset; or a state), `illegal`, `render_mode`.
-    `reset(options={"state": ...})` starts one game from a given state.
+    default with a preset; or a state), `render_mode` ("ansi", "rgb_array", or
+    "human": the ansi board printed). `reset(options={"state": ...})` starts one game
+    from a given state.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "metanim_v0",
-        "render_modes": ["ansi", "rgb_array"],
+        "render_modes": ["ansi", "rgb_array", "human"],
         "is_parallelizable": False,
         "render_fps": 4,
     }
@@ -62,21 +73,19 @@ class MetaNimAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         game_params: Mapping[str, Any] | None = None,
         misere: bool | None = None,
         start: str | Any = None,
-        illegal: str = "lose",
         render_mode: str | None = None,
         **params: Any,
     ) -> None:
         super().__init__()
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
-        if illegal not in ILLEGAL_POLICIES:
-            raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
+        # PettingZoo's classic modules name their env "<game>_v<version>".
+        self.metadata = {**self.metadata, "name": f"{self.game.name}_v0"}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         if start is None:
             start = "initial" if preset is not None else "random_n"
         is_mode = isinstance(start, str) and start in START_MODES
         self._start = start if is_mode else self.game.validate_state(_as_state(start))
-        self.illegal = illegal
         self.render_mode = render_mode
 
         info = self.game.info
@@ -128,28 +137,25 @@ class MetaNimAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         other = self.possible_agents[1 - self.possible_agents.index(agent)]
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
-        try:
-            move = self._move(action)
-        except MoveError as err:
-            if self.illegal == "raise":
-                raise
-            self.infos[agent] = {"illegal_action": True, "error": err.reason}
-            self._end(winner=other, loser=agent)
-        else:
-            self._state = self.game._apply(self._state, move)
-            self.infos[agent] = {"move": self.game.move_text(move)}
-            if self.game.is_terminal(self._state):
-                # The player to move at a terminal state wins exactly in misère play.
-                if self.game.mover_wins_at_terminal:
-                    self._end(winner=other, loser=agent)
-                else:
-                    self._end(winner=agent, loser=other)
+        move = self._move(action)  # MoveError: the wrappers of env() handle illegal ids
+        self._state = self.game._apply(self._state, move)
+        self.infos[agent] = {"move": self.game.move_text(move)}
+        if self.game.is_terminal(self._state):
+            # The player to move at a terminal state wins exactly in misère play.
+            if self.game.mover_wins_at_terminal:
+                self._end(winner=other, loser=agent)
+            else:
+                self._end(winner=agent, loser=other)
         self.agent_selection = self._selector.next()
         self._accumulate_rewards()
 
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode == "ansi":
-            return _render.ansi(self.game, self._state, f"{self.agent_selection} to move")
+        if self.render_mode in ("ansi", "human"):
+            text = _render.ansi(self.game, self._state, f"{self.agent_selection} to move")
+            if self.render_mode == "human":
+                print(text)
+                return None
+            return text
         if self.render_mode == "rgb_array":
             return _render.rgb(self.game, self._state)
         return None
@@ -190,9 +196,22 @@ def raw_env(**kwargs: Any) -> MetaNimAECEnv:
     return MetaNimAECEnv(**kwargs)
 
 
-def env(**kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
-    """The AEC env wrapped like PettingZoo's classic envs (order enforcing)."""
-    return wrappers.OrderEnforcingWrapper(MetaNimAECEnv(**kwargs))
+def env(*, illegal: str = "lose", **kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
+    """The AEC env wrapped as PettingZoo's classic envs are.
+
+    Args:
+        illegal: "lose" (PettingZoo's `TerminateIllegalWrapper`: an action id outside
+            the mask ends the game, -1 to its player, 0 to the other) or "raise" (the
+            raw env's `IllegalMoveError` reaches the caller).
+        **kwargs: The arguments of `MetaNimAECEnv`.
+    """
+    if illegal not in ILLEGAL_POLICIES:
+        raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
+    aec: AECEnv[str, dict[str, np.ndarray], int] = MetaNimAECEnv(**kwargs)
+    if illegal == "lose":
+        aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
 
 
 __all__ = ["MetaNimAECEnv", "env", "raw_env"]

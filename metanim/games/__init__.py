@@ -26,6 +26,7 @@ from metanim.games.corner_queen import CornerQueen
 from metanim.games.fibonacci import FibonacciNim
 from metanim.games.kayles import Kayles
 from metanim.games.nim import Nim
+from metanim.games.reply import TruncatedReplyError, extract_action
 
 #: Game classes by their short name.
 GAMES: dict[str, type[Game[Any, Any]]] = {
@@ -115,7 +116,9 @@ __all__ = [
     "MoveError",
     "Nim",
     "SizeLimitError",
+    "TruncatedReplyError",
     "UnparsableMoveError",
+    "extract_action",
     "game_class",
     "game_from_prompt",
     "make_game",

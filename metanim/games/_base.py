@@ -246,19 +246,49 @@ class Game(ABC, Generic[StateT, MoveT]):
     def _move_from_value(self, value: Any, state: StateT) -> MoveT:
         """Interpret a parsed value (int, list, str) as a move, or raise `UnparsableMoveError`."""
 
-    def parse_move(self, answer: str | int | Sequence[int], state: StateT) -> MoveT:
-        """Turn an answer into a legal move, or raise the precise `MoveError`.
+    def parse_move(
+        self,
+        answer: str | int | Sequence[int],
+        state: StateT,
+        *,
+        finish_reason: str | None = None,
+    ) -> MoveT:
+        """Turn an answer, or a model's whole reply, into a legal move, or raise the `MoveError`.
 
-        Accepts the canonical text, a bare integer, a coordinate like "(1, 2)" or
-        "[1, 2]", and a JSON value. Unparsable and illegal answers raise different
-        exception types so that callers can count them apart.
+        A text is read by the one reply parser (`metanim.games.reply.extract_action`):
+        prose with a fenced JSON block, a JSON object with an "action", `action: 3`, or
+        a bare answer ("3", "[1, 2]", "(1, 2)"). Other values go to `move_from_value`.
+        Unparsable and illegal answers raise different exception types so that callers
+        can count them apart.
+
+        Args:
+            answer: A reply text, a JSON value (int, list, {"action": ...}) or a move.
+            state: The position the answer is a move in.
+            finish_reason: The server's finish reason of the reply, when known
+                ("length": only a complete strict answer counts).
         """
         if isinstance(answer, str):
-            value: Any = _value_from_text(answer)
-            if value is None:
-                value = answer
-        else:
-            value = answer
+            # Imported here: reply.py imports this module's error classes.
+            from metanim.games.reply import extract_action
+
+            try:
+                value, _ = extract_action(answer, finish_reason=finish_reason)
+            except UnparsableMoveError as err:
+                if err.kind != "unparsable":
+                    raise
+                # No stage found an action: read the text as a value, so the error names
+                # what is wrong with it ("expected [row, col], found no number in ...").
+                value = _json_or_text(answer)
+            return self.move_from_value(value, state, text=answer)
+        return self.move_from_value(answer, state)
+
+    def move_from_value(self, value: Any, state: StateT, *, text: str | None = None) -> MoveT:
+        """An action value already extracted from a reply (int, list, text, or an object
+        with an "action" key) as a legal move, or the precise `MoveError`.
+
+        A text value counts only when it *is* a number or a list of numbers ("2",
+        "[0, 3]"): "take 2 from heap 1" is unparsable, never heap 2 take 1.
+        """
         if isinstance(value, dict):
             # The Output Format of every prompt asks for {"action": ...}.
             if "action" not in value:
@@ -266,7 +296,9 @@ class Game(ABC, Generic[StateT, MoveT]):
             value = value["action"]
         move = self._move_from_value(value, state)
         if move not in self.legal_moves(state):
-            raise IllegalMoveError(self.why_illegal(state, move), str(answer))
+            raise IllegalMoveError(
+                self.why_illegal(state, move), text if text is not None else str(value)
+            )
         return move
 
 
@@ -277,19 +309,22 @@ def _listify(value: Any) -> Any:
 
 
 _INT = re.compile(r"-?\d+")
+# A text value that *is* a number or a list of numbers: "2", "[0, 3]", "(1,2)", "0 3".
+_NUMERIC_TEXT = re.compile(r"^\s*[\[(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*[\])]?\s*\.?\s*$")
 
 
-def _value_from_text(text: str) -> Any:
-    """Best structured reading of a short answer: JSON, else a list of integers."""
+def _json_or_text(text: str) -> Any:
+    """A whole text as a JSON value if it is one, else the stripped text."""
     stripped = text.strip()
     try:
         return json.loads(stripped)
     except (json.JSONDecodeError, ValueError):
-        pass
-    numbers = [int(x) for x in _INT.findall(stripped)]
-    if not numbers:
-        return None
-    return numbers[0] if len(numbers) == 1 else numbers
+        return stripped
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def int_list(value: Any, what: str) -> tuple[int, ...]:
@@ -301,6 +336,14 @@ def int_list(value: Any, what: str) -> tuple[int, ...]:
     elif isinstance(value, list | tuple):
         items = list(value)
     elif isinstance(value, str):
+        # The strict rule: a text counts only when it is numbers and nothing else, so
+        # "take 2 from heap 1" never reads as [2, 1] nor "pin 3 (the 4th pin)" as [3, 4].
+        if not _INT.search(value):
+            raise UnparsableMoveError(f"expected {what}, found no number in {_short(value)}")
+        if not _NUMERIC_TEXT.match(value):
+            raise UnparsableMoveError(
+                f"expected {what} as a number or a list of numbers, got the text {_short(value)}"
+            )
         items = [int(x) for x in _INT.findall(value)]
     else:
         raise UnparsableMoveError(f"expected {what}, got {type(value).__name__}")

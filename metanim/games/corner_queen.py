@@ -20,6 +20,9 @@ from metanim.games._base import (
 QueenState = tuple[int, int]  # (row, col); row 0 is the top row
 QueenMove = tuple[int, int]  # destination (row, col)
 
+#: The seed paper's queen start (its simulator, Table 7).
+PAPER_START: QueenState = (4, 16)
+
 
 class CornerQueen(Game[QueenState, QueenMove]):
     """Corner Queen on an H×W board (Isaacs' game; Wythoff's game in disguise).
@@ -38,7 +41,10 @@ class CornerQueen(Game[QueenState, QueenMove]):
     `[row, col]`, shape `(2,)`, each in `[0, max(H, W) - 1]`.
 
     ## Starting State
-    `start` (paper: queen at [4, 16]; this package plays it on a 20×20 board).
+    `start` (paper: queen at [4, 16]; this package plays it on a 20×20 board). When
+    `start` is not given, the paper's [4, 16] wherever it lies on the board, else the
+    top-right corner [0, W-1] (the square farthest from the target), so a resized board
+    such as 8×12 gets a valid start.
 
     ## Arguments
     `height`, `width`, `start` ([row, col]); `misere`: bool.
@@ -55,7 +61,7 @@ class CornerQueen(Game[QueenState, QueenMove]):
         self,
         height: int = 20,
         width: int = 20,
-        start: tuple[int, int] | list[int] | None = (4, 16),
+        start: tuple[int, int] | list[int] | None = None,
         *,
         misere: bool = False,
     ) -> None:
@@ -65,7 +71,11 @@ class CornerQueen(Game[QueenState, QueenMove]):
             raise ValueError(f"the board needs at least 2 squares, got {height}x{width}")
         self.height = height
         self.width = width
-        start_t = (0, self.width - 1) if start is None else start
+        if start is None:
+            fits = PAPER_START[0] < self.height and PAPER_START[1] < self.width
+            start_t = PAPER_START if fits else (0, self.width - 1)
+        else:
+            start_t = start
         try:
             self.start = self.validate_state(start_t)
         except InvalidStateError as exc:

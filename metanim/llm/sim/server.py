@@ -23,6 +23,7 @@ from aiohttp import web
 
 from metanim.llm.sim.policies import find_task, reply
 from metanim.llm.sim.questions import AnswerKey
+from metanim.llm.sim.responses import responses_handler
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
 from metanim.llm.templates import read_layout
 
@@ -102,6 +103,8 @@ class SimApp:
         app = web.Application()
         app.router.add_get("/v1/models", self.models)
         app.router.add_post("/v1/chat/completions", self.chat)
+        # The Responses API (inspect_ai's default openai provider), answered by `chat`.
+        app.router.add_post("/v1/responses", responses_handler(self.chat))
         return app
 
     @property

@@ -1,0 +1,224 @@
+"""The Hugging Face dataset card of a build (README.md with a YAML header), and `push_to_hub`.
+
+The card is written from the records themselves (sizes, strata, legal-move counts) and
+from `DatasetRecord`'s fields (the feature list), so it cannot drift from the files.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from metanim.datasets._schema import SCHEMA_VERSION, STRATA, DatasetRecord
+
+#: Fields that hold JSON *strings* in the file (their shapes differ between games).
+_JSON_TEXT_FIELDS = ("game_params", "state")
+
+
+def _dtype(annotation: Any) -> Any:
+    """A `datasets` feature description (YAML form) of a field annotation."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {"struct": _features(annotation)}
+    if origin is list:
+        (item,) = args
+        if typing.get_origin(item) is dict:  # chat messages: list of {role, content}
+            return {
+                "list": [
+                    {"name": "role", "dtype": "string"},
+                    {"name": "content", "dtype": "string"},
+                ]
+            }
+        return {"sequence": _dtype(item)["dtype"]}
+    if annotation is int:
+        return {"dtype": "int64"}
+    if annotation is bool:
+        return {"dtype": "bool"}
+    if annotation is float:
+        return {"dtype": "float64"}
+    # str, Literal[...] of strings, and anything else is text in the file.
+    if origin is typing.Literal or annotation is str or isinstance(annotation, types.UnionType):
+        return {"dtype": "string"}
+    return {"dtype": "string"}
+
+
+def _features(model: type[BaseModel]) -> list[dict[str, Any]]:
+    out = []
+    for name, field in model.model_fields.items():
+        if name in _JSON_TEXT_FIELDS:
+            out.append({"name": name, "dtype": "string"})
+        else:
+            out.append({"name": name, **_dtype(field.annotation)})
+    return out
+
+
+def _size_category(n: int) -> str:
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return label
+    return "100K<n<1M" if n < 1_000_000 else "n>1M"
+
+
+def _yaml(value: Any, indent: int = 0) -> list[str]:
+    """A tiny YAML writer for dicts, lists and scalars (JSON scalars are valid YAML)."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict | list) and item:
+                lines.append(f"{pad}{key}:")
+                lines += _yaml(item, indent + 2)
+            else:
+                lines.append(f"{pad}{key}: {json.dumps(item)}")
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict | list):
+                sub = _yaml(item, indent + 2)
+                lines.append(f"{pad}- {sub[0].strip()}")
+                lines += sub[1:]
+            else:
+                lines.append(f"{pad}- {json.dumps(item)}")
+    return lines
+
+
+def dataset_card(files: dict[str, list[DatasetRecord]], *, seed: int | None = None) -> str:
+    """The README.md of a build: YAML header (configs, features, sizes) and the card text.
+
+    Args:
+        files: Records by file stem (e.g. "nim-normal" for nim-normal.jsonl).
+        seed: The build seed, named in the text.
+    """
+    total = sum(len(r) for r in files.values())
+    features = _features(DatasetRecord)
+    header = {
+        "license": "mit",
+        "pretty_name": "MetaNIM Arena critical states",
+        "language": ["en"],
+        "task_categories": ["text-generation", "question-answering"],
+        "tags": ["games", "reasoning", "combinatorial-game-theory", "impartial-games", "llm-eval"],
+        "size_categories": [_size_category(total)],
+        "configs": [
+            {"config_name": name, "data_files": [{"split": "test", "path": f"{name}.jsonl"}]}
+            for name in files
+        ],
+        "dataset_info": [
+            {
+                "config_name": name,
+                "features": features,
+                "splits": [
+                    {
+                        "name": "test",
+                        "num_bytes": sum(len(r.to_json_line().encode()) + 1 for r in records),
+                        "num_examples": len(records),
+                    }
+                ],
+            }
+            for name, records in files.items()
+        ],
+    }
+    rows = []
+    for name, records in files.items():
+        strata = Counter(r.features.stratum for r in records)
+        legal = [r.features.n_legal_moves for r in records]
+        configs = sorted({json.dumps(r.game_params, sort_keys=True) for r in records})
+        shown = configs[0] if len(configs) == 1 else f"{len(configs)} configurations"
+        rows.append(
+            f"| {name} | {len(records)} | {shown} | "
+            + " / ".join(str(strata.get(s, 0)) for s in STRATA)
+            + f" | {min(legal, default=0)}–{max(legal, default=0)} |"
+        )
+    versions = sorted({r.input_version for rs in files.values() for r in rs})
+    body = f"""
+# MetaNIM Arena: critical states of five impartial games
+
+Positions of NIM, Fibonacci NIM, Kayles, Chomp and Corner Queen (normal and misère play)
+where the player to move can win and **exactly one move wins** (a *critical state*), so
+an answer is right or wrong with no judgement: decision accuracy is exact. Built by
+[`metanim`](https://pypi.org/project/metanim-arena/) `dataset build`
+(schema `{SCHEMA_VERSION}`{"" if seed is None else f", seed {seed}"}).
+
+## Sizes
+
+{total} records, one config (file) per game and play rule, each a `test` split.
+
+| config | records | game parameters | strata easy / medium / hard | legal moves |
+|---|---|---|---|---|
+{chr(10).join(rows)}
+
+## Fields
+
+- `input`: the full prompt to send (`prompt` plus the ReAct Output Format, the seed
+  papers' reference method), versioned by `input_version` ({", ".join(versions) or "-"});
+- `target`: the unique winning move as canonical text (= `optimal_move`, e.g. `2` or
+  `[0, 3]`); `optimal_action` is its flat action id;
+- `messages`: chat form, the user's `input` then a reference assistant reply in the
+  requested JSON format;
+- `prompt` (the game prompt without an output format), `state` and `game_params` (JSON
+  strings: their shapes differ between games), `legal_moves`, `grundy`, `features`
+  (`n_legal_moves`, `size_left`, `depth`, `max_depth`, `grundy`, `stratum`), `seed`,
+  `schema_version`, `content_hash` (sha256 of every other field).
+
+Grade a reply by reading the JSON `action` from it and comparing its canonical text with
+`target`; `metanim` does exactly that (`Game.parse_move`, the inspect_ai scorer, the
+lm-eval filter).
+
+## How the states were sampled
+
+A seeded sampler per game draws valid, reachable states (numpy Generator seeded by the
+build seed and a checksum of the game configuration, so adding a game never changes
+another's records); an exact Sprague–Grundy solver keeps the N-positions with exactly
+one winning move; records are spread over difficulty strata (`features.stratum`) where
+the game has enough states. See `docs/datasets.md` in the project for each game's
+sampler.
+
+## Uniqueness guarantee
+
+Every record was solved exactly: the state is an N-position and `target` is its **only**
+winning move (every other legal move leaves the opponent a winning position). States
+are distinct within a config, ids are unique, and `metanim dataset show FILE --verify`
+re-solves every record and checks its hash. No record depends on a model.
+"""
+    return "---\n" + "\n".join(_yaml(header)) + "\n---\n" + body
+
+
+def write_card(
+    folder: str | Path, files: dict[str, list[DatasetRecord]], *, seed: int | None = None
+) -> Path:
+    """Write `README.md` (the dataset card) into a build folder."""
+    path = Path(folder) / "README.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dataset_card(files, seed=seed), encoding="utf-8")
+    return path
+
+
+def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> str:
+    """Upload a build folder (JSONL files and README.md) as a Hugging Face dataset repo.
+
+    Needs `huggingface_hub` (the `hf` extra) and a token (`huggingface-cli login` or
+    `HF_TOKEN`). Returns the repo URL. Each JSONL file is one config, as the card says.
+    """
+    try:
+        from huggingface_hub import HfApi
+    except ImportError as exc:  # pragma: no cover - optional extra
+        raise ImportError(
+            "push_to_hub needs huggingface_hub: pip install 'metanim-arena[hf]'"
+        ) from exc
+    folder = Path(folder)
+    if not (folder / "README.md").is_file():
+        raise FileNotFoundError(f"{folder}/README.md is missing: build the dataset first")
+    api = HfApi()
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    api.upload_folder(
+        folder_path=str(folder),
+        repo_id=repo_id,
+        repo_type="dataset",
+        allow_patterns=["*.jsonl", "README.md"],
+    )
+    return f"https://huggingface.co/datasets/{repo_id}"

@@ -1,0 +1,5 @@
+"""The `inspect_ai` entry point: importing this module registers the tasks, solvers and scorer."""
+
+from __future__ import annotations
+
+from metanim.integrations.inspect_ai import _tasks  # noqa: F401  (registration on import)

@@ -1,0 +1,129 @@
+"""The one reply parser (games layer): games, envs and agents read a model's reply alike."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+import metanim  # noqa: F401  (registers the env ids)
+from metanim.agents import GameTask, parse_reply
+from metanim.envs import ImpartialGameEnv
+from metanim.games import (
+    PRESETS,
+    IllegalMoveError,
+    Kayles,
+    MoveError,
+    Nim,
+    TruncatedReplyError,
+    UnparsableMoveError,
+    make_game,
+)
+from metanim.games.reply import extract_action
+
+
+def prose_reply(action: Any) -> str:
+    """An ordinary LLM reply: prose, then the fenced JSON block the Output Format asks for."""
+    body = json.dumps({"reasoning": "Leave a losing position.", "action": action})
+    return f"Let me look at the position first.\nI think this is best.\n```json\n{body}\n```\nDone."
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_legal_move_is_read_from_an_ordinary_reply(preset: str) -> None:
+    game = make_game(preset)
+    rng = np.random.default_rng(0)
+    state = game.initial_state()
+    for _ in range(3):  # the start and two random positions after it
+        for move in game.legal_moves(state):
+            # The JSON value a model writes: the canonical text as JSON (3 or [0, 3]).
+            assert game.parse_move(prose_reply(json.loads(game.move_text(move))), state) == move
+        moves = game.legal_moves(state)
+        nxt = game.apply(state, moves[int(rng.integers(len(moves)))])
+        if game.is_terminal(nxt):
+            break
+        state = nxt
+
+
+# issue #9's strict-stage rule: text counts only when it *is* a number.
+STRICT_CASES = [
+    (Nim([3, 4, 5], max_take=None), (3, 4, 5), "take 2 from heap 1"),
+    (Kayles([6]), ("111111",), "pin 3 (the 4th pin)"),
+    (Nim([31]), (31,), "I take 2 items"),
+]
+
+
+@pytest.mark.parametrize(("game", "state", "text"), STRICT_CASES)
+def test_free_text_in_the_action_is_never_read_as_numbers(game, state, text) -> None:
+    reply = prose_reply(text)
+    with pytest.raises(UnparsableMoveError, match="text"):
+        game.parse_move(reply, state)
+    with pytest.raises(UnparsableMoveError):
+        game.parse_move({"action": text}, state)
+    parsed = parse_reply(GameTask(game, state), reply)
+    assert (parsed.stage, parsed.error, parsed.answer) == ("strict", "unparsable", None)
+    # A number written as text is still a number.
+    numeric = "[1, 2]" if game.name == "nim" and len(state) > 1 else "2"
+    assert game.parse_move(prose_reply(numeric), state)
+
+
+def test_heap_text_would_have_been_a_legal_move() -> None:
+    # The case the rule exists for: reading the digits of "take 2 from heap 1" gives
+    # [2, 1], a legal move here, so a loose reader plays the wrong heap silently.
+    game, state = Nim([3, 4, 5], max_take=None), (3, 4, 5)
+    assert (2, 1) in game.legal_moves(state)
+    assert (0, 3, 2) in Kayles([6]).legal_moves(("111111",))  # "pin 3 ... 4th" as [3, 4]
+
+
+REPLIES = [
+    prose_reply(2),
+    prose_reply(9),
+    prose_reply("two"),
+    'so {"action": 1} it is',
+    "action: 3",
+    "  2 ",
+    "[0, 1]",
+    "I would take a few.",
+    '```json\n{"reasoning": "r"}\n```',
+    '{"move": 1}',
+]
+
+
+@pytest.mark.parametrize("text", REPLIES)
+def test_game_and_agents_give_the_same_answer_or_error(text: str) -> None:
+    game, state = Nim([31]), (31,)
+    parsed = parse_reply(GameTask(game, state), text)
+    try:
+        move = game.parse_move(text, state)
+    except MoveError as err:
+        assert (parsed.ok, type(err).kind) == (False, parsed.error)
+        if parsed.stage is not None:  # a value was found: the same reason
+            assert err.reason == parsed.reason
+    else:
+        assert parsed.answer == move
+
+
+def test_env_step_plays_an_ordinary_reply_and_names_errors() -> None:
+    env = ImpartialGameEnv("nim", heaps=[10], max_take=3, opponent="random", illegal="penalize")
+    env.reset(seed=0, options={"state": [10]})
+    info = env.step(prose_reply(2))[4]
+    assert info["agent_move"] == "2" and not info["illegal_action"]
+    info = env.step(prose_reply("take two"))[4]
+    assert (info["illegal_action"], info["illegal_kind"]) == (True, "unparsable")
+    info = env.step(prose_reply(7))[4]
+    assert (info["illegal_kind"], "at most 3" in info["error"]) == ("illegal", True)
+
+
+def test_a_truncated_reply_is_its_own_status() -> None:
+    game, state = Nim([31]), (31,)
+    cut = 'Thinking... {"action": 2} and then I would also consider'
+    assert extract_action(cut) == (2, "json_object")  # complete replies read loosely
+    with pytest.raises(TruncatedReplyError):
+        game.parse_move(cut, state, finish_reason="length")
+    parsed = parse_reply(GameTask(game, state), cut, finish_reason="length")
+    assert (parsed.error, parsed.answer) == ("truncated", None)
+    # A complete strict block before the cut still counts.
+    assert game.parse_move(prose_reply(2) + " and more", state, finish_reason="length") == (0, 2)
+    with pytest.raises(IllegalMoveError):
+        game.parse_move(prose_reply(5), state, finish_reason="length")
