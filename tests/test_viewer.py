@@ -35,14 +35,17 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from metanim.arena import TournamentConfig, run_tournament
 
     root = tmp_path_factory.mktemp("demo")
-    run_tournament(
+    # From the initial state the opponent, when it moves first, starts where it can win
+    # (a longer game with blunders to grade); the arena warns that the seat is losing.
+    with pytest.warns(UserWarning, match="starts where it loses"):
+        run_tournament(
         TournamentConfig(
             name="demo", games=["fibonacci-20"], method="dreamad",
             model="sim-biased:heuristic=max_take,p=0.8", opponent="react",
             opponent_model="sim-biased:heuristic=max_take,p=0.6", episodes=4,
-            seat="alternate", seed=0, results_dir=str(root), progress=False,
+            seat="alternate", start="initial", seed=0, results_dir=str(root), progress=False,
         )
-    )  # fmt: skip
+        )  # fmt: skip
     render_report(root)
     return root
 

@@ -25,6 +25,10 @@ def _dtype(annotation: Any) -> Any:
     """A `datasets` feature description (YAML form) of a field annotation."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
+    if isinstance(annotation, types.UnionType) and type(None) in args and len(args) == 2:
+        # An optional field has its value's type (JSON writes null where unset).
+        (inner,) = (a for a in args if a is not type(None))
+        return _dtype(inner)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return {"struct": _features(annotation)}
     if origin is list:

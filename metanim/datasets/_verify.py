@@ -219,12 +219,6 @@ def check_record(record: DatasetRecord) -> Verification:
             f"optimal_action is {record.optimal_action}, {record.optimal_move} is action "
             f"{game.action_id(move)}",
         )
-    if record.input:  # files built before the harness fields existed have none to check
-        from metanim.datasets._build import harness_fields
-
-        for name, want in harness_fields(game, state, move).items():
-            if getattr(record, name) != want:
-                return Verification("failed", None, f"{name} is not the record's own prompt")
     if len(legal) > MAX_ORACLE_MOVES:
         return Verification(
             "unverified", None, f"not independently verified: {len(legal):,} legal moves"
@@ -246,6 +240,14 @@ def check_record(record: DatasetRecord) -> Verification:
             f"the {oracle.name} finds winning moves {winning}, the record says only "
             f"{record.optimal_move!r}",
         )
+    if record.input:  # files built before the harness fields existed have none to check
+        from metanim.datasets._build import harness_fields
+
+        for name, want in harness_fields(game, state, move).items():
+            if getattr(record, name) != want:
+                return Verification(
+                    "failed", None, f"{name} does not match the record's state and optimal move"
+                )
     if oracle.grundy is not None:
         value = oracle.grundy(state)
         if record.grundy != value:
