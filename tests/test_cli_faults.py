@@ -344,7 +344,9 @@ def test_sigint_saves_and_resumes_and_a_second_writer_is_refused(tmp_path: Path)
     assert not list(results.glob("*.lock"))
     # SIGTERM says the same.
     term = _popen(SLOW, tmp_path)
-    _wait_for(lambda: any(results.glob("*.lock")))
+    # Inside the run loop: the lock is held and an episode was appended since it started.
+    logged = len(_react_lines(results))
+    _wait_for(lambda: any(results.glob("*.lock")) and len(_react_lines(results)) > logged)
     term.send_signal(signal.SIGTERM)
     _, err = term.communicate(timeout=300)
     assert term.returncode == 130 and "Traceback" not in err and "saved in" in err, err
