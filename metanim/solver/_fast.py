@@ -64,11 +64,12 @@ def fibonacci_mover_wins(first_win: np.ndarray) -> np.ndarray:
 
     State (r, k) is a win exactly when k == 0 or k >= first_win[r].
     """
-    rows = [
-        np.concatenate(([1], (np.arange(1, r + 1) >= w).astype(np.uint8)))
-        for r, w in enumerate(first_win.tolist())
-    ]
-    return np.concatenate(rows).astype(np.uint8) if rows else np.zeros(0, np.uint8)
+    n = len(first_win) - 1
+    wins = np.ones((n + 1) * (n + 2) // 2, np.uint8)
+    for r, w in enumerate(first_win.tolist()):
+        base = r * (r + 1) // 2
+        wins[base + 1 : base + min(w, r + 1)] = 0
+    return wins
 
 
 # ---------------------------------------------------------------- Wythoff / Corner Queen

@@ -408,8 +408,9 @@ class FibonacciSolver(Solver):
         grundy, first_win = fibonacci_table(self.game.n)
         if self._lost is None and len(grundy) <= _LIST_STATES:
             # Small tables: a flat list makes the optimal-move query a few list reads.
-            wins = _fast.fibonacci_mover_wins(first_win)
-            self._lost = _lost_lookup(grundy, wins, self.game.misere)
+            misere = self.game.misere
+            wins = _fast.fibonacci_mover_wins(first_win) if misere else grundy
+            self._lost = _lost_lookup(grundy, wins, misere)
         return grundy, first_win
 
     def _lost_children(self, remaining: int, max_take: int) -> np.ndarray:
