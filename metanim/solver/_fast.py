@@ -1,8 +1,10 @@
 """Whole-table recurrences that beat the generic engine: Fibonacci Nim, Wythoff, Chomp.
 
 Each kernel returns the same tables as `_engine.solve_dag` over the same codes
-(normal-play Grundy values and misère "mover wins" flags), so the simple successor
-kernels in `kernels.py` stay the executable specification that tests compare to.
+(normal-play Grundy values and misère "mover wins" flags; Fibonacci Nim's flags
+come as one threshold per row, expanded by `fibonacci_mover_wins`), so the simple
+successor kernels in `kernels.py` stay the executable specification that tests
+compare to.
 """
 
 from __future__ import annotations
