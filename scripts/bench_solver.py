@@ -552,7 +552,10 @@ def fast_paths(quick: bool) -> None:
             f"process. Officers times are medians of {repeats} alternating runs of each; "
             "peak memory is the resident-set growth of one build in a forked child. "
             "Every value of both is compared (the misère thresholds expanded to one flag "
-            "per state). Other engineers' jobs shared the 2 cores, so times are noisy.",
+            "per state). Other engineers' jobs shared the 2 cores, so times are noisy "
+            "(alternating the kernels keeps the ratio fair; absolute times are not). The "
+            "Solver section's Fibonacci and octal 0.6 rows come from the last full run "
+            "of the script, which may predate these kernels.",
             table(
                 ["workload", "before (reference)", "now", "ratio", "answers", "target", "met"],
                 rows,
