@@ -49,11 +49,49 @@ def test_octal_values_match_plain_recurrence(code: str) -> None:
 
 
 def test_octal_wide_values_switch_to_flags() -> None:
-    # 0.6 passes 63 early, exercising the byte-flag path against the simple kernel.
+    # 0.6 passes 63 early, exercising the wide path against the simple kernel.
     fast = _octal.octal_values("0.6", 3000)
     assert fast.max() > 64
     simple = kernels.octal_grundy_direct(kernels.parse_octal("0.6"), 3000)
     assert np.array_equal(fast, simple)
+
+
+def test_officers_match_plain_mex() -> None:
+    """Officers (0.6): take one token, leaving one heap or two non-empty heaps.
+
+    An independent mex over every option, written here from the rules, to n = 2,000
+    (the values pass 63 at 1,945, so both paths of the kernel are covered)."""
+    n_max = 2000
+    g = [0] * (n_max + 1)
+    for n in range(2, n_max + 1):
+        rest = n - 1
+        options = {g[rest]} | {g[a] ^ g[rest - a] for a in range(1, rest // 2 + 1)}
+        g[n] = min(set(range(len(options) + 1)) - options)
+    fast = _octal.octal_values("0.6", n_max)
+    assert max(g) >= 64
+    assert fast.tolist() == g
+    # Small heaps from the literature (Winning Ways ch. 4; OEIS A046695).
+    assert g[:14] == [0, 0, 1, 2, 0, 1, 2, 3, 1, 2, 3, 4, 0, 3]
+
+
+@pytest.mark.parametrize("code", ["0.07", "0.137", "0.6", "0.77", "0.4", "0.15", "0.045", "0.333"])
+@pytest.mark.parametrize(("small_bound", "cap"), [(1, 1 << 16), (2, 16), (1, 4)])
+@pytest.mark.parametrize("start", [0, 300])
+def test_octal_block_scan_path_and_handoff(
+    code: str, small_bound: int, cap: int, start: int
+) -> None:
+    # Forces the block-scan path from tiny values on (every code, every digit kind)
+    # and the hand-off to the byte-flag kernel once values reach `cap`, resuming
+    # from a partly filled table too.
+    expected = octal_reference(code, 600)
+    g = np.zeros(601, np.int32)
+    g[:start] = expected[:start]
+    digits = _octal.octal_digits(code)
+    n = _octal._extend_fast(digits, g, start, small_bound, cap)
+    if n < len(g):
+        assert g[:n].max() >= cap // 2
+        _octal._extend_flags(digits, g, n)
+    assert g.tolist() == expected
 
 
 def test_dawson_periods() -> None:
@@ -112,9 +150,30 @@ def test_wythoff_fast_matches_engine(size: tuple[int, int]) -> None:
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 60])
 def test_fibonacci_fast_matches_engine(n: int) -> None:
-    grundy, wins = _fast.fibonacci_tables(n)
+    grundy, first_win = _fast.fibonacci_tables(n)
     states = kernels.fibonacci_states(n)
     params = np.zeros(1, dtype=np.int64)
     g2, w2 = solve_dag()(states, kernels.fibonacci_successors(), params, max(n, 1))
     assert np.array_equal(grundy, g2)
-    assert np.array_equal(wins, w2)
+    assert np.array_equal(_fast.fibonacci_mover_wins(first_win), w2)
+
+
+@pytest.mark.parametrize("misere", [False, True])
+def test_fibonacci_large_table_queries_match_reference(
+    misere: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tables above _LIST_STATES answer from the Grundy array and the misère
+    # thresholds directly; force that path on a small game and check every state.
+    from metanim.games import FibonacciNim
+    from metanim.solver import _solvers
+    from metanim.solver.reference import ReferenceSolver
+
+    monkeypatch.setattr(_solvers, "_LIST_STATES", 0)
+    game = FibonacciNim(30, misere=misere)
+    solver = _solvers.FibonacciSolver(game)
+    ref = ReferenceSolver(game)
+    for r in range(30):
+        for k in range(r + 1 if r else 1):
+            assert solver.winning_moves((r, k)) == ref.winning_moves((r, k)), (r, k)
+            assert solver.outcome((r, k)) == ref.outcome((r, k)), (r, k)
+    assert solver._lost is None

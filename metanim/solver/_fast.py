@@ -1,8 +1,10 @@
 """Whole-table recurrences that beat the generic engine: Fibonacci Nim, Wythoff, Chomp.
 
 Each kernel returns the same tables as `_engine.solve_dag` over the same codes
-(normal-play Grundy values and misère "mover wins" flags), so the simple successor
-kernels in `kernels.py` stay the executable specification that tests compare to.
+(normal-play Grundy values and misère "mover wins" flags; Fibonacci Nim's flags
+come as one threshold per row, expanded by `fibonacci_mover_wins`), so the simple
+successor kernels in `kernels.py` stay the executable specification that tests
+compare to.
 """
 
 from __future__ import annotations
@@ -16,45 +18,60 @@ from numba import njit
 def fibonacci_tables(n):  # pragma: no cover - numba
     """Tables over the triangular code r(r+1)/2 + k of (remaining r, max take k), r <= n.
 
+    Returns (grundy, first_win): the int16 Grundy values, and for each r the least
+    max take k >= 1 from which the mover wins misère play (r + 1 when none does);
+    `fibonacci_mover_wins` expands it to one flag per state.
+
     The options of (r, k) are those of (r, k-1) plus one, (r-k, min(2k, r-k)), so a
-    row is one incremental mex: a value set only grows, hence its mex only rises.
+    row is one incremental mex: a value set only grows, hence its mex only rises,
+    and so does "some option is a misère loss". That makes a misère row a threshold,
+    one int per row instead of a byte per state, and the only table of n^2/2 entries
+    is the Grundy one (95 MiB at 10,000 stones), read in place: children
+    (left, 2k) with 2k < left come straight from it, and (left, left), the child of
+    every take k >= left / 2, from a contiguous copy of the diagonal.
     """
     states = n * (n + 1) // 2 + n + 1
     grundy = np.zeros(states, np.int16)  # values <= max take <= n < 32768 (caller checks)
-    mover_wins = np.zeros(states, np.uint8)
-    # Children (left, 2k) with 2k < left, read row after row, would jump across the
-    # whole table; a column-major copy of the even columns turns them into short
-    # sequential streams. Entries pack value * 2 + mover_wins.
-    half = n // 2 + 1
-    col_start = np.zeros(half + 1, np.int64)
-    for j in range(half):
-        col_start[j + 1] = col_start[j] + max(n - 2 * j, 0)
-    even = np.zeros(col_start[half] + 1, np.int32)
-    # (left, left) is the child of every take k >= left / 2: keep those contiguous.
-    full = np.zeros(n + 1, np.int32)
-    seen = np.zeros(n + 2, np.int64)
+    first_win = np.zeros(n + 1, np.int32)
+    full = np.zeros(n + 1, np.int16)  # full[r] = G(r, r)
+    seen = np.zeros(n + 2, np.int32)
     for r in range(n + 1):
         base = r * (r + 1) // 2
         stamp = r + 1
         m = 0
-        any_lost = False
-        mover_wins[base] = 1  # max take 0 (or no stones): no move, the mover wins misère
+        won = r + 1  # max take 0 (or no stones): no move, the mover wins misère
         for k in range(1, r + 1):
             left = r - k
-            packed = full[left] if 2 * k >= left else even[col_start[k] + left - 2 * k - 1]
-            seen[packed >> 1] = stamp  # a value is at most its state's max take, < r
+            if 2 * k >= left:
+                value = full[left]
+                child = left
+            else:
+                child = 2 * k
+                value = grundy[left * (left + 1) // 2 + child]
+            seen[value] = stamp  # a value is at most its state's max take, < r
             while seen[m] == stamp:
                 m += 1
-            if packed & 1 == 0:
-                any_lost = True
+            # The child is a misère loss for its mover unless it has no move
+            # (max take 0) or its max take reaches its row's threshold.
+            if won > r and child > 0 and child < first_win[left]:
+                won = k
             grundy[base + k] = m
-            w = 1 if any_lost else 0
-            mover_wins[base + k] = w
-            if k & 1 == 0 and k < r:
-                j = k >> 1
-                even[col_start[j] + r - k - 1] = (m << 1) | w
-        full[r] = (grundy[base + r] << 1) | mover_wins[base + r]
-    return grundy, mover_wins
+        first_win[r] = won
+        full[r] = grundy[base + r]
+    return grundy, first_win
+
+
+def fibonacci_mover_wins(first_win: np.ndarray) -> np.ndarray:
+    """One uint8 misère "mover wins" flag per state, in the tables' triangular order.
+
+    State (r, k) is a win exactly when k == 0 or k >= first_win[r].
+    """
+    n = len(first_win) - 1
+    wins = np.ones((n + 1) * (n + 2) // 2, np.uint8)
+    for r, w in enumerate(first_win.tolist()):
+        base = r * (r + 1) // 2
+        wins[base + 1 : base + min(w, r + 1)] = 0
+    return wins
 
 
 # ---------------------------------------------------------------- Wythoff / Corner Queen

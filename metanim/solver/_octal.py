@@ -31,9 +31,171 @@ def _lowest_zero(mask):  # pragma: no cover - numba
     return m
 
 
+#: Values below this are kept as uint16 copies for the block scans of `_extend_fast`.
+_COMPACT_CAP = 1 << 16
+#: Pairs of a two-heap split scanned as one block (a min-reduction LLVM vectorizes).
+_BLOCK = 1024
+
+
 @njit(cache=True, nogil=True)
 def octal_extend(digits, g, start):  # pragma: no cover - numba
     """Fill g[start:] (int32) given g[:start], in place.
+
+    `_extend_fast` computes every value while they stay below 2^16 (its uint16
+    copies); past that, the byte-flag kernel `_extend_flags` goes on (none of the
+    codes we know of gets there: Officers peaks at 285 by heap 100,000).
+    """
+    n = _extend_fast(digits, g, start, 64, _COMPACT_CAP)
+    if n < len(g):
+        _extend_flags(digits, g, n)
+
+
+@njit(inline="never", nogil=True)
+def _block_hits(left, right, c):  # pragma: no cover - numba
+    """Whether some left[i] ^ right[i] == c: a min over uint16 lanes, vectorized."""
+    lowest = np.uint16(65535)
+    target = np.uint16(c)
+    for i in range(len(left)):
+        v = np.uint16(left[i] ^ right[i] ^ target)
+        if v < lowest:
+            lowest = v
+    return lowest == 0
+
+
+@njit(cache=True, nogil=True)
+def _extend_fast(digits, g, start, small_bound, cap):  # pragma: no cover - numba
+    """Fill g[start:] while values stay below `cap` (<= 2^16); returns the first n not filled.
+
+    While every value is below `small_bound` (64; smaller only in tests), the
+    two-heap options of a heap of `rest` are one OR-reduction of
+    `1 << (g[a] ^ g[rest-a])` over a contiguous slice and a reversed copy of g.
+
+    Past that, a full scan of the ~n/2 splits per heap would scatter every XOR into
+    a flag array. Instead: flag only a prefix of the splits, take the least
+    unflagged value c as the candidate mex, and look for c in the rest of the
+    splits with a vectorized block scan (about 15x cheaper per split than a
+    scatter). If a block holds c, flag every split up to that block's end and take
+    the next candidate; if no split yields c, c is the mex, exactly. Every value
+    below the mex of a long heap turns up among the first few thousand splits
+    (Officers, 0.6), so most splits are only scanned, never scattered. Flags are
+    stamped with n, so nothing is reset between heaps.
+    """
+    end = len(g)
+    if end == 0:
+        return 0
+    top = end - 1
+    t = len(digits) - 1
+    small = np.zeros(end, np.uint8)  # g as bytes, while values stay below small_bound
+    rev = np.zeros(end, np.uint8)  # rev[top - i] = g[i]
+    g16 = np.zeros(end, np.uint16)  # g as uint16, for the block scans
+    rev16 = np.zeros(end, np.uint16)
+    bound = small_bound  # a power of two above every value so far
+    for i in range(start):
+        if g[i] >= cap:
+            return i  # cannot happen from _extend_fast's own output
+        while g[i] >= bound:
+            bound *= 2
+        small[i] = min(g[i], 255)
+        rev[top - i] = min(g[i], 255)
+        g16[i] = g[i]
+        rev16[top - i] = g[i]
+    flags = np.zeros(bound + 1, np.int32)
+    scanned = np.zeros(t + 1, np.int64)  # per take k: splits flagged so far
+    for n in range(max(start, 1), end):
+        big = bound > small_bound
+        m = 0
+        if not big:
+            mask = np.int64(0)
+            for k in range(1, min(t, n) + 1):
+                d = digits[k]
+                rest = n - k
+                if rest == 0:
+                    if d & 1:
+                        mask |= 1
+                    continue
+                if d & 2:
+                    mask |= np.int64(1) << small[rest]
+                if d & 4 and rest >= 2:
+                    half = rest // 2
+                    lo = top - rest + 1
+                    left = small[1 : half + 1]
+                    right = rev[lo : lo + half]
+                    acc = np.int64(0)
+                    for i in range(half):
+                        acc |= np.int64(1) << (left[i] ^ right[i])
+                    mask |= acc
+            m = _lowest_zero(mask)
+        else:
+            stamp = n + 1  # flags[v] == stamp: v is an option of n
+            for k in range(1, min(t, n) + 1):
+                d = digits[k]
+                rest = n - k
+                scanned[k] = 0
+                if rest == 0:
+                    if d & 1:
+                        flags[0] = stamp
+                    continue
+                if d & 2:
+                    flags[g16[rest]] = stamp
+                if d & 4 and rest >= 2:
+                    half = rest // 2
+                    lo = top - rest + 1
+                    left = g16[1 : half + 1]
+                    right = rev16[lo : lo + half]
+                    p = min(_BLOCK, half)
+                    for i in range(p):
+                        flags[left[i] ^ right[i]] = stamp
+                    scanned[k] = p
+            while True:
+                while flags[m] == stamp:
+                    m += 1
+                found = False
+                for k in range(1, min(t, n) + 1):
+                    rest = n - k
+                    if not (digits[k] & 4) or rest < 2:
+                        continue
+                    half = rest // 2
+                    lo = top - rest + 1
+                    left = g16[1 : half + 1]
+                    right = rev16[lo : lo + half]
+                    i = scanned[k]
+                    while i < half:
+                        e = min(i + _BLOCK, half)
+                        if _block_hits(left[i:e], right[i:e], m):
+                            for j in range(scanned[k], e):
+                                flags[left[j] ^ right[j]] = stamp
+                            scanned[k] = e
+                            found = True
+                            break
+                        i = e
+                    if found:
+                        break
+                if not found:
+                    break
+        g[n] = m
+        small[n] = min(m, 255)
+        rev[top - n] = min(m, 255)
+        if m >= cap:
+            return n + 1
+        g16[n] = m
+        rev16[top - n] = m
+        # Keep every value below `bound` minus one, so that the 64-bit mask (or the
+        # flag array) holds every option's XOR and the mex.
+        if m + 1 >= bound:
+            while m + 1 >= bound:
+                bound *= 2
+            if bound > cap:
+                return n + 1
+            if len(flags) < bound + 1:
+                grown = np.zeros(bound + 1, np.int32)
+                grown[: len(flags)] = flags
+                flags = grown
+    return end
+
+
+@njit(cache=True, nogil=True)
+def _extend_flags(digits, g, start):  # pragma: no cover - numba
+    """Fill g[start:] (int32) given g[:start], in place: the fallback for values >= 2^16.
 
     While every value is below 64, the two-heap options of a heap of `rest` are
     one OR-reduction of `1 << (g[a] ^ g[rest-a])` over a contiguous slice and a

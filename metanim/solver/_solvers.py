@@ -100,11 +100,13 @@ def subtraction_table(max_take: int, size: int) -> tuple[np.ndarray, np.ndarray]
 
 @cache
 def fibonacci_table(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int16 Grundy values by triangular code, misère threshold per row): see `_fast`."""
     states = kernels.fibonacci_states(n)
     _check_size(states, f"Fibonacci Nim with {n} stones")
     if n >= 32767:  # the kernel stores values (at most the max take) as int16
         raise SizeLimitError(f"Fibonacci Nim tables hold at most 32,766 stones, got {n}")
-    return _persisted(f"fibonacci-{n}", lambda: _fast.fibonacci_tables(n))  # type: ignore[return-value]
+    # "v2": the misère table became one threshold per row; never read an old file.
+    return _persisted(f"fibonacci-v2-{n}", lambda: _fast.fibonacci_tables(n))  # type: ignore[return-value]
 
 
 def wythoff_table_bytes(width: int, height: int) -> int:
@@ -403,10 +405,23 @@ class FibonacciSolver(Solver):
         self._lost: Any = None
 
     def _tables(self) -> tuple[np.ndarray, np.ndarray]:
-        grundy, misere = fibonacci_table(self.game.n)
-        if self._lost is None:
-            self._lost = _lost_lookup(grundy, misere, self.game.misere)
-        return grundy, misere
+        grundy, first_win = fibonacci_table(self.game.n)
+        if self._lost is None and len(grundy) <= _LIST_STATES:
+            # Small tables: a flat list makes the optimal-move query a few list reads.
+            misere = self.game.misere
+            wins = _fast.fibonacci_mover_wins(first_win) if misere else grundy
+            self._lost = _lost_lookup(grundy, wins, misere)
+        return grundy, first_win
+
+    def _lost_children(self, remaining: int, max_take: int) -> np.ndarray:
+        """For takes 1..max_take, whether the child (r - x, min(2x, r - x)) is lost."""
+        grundy, first_win = self._tables()
+        take = np.arange(1, max_take + 1, dtype=np.int64)
+        left = remaining - take
+        child = np.minimum(2 * take, left)
+        if self.game.misere:  # (left, c) is won exactly when c == 0 or c >= first_win[left]
+            return (child > 0) & (child < first_win[left])
+        return grundy[left * (left + 1) // 2 + child] == 0
 
     def method(self, state: tuple[int, int], query: str = "outcome") -> str:
         if self.has_table:
@@ -440,6 +455,8 @@ class FibonacciSolver(Solver):
             ]
         self._tables()
         lost = self._lost
+        if lost is None:  # a large table: no per-state flag array, one vectorized pass
+            return [int(x) + 1 for x in np.flatnonzero(self._lost_children(remaining, max_take))]
         moves = []
         for x in range(1, max_take + 1):
             left = remaining - x
@@ -457,7 +474,8 @@ class FibonacciSolver(Solver):
         return super().mover_wins(state)
 
     def _misere_mover_wins(self, state: tuple[int, int]) -> bool:
-        return bool(self._tables()[1][kernels.fibonacci_code(*state)])
+        remaining, max_take = state
+        return max_take == 0 or max_take >= int(self._tables()[1][remaining])
 
 
 def fibonacci_table_limit() -> int:
