@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from metanim.envs import _render, _solve
+from metanim.envs.observations import ObservationEncoder
 from metanim.envs.opponents import OpponentSpec, as_action_index, make_opponent, resolve_move
 from metanim.games import (
     PRESETS,
@@ -60,7 +61,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     ## Observation Space
     `Box(0, game.info.observation_high, game.info.observation_shape, int64)`: NIM
     heap sizes; Fibonacci `[remaining, max_take]`; Kayles and Chomp 0/1 grids;
-    Corner Queen `[row, col]`.
+    Corner Queen `[row, col]`. With `observation="onehot"` or `"binary"`:
+    `MultiBinary(k)` (int8), each integer as indicators of its value or as its
+    bits, see `metanim.envs.observations`.
 
     ## Starting State
     `start="random_n"` (default without a preset): a random N-position reached by a
@@ -99,7 +102,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     `opponent` ("optimal", "random", "epsilon:0.2" or a callable, see
     `metanim.envs.opponents`), `start`, `seat` ("first"/"second"), `illegal`
     ("lose"/"penalize"/"raise"), `illegal_reward` (reward of a penalized illegal
-    action), `render_mode` ("ansi"/"rgb_array"), `solver_info`.
+    action), `render_mode` ("ansi"/"rgb_array"), `solver_info`, `observation`
+    ("raw"/"onehot"/"binary").
 
     ## Registered Configurations
     `MetaNIM/Nim-v0` (one heap of 31, max take 3), `MetaNIM/Fibonacci-v0` (20),
@@ -128,6 +132,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         solver_info: bool = False,
+        observation: str = "raw",
         **params: Any,
     ) -> None:
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
@@ -149,9 +154,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
         info = self.game.info
         self.action_space = spaces.Discrete(info.num_actions)
-        self.observation_space = spaces.Box(
-            low=0, high=info.observation_high, shape=info.observation_shape, dtype=np.int64
-        )
+        self._encode = ObservationEncoder(self.game, observation)
+        self.observation_space = self._encode.space
         self._set_state(self.game.initial_state())
         self._done = True
         self._status = "call reset() to start"
@@ -324,7 +328,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return mask
 
     def _obs(self) -> np.ndarray:
-        return self.game.observation(self._state)
+        return self._encode(self.game.observation(self._state))
 
     def _info(
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
