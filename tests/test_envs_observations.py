@@ -198,3 +198,11 @@ def test_batch_encoding_matches_one_at_a_time(kind: str) -> None:
 def test_unknown_encoding_is_refused(bad: Any) -> None:
     with pytest.raises(ValueError, match="observation must be one of"):
         gym.make("MetaNIM/Nim-v0", observation=bad)
+
+
+def test_editing_a_returned_observation_changes_no_later_one() -> None:
+    env = gym.make("MetaNIM/Nim-v0", observation="onehot")
+    first, _ = env.reset(seed=0, options={"state": [9]})
+    first[:] = 0  # a caller may write into its observation
+    again, _ = env.reset(seed=0, options={"state": [9]})
+    assert np.flatnonzero(again).tolist() == [9]

@@ -39,6 +39,9 @@ from metanim.games import Game
 
 #: The accepted values of the env's `observation=` argument.
 OBSERVATIONS = ("raw", "onehot", "binary")
+# Encoded single observations kept per encoder: 65,536 vectors of at most a few
+# hundred bytes each (Kayles-20 has 2**20 states; the memo stops growing, it still encodes).
+_MEMO_LIMIT = 65_536
 
 
 def element_highs(game: Game[Any, Any]) -> np.ndarray:
@@ -91,6 +94,7 @@ class ObservationEncoder:
             self._source = np.repeat(np.arange(highs.size), widths)
             starts = np.repeat(np.cumsum(widths) - widths, widths)
             self._shift = widths[self._source] - 1 - (np.arange(widths.sum()) - starts)
+        self._memo: dict[bytes, np.ndarray] = {}
         if kind == "raw":
             self.space: spaces.Space[Any] = spaces.Box(
                 low=0, high=info.observation_high, shape=self.raw_shape, dtype=np.int64
@@ -101,6 +105,20 @@ class ObservationEncoder:
     def __call__(self, raw: np.ndarray) -> np.ndarray:
         if self.kind == "raw":
             return raw
+        if np.ndim(raw) == len(self.raw_shape):
+            # One observation (an env step): a few numpy calls cost several times the
+            # raw observation itself, so a bounded memo of encoded vectors serves
+            # repeated states; the copy keeps the memo safe from callers' edits.
+            key = np.asarray(raw).tobytes()
+            hit = self._memo.get(key)
+            if hit is None:
+                hit = self._encode(raw)
+                if len(self._memo) < _MEMO_LIMIT:
+                    self._memo[key] = hit
+            return hit.copy()
+        return self._encode(raw)
+
+    def _encode(self, raw: np.ndarray) -> np.ndarray:
         flat = np.asarray(raw).reshape(*np.shape(raw)[: np.ndim(raw) - len(self.raw_shape)], -1)
         picked = flat[..., self._source]
         if self.kind == "onehot":
