@@ -15,12 +15,14 @@ steps. It is then scored greedily (`deterministic=True`, masked) on the same
 episode and one mistake loses it. The reference measured in the same run is a
 uniformly random legal policy on the same starts. Win rates carry a Wilson 95%
 interval (scipy). Writes the `ppo` section of docs/benchmarks.md and the
-`results` section of docs/maskable_ppo.md.
+`results` section of docs/maskable_ppo.md. `--cost-only` instead times env
+steps per encoding against raw (the `obs_encodings` section; no torch needed).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import time
 from pathlib import Path
@@ -94,6 +96,66 @@ def random_reference(episodes: int, seed: int) -> int:
     return evaluate(env, lambda obs, mask: picker.choice(np.flatnonzero(mask)), episodes)
 
 
+def step_rates(steps: int) -> list[list[Any]]:
+    """Env steps/s per encoding for every registered id, the raw env as the reference.
+
+    Random legal actions (the same seeded sequence for each encoding), time inside
+    `step()` only; the encodings alternate and each keeps its best of 5 passes, so
+    load from other jobs on the machine hits all alike.
+    """
+    from metanim.envs import ENV_IDS
+
+    kinds = ("raw", "onehot", "binary")
+    rows = []
+    for env_id in ENV_IDS:
+        best = dict.fromkeys(kinds, float("inf"))
+        for _ in range(5):
+            for kind in kinds:
+                env = gym.make(env_id, observation=kind)
+                picker = np.random.default_rng(0)
+                _, info = env.reset(seed=0)
+                inside = 0.0
+                for _ in range(steps):
+                    legal = np.flatnonzero(info["action_mask"])
+                    action = int(legal[int(picker.integers(len(legal)))])
+                    start = time.perf_counter()
+                    _, _, terminated, _, info = env.step(action)
+                    inside += time.perf_counter() - start
+                    if terminated:
+                        _, info = env.reset()
+                best[kind] = min(best[kind], inside)
+        rate = {kind: steps / best[kind] for kind in kinds}
+        size = {kind: gym.make(env_id, observation=kind).observation_space.shape for kind in kinds}
+        rows.append(
+            [f"`{env_id}`"]
+            + [f"{rate['raw']:,.0f}"]
+            + [
+                f"{rate[k]:,.0f} ({rate[k] / rate['raw']:.2f}x), {size[k][0]} features"
+                for k in ("onehot", "binary")
+            ]
+        )
+    return rows
+
+
+def encoding_cost(steps: int, write: bool) -> None:
+    rows = step_rates(steps)
+    load = os.getloadavg()[0]  # other jobs on the machine make the ratios noisy; say how busy
+    section = (
+        "## Observation encodings: env step cost (`scripts/bench_ppo.py --cost-only`)\n\n"
+        f"Machine: {machine()}. `python scripts/bench_ppo.py --cost-only --cost-steps {steps}`: "
+        "steps/s of each registered id with `observation=` raw (the reference), onehot and "
+        f"binary, {steps:,} random legal steps each, time inside `step()` only, best of 5 "
+        "alternating passes; the ratio is against raw in the same run. A single observation's "
+        "encoding is memoized per env (up to 65,536 distinct observations). Load average "
+        f"at the end: {load:.1f} on {os.cpu_count()} cores, so ratios are noisy.\n\n"
+        + table(["id", "raw steps/s", "onehot steps/s (vs raw)", "binary steps/s (vs raw)"], rows)
+        + "\n"
+    )
+    print(section)
+    if write:
+        write_section("obs_encodings", section)
+
+
 def replace_section(path: Path, name: str, markdown: str) -> None:
     """Replace (or append) the marked section `name` of a Markdown file."""
     text = path.read_text()
@@ -116,7 +178,16 @@ def main() -> None:
         "--observations", nargs="+", default=["raw", "onehot", "binary"], help="encodings"
     )
     parser.add_argument("--no-write", action="store_true", help="print only, leave docs alone")
+    parser.add_argument(
+        "--cost-only",
+        action="store_true",
+        help="only time env steps per encoding (no torch needed)",
+    )
+    parser.add_argument("--cost-steps", type=int, default=5_000)
     args = parser.parse_args()
+    if args.cost_only:
+        encoding_cost(args.cost_steps, write=not args.no_write)
+        return
     _, torch = _require_rl()
     torch.set_num_threads(1)  # the machine is shared; PPO on a 64x64 MLP gains little more
 
