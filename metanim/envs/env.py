@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from metanim.envs import _render, _solve
+from metanim.envs.observations import ObservationEncoder
 from metanim.envs.opponents import OpponentSpec, as_action_index, make_opponent, resolve_move
 from metanim.games import (
     PRESETS,
@@ -61,7 +62,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     ## Observation Space
     `Box(0, game.info.observation_high, game.info.observation_shape, int64)`: NIM
     heap sizes; Fibonacci `[remaining, max_take]`; Kayles and Chomp 0/1 grids;
-    Corner Queen `[row, col]`.
+    Corner Queen `[row, col]`. With `observation="onehot"` or `"binary"`:
+    `MultiBinary(k)` (int8), each integer as indicators of its value or as its
+    bits, see `metanim.envs.observations`.
 
     ## Starting State
     `start="random_n"` (default without a preset): a random N-position reached by a
@@ -101,7 +104,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     `metanim.envs.opponents`), `start`, `seat` ("first"/"second"), `illegal`
     ("lose"/"penalize"/"raise"), `illegal_reward` (reward of a penalized illegal
     action), `render_mode` ("ansi"/"rgb_array"/"human": the ansi board printed after
-    each reset and step), `solver_info`.
+    each reset and step), `solver_info`, `observation` ("raw"/"onehot"/"binary").
 
     ## Registered Configurations
     `MetaNIM/Nim-v0` (one heap of 31, max take 3), `MetaNIM/Fibonacci-v0` (20),
@@ -133,6 +136,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         solver_info: bool = False,
+        observation: str = "raw",
         **params: Any,
     ) -> None:
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
@@ -154,9 +158,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
         info = self.game.info
         self.action_space = spaces.Discrete(info.num_actions)
-        self.observation_space = spaces.Box(
-            low=0, high=info.observation_high, shape=info.observation_shape, dtype=np.int64
-        )
+        self._encode = ObservationEncoder(self.game, observation)
+        self.observation_space = self._encode.space
         self._set_state(self.game.initial_state())
         self._done = True
         self._status = "call reset() to start"
@@ -341,7 +344,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return mask
 
     def _obs(self) -> np.ndarray:
-        return self.game.observation(self._state)
+        return self._encode(self.game.observation(self._state))
 
     def _info(
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
