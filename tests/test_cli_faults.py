@@ -150,7 +150,7 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str) -> list[Case]:
         Case("count impossible", ["dataset", "build", "--game", "fibonacci", "-n", "100000000"],
              2, "fibonacci has at most 441 distinct states"),
         Case("count zero", ["dataset", "build", "--game", "fibonacci", "-n", "0"], 2,
-             "argument -n/--n: 0: give at least 1"),
+             "argument -n/--n: 0: give 1 or more"),
         # -- players the run cannot use: refused before the first episode
         Case("sim typo", [*tour, "--model", "sim-optimall"], 2,
              "simulated model 'sim-optimall': unknown simulated policy 'optimall'"),

@@ -202,24 +202,23 @@ def _state_bound(game: Any) -> int | None:
     return None
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: give at least 1")
-    return value
+def _at_least(minimum: int) -> Any:
+    """An argparse type: a whole number of at least `minimum`, with a message that says so."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value}: give {minimum} or more")
+        return value
+
+    return parse
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: give 0 or more")
-    return value
+_positive = _at_least(1)
+_non_negative = _at_least(0)
 
 
 def _show(args: argparse.Namespace) -> int:
