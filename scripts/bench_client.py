@@ -7,6 +7,14 @@ session, the JSON body, the JSON answer), the bare openai SDK (no retries), and
 timed in CPU seconds of this process (`time.process_time`), sequentially and with
 `--concurrency` calls in flight, in rounds that interleave the three so that a load
 change on the shared machine hits them alike; the median round is reported.
+
+Then the tournament goals: react (`sim-optimal` with a fixed latency) against the optimal
+opponent on nim-31-k3, 256 episodes and 256 calls at once, against the same server
+process. Ideal wall = calls x latency / concurrency; the client's CPU per decision is
+shown beside the plain aiohttp floor at the same latency and concurrency (measured in
+the same run).
+
+    python scripts/bench_client.py [--calls 300] [--episodes 512] [--no-write]
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine, table, write_section
 from bench_tournament import sim_server_process
 
+from metanim.arena import TournamentConfig, run_tournament
 from metanim.games import make_game
 from metanim.llm import OpenAIChatClient, ResponseCache
 
@@ -45,6 +54,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300, help="calls per timing")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--episodes", type=int, default=512, help="tournament episodes")
+    parser.add_argument(
+        "--latency", type=float, nargs="+", default=[0.5, 0.2], help="tournament latencies"
+    )
+    parser.add_argument("--tournament-concurrency", type=int, default=256)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     loop = asyncio.new_event_loop()
@@ -103,6 +117,10 @@ def main() -> None:
         start = time.process_time()
         loop.run_until_complete(sequential(hit_one))
         hit = (time.process_time() - start) / calls
+        tournament_rows = [
+            tournament_goal(url, loop, session, lat, args.tournament_concurrency, args.episodes)
+            for lat in args.latency
+        ]
         loop.run_until_complete(session.close())
         loop.run_until_complete(sdk.close())
         loop.run_until_complete(client.aclose())
@@ -148,9 +166,93 @@ def main() -> None:
             rows,
         )
     )
+    markdown += (
+        "\n\nTournament goals: react (`sim-optimal:latency=L`) against the optimal opponent on "
+        f"nim-31-k3, {args.episodes} episodes, {args.tournament_concurrency} episodes and "
+        f"{args.tournament_concurrency} calls at once, same server process. Ideal = calls x "
+        "latency / concurrency (every slot busy all the time); wall time includes the run's "
+        "set-up, the log writes and the summary. Goals: wall/ideal <= 1.25 at 0.5 s, <= 1.5 at "
+        "0.2 s. Client CPU per decision (the whole tournament process: arena, method, parser, "
+        "log, client) beside the plain aiohttp POST's CPU per call at the same latency and "
+        "concurrency.\n\n"
+        + table(
+            [
+                "latency s",
+                "episodes",
+                "calls",
+                "ideal s",
+                "wall s",
+                "wall/ideal",
+                "CPU µs/decision",
+                "aiohttp floor µs/call",
+                "CPU/floor",
+            ],
+            tournament_rows,
+        )
+    )
     print(markdown)
     if not args.no_write:
         write_section("client", markdown)
+
+
+def tournament_goal(
+    url: str,
+    loop: asyncio.AbstractEventLoop,
+    session: aiohttp.ClientSession,
+    latency: float,
+    concurrency: int,
+    episodes: int,
+) -> list:
+    """One tournament at `latency` and its aiohttp floor; returns its table row."""
+    model = f"sim-optimal:latency={latency}"
+    with tempfile.TemporaryDirectory() as tmp:
+        config = TournamentConfig(
+            name="bench-client",
+            games=["nim-31-k3"],
+            method="react",
+            model=model,
+            base_url=url,
+            opponent="optimal",
+            episodes=episodes,
+            seat="alternate",
+            concurrency=concurrency,
+            call_concurrency=concurrency,
+            results_dir=tmp,
+            progress=False,
+        )
+        start, cpu_start = time.perf_counter(), time.process_time()
+        result = run_tournament(config)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    calls = result.summary["groups"][0]["agent"]["calls"]
+    decisions = result.summary["groups"][0]["agent"]["moves"]
+    ideal = calls * latency / concurrency
+    # The floor: as many plain POSTs, as many in flight, to the same model and latency.
+    body = {"model": model, "messages": MESSAGES, "temperature": 0.0, "n": 1}
+    sem = asyncio.Semaphore(concurrency)
+
+    async def post() -> None:
+        async with sem, session.post(f"{url}/chat/completions", json=body) as r:
+            await r.json()
+
+    async def floor() -> None:
+        await asyncio.gather(*(post() for _ in range(calls)))
+
+    cpu_start = time.process_time()
+    loop.run_until_complete(floor())
+    floor_cpu = (time.process_time() - cpu_start) / calls
+    row = [
+        latency,
+        len(result.records),
+        calls,
+        f"{ideal:.2f}",
+        f"{wall:.2f}",
+        f"{wall / ideal:.2f}x",
+        f"{cpu / decisions * 1e6:.0f}",
+        f"{floor_cpu * 1e6:.0f}",
+        f"{cpu / decisions / floor_cpu:.2f}x",
+    ]
+    print(row, flush=True)
+    return row
 
 
 async def _session(limit: int) -> aiohttp.ClientSession:

@@ -622,10 +622,9 @@ def _connection_failure(exc: BaseException, where: str) -> str:
     """What went wrong on the wire, named for what happened."""
     if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
         return f"cannot connect to {where}"
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        # A closed socket, or a body shorter than its Content-Length / unfinished chunks.
         return f"the connection to {where} closed before the response was complete ({exc})"
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return f"the connection to {where} broke while reading the response ({exc})"
     if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
         return f"the connection to {where} broke ({type(exc).__name__}: {exc})"
     return f"connection error with {where} ({type(exc).__name__}: {exc})"
