@@ -87,7 +87,14 @@ class AppendLog:
 
     async def append_async(self, record: dict[str, Any]) -> None:
         """`append` on the writer thread; returns once the record is on disk."""
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.append, record)
+        await self.submit(record)
+
+    def submit(self, record: dict[str, Any]) -> asyncio.Future[None]:
+        """Hand `record` to the writer thread now; the future is done once it is on disk.
+
+        The write goes ahead even if the awaiting task is cancelled (`close` waits for it).
+        """
+        return asyncio.get_running_loop().run_in_executor(self._writer, self.append, record)
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)

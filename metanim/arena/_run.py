@@ -281,22 +281,23 @@ async def run_logged(
             except Exception as exc:  # one broken item never aborts the run
                 reason = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
                 line = failed(item, reason)
-            # Counted before the write is awaited: a cancel arriving meanwhile still finds
-            # the line on disk (the log's close waits for its writer) and in the summary.
-            write = log.append_async(line)
+            # In the summary as soon as the write is handed over: a cancel arriving while
+            # it is awaited still finds the line on disk (the log's close waits for its
+            # writer) and in the summary.
+            write = log.submit(line)
             charge(spent, line)
             played += 1
             rid = line["id"]
             pending.pop(rid, None)
             if rid in ids:
                 final(line)
+            await write
             if rid in status:
                 counts[status[rid]] -= 1
             status[rid] = line["status"]
             counts[line["status"]] += 1
             if postfix is not None:
                 bar.set_postfix_str(postfix(counts), refresh=False)
-            await write
             bar.update(1)
 
         queue = iter(todo)
