@@ -68,6 +68,11 @@ class LoggedRecords(Sequence[Record]):
 
     def _load(self) -> list[Record]:
         if self._records is None:
+            if self._end and not self._path.exists():
+                raise FileNotFoundError(
+                    f"{self._path} is gone: a run's records are read from its log when "
+                    "first used (read them before removing the log)"
+                )
             latest = latest_by_id(iter_records(self._path, self._end))
             self._records = [r for r in latest.values() if r["id"] in self._ids]
         return self._records
