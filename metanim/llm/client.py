@@ -144,11 +144,13 @@ class OpenAIChatClient:
         async with state.lock:
             if not state.endpoints:
                 # One pool for every replica, as large as the calls that may be in flight
-                # (each replica's limit, plus the two server checks), so a call holding a
-                # semaphore slot never waits for a connection.
-                per = self.max_concurrency or _DEFAULT_CONCURRENCY
+                # (the per-replica limit times the replicas, plus the two server checks),
+                # so a call holding a semaphore slot never waits for a connection. With
+                # the limit taken from the servers' slot counts (not known yet), the pool
+                # is left unbounded: the semaphores alone bound it.
+                limit = self.max_concurrency
                 connector = aiohttp.TCPConnector(
-                    limit=max(per, 64) * len(self.base_urls) + 2,
+                    limit=limit * len(self.base_urls) + 2 if limit else 0,
                     limit_per_host=0,
                     ttl_dns_cache=None,
                 )
