@@ -107,3 +107,32 @@ def test_progress_postfix_comes_from_status_counts():
     counts = Counter({"win": 3, "loss": 2, "infrastructure_error": 1})
     assert _postfix(counts) == "win 3/5, failed 1"
     assert _postfix(Counter({"loss": 4})) == "win 0/4"
+
+
+def test_episode_line_is_the_full_dump_byte_for_byte():
+    import asyncio
+
+    from metanim.arena._players import ClientPool, build_policy
+    from metanim.arena.episodes import play_episode
+    from metanim.arena.tournament import episode_line
+    from metanim.games import make_game
+
+    with SimServer() as server:
+        pool = ClientPool(server.base_url, max_concurrency=4, timeout_s=10, max_retries=0)
+        url = server.base_url
+        agent = build_policy("react", f"sim-faulty:malformed=0.3@{url}", {}, pool, record=True)
+        opponent = build_policy("mad", f"sim-biased:p=0.5@{url}", {}, pool, record=True)
+
+        async def episodes():
+            game = make_game("nim-31-k3")
+            out = [
+                await play_episode(game, agent, opponent, start="initial", seed=s) for s in range(2)
+            ]
+            await pool.aclose()
+            return out
+
+        records = asyncio.run(episodes())
+    for record in records:
+        line = episode_line(record)
+        assert any(m["decision"] for m in line["moves"])
+        assert json.dumps(line) == json.dumps(record.model_dump(mode="json"))
