@@ -1,28 +1,42 @@
-"""Client overhead per call against the simulated server (docs/benchmarks.md, section "client").
+"""Client CPU per call against the simulated server (docs/benchmarks.md, section "client").
 
-Four ways to make the same sequential chat call to the same local server:
-plain aiohttp (the floor: HTTP plus the simulator's own work), the bare openai SDK,
-`OpenAIChatClient` (SDK + retry loop, semaphore, records, cost), and a cache hit.
-The client's overhead is its per-call time minus plain aiohttp's.
+Three ways to make the same chat call to the same server, `metanim serve-sim` in its own
+process (so the figures are the client's alone): a plain aiohttp POST (the floor: one
+session, the JSON body, the JSON answer), the bare openai SDK (no retries), and
+`OpenAIChatClient.chat` (retries, timeouts, semaphores, records, usage, cost). Each is
+timed in CPU seconds of this process (`time.process_time`), sequentially and with
+`--concurrency` calls in flight, in rounds that interleave the three so that a load
+change on the shared machine hits them alike; the median round is reported.
+
+Then the tournament goals: react (`sim-optimal` with a fixed latency) against the optimal
+opponent on nim-31-k3, 256 episodes and 256 calls at once, against the same server
+process. Ideal wall = calls x latency / concurrency; the client's CPU per decision is
+shown beside the plain aiohttp floor at the same latency and concurrency (measured in
+the same run).
+
+    python scripts/bench_client.py [--calls 300] [--episodes 512] [--no-write]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import aiohttp
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine, median_time, table, write_section
+from _bench import machine, table, write_section
+from bench_tournament import sim_server_process
 
+from metanim.arena import TournamentConfig, run_tournament
 from metanim.games import make_game
 from metanim.llm import OpenAIChatClient, ResponseCache
-from metanim.llm.sim import SimServer
 
 GAME = make_game("nim-31-k3")
 MESSAGES = [
@@ -37,78 +51,218 @@ MODEL = "sim-optimal"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200, help="sequential calls per timing")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=300, help="calls per timing")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--episodes", type=int, default=512, help="tournament episodes")
+    parser.add_argument(
+        "--latency", type=float, nargs="+", default=[0.5, 0.2], help="tournament latencies"
+    )
+    parser.add_argument("--tournament-concurrency", type=int, default=256)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     loop = asyncio.new_event_loop()
-    calls = args.calls
+    calls, conc = args.calls, args.concurrency
 
-    with SimServer() as server, tempfile.TemporaryDirectory() as tmp:
-        url = server.base_url
+    with sim_server_process() as url, tempfile.TemporaryDirectory() as tmp:
         body = {"model": MODEL, "messages": MESSAGES, "temperature": 0.0, "n": 1}
-        session = loop.run_until_complete(_session())
-        sdk = openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0)
-        client = OpenAIChatClient(MODEL, base_url=url, api_key="sk-bench")
+        session = loop.run_until_complete(_session(conc))
+        sdk = openai.AsyncOpenAI(
+            base_url=url,
+            api_key="sk-bench",
+            max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(),
+        )
+        client = OpenAIChatClient(MODEL, base_url=url, api_key="sk-bench", max_concurrency=conc)
         cache = ResponseCache(Path(tmp) / "cache.sqlite")
         cached = OpenAIChatClient(MODEL, base_url=url, api_key="sk-bench", cache=cache)
         loop.run_until_complete(cached.chat(MESSAGES))
 
-        async def raw() -> None:
+        async def raw_one() -> None:
+            async with session.post(f"{url}/chat/completions", json=body) as r:
+                await r.json()
+
+        async def sdk_one() -> None:
+            await sdk.chat.completions.create(**body)
+
+        async def ours_one() -> None:
+            await client.chat(MESSAGES)
+
+        async def hit_one() -> None:
+            await cached.chat(MESSAGES)
+
+        async def sequential(one) -> None:
             for _ in range(calls):
-                async with session.post(f"{url}/chat/completions", json=body) as r:
-                    await r.json()
+                await one()
 
-        async def bare_sdk() -> None:
-            for _ in range(calls):
-                await sdk.chat.completions.create(**body)
+        async def concurrent(one) -> None:
+            sem = asyncio.Semaphore(conc)
 
-        async def ours() -> None:
-            for _ in range(calls):
-                await client.chat(MESSAGES)
+            async def limited() -> None:
+                async with sem:
+                    await one()
 
-        async def hits() -> None:
-            for _ in range(calls):
-                await cached.chat(MESSAGES)
+            await asyncio.gather(*(limited() for _ in range(calls)))
 
-        async def concurrent() -> None:
-            await asyncio.gather(*(client.chat(MESSAGES) for _ in range(calls)))
-
-        def timed(fn) -> float:
-            return median_time(lambda: loop.run_until_complete(fn()), repeats=args.repeats) / calls
-
-        t_raw, t_sdk, t_ours, t_hit = timed(raw), timed(bare_sdk), timed(ours), timed(hits)
-        t_conc = timed(concurrent)
+        kinds = {"raw": raw_one, "sdk": sdk_one, "ours": ours_one}
+        cpu: dict[tuple[str, str], list[float]] = {}
+        for mode, runner in (("seq", sequential), ("conc", concurrent)):
+            for one in kinds.values():  # warm-up: connections, the server's tables
+                loop.run_until_complete(runner(one))
+            for _ in range(args.rounds):
+                for name, one in kinds.items():
+                    start = time.process_time()
+                    loop.run_until_complete(runner(one))
+                    cpu.setdefault((name, mode), []).append((time.process_time() - start) / calls)
+        start = time.process_time()
+        loop.run_until_complete(sequential(hit_one))
+        hit = (time.process_time() - start) / calls
+        tournament_rows = [
+            tournament_goal(url, loop, session, lat, args.tournament_concurrency, args.episodes)
+            for lat in args.latency
+        ]
         loop.run_until_complete(session.close())
+        loop.run_until_complete(sdk.close())
+        loop.run_until_complete(client.aclose())
+        loop.run_until_complete(cached.aclose())
+        cache.close()
 
-    ms = lambda s: f"{s * 1e3:.3f}"  # noqa: E731
-    rows = [
-        ["plain aiohttp POST (floor)", ms(t_raw), "-"],
-        ["openai SDK, no retries", ms(t_sdk), ms(t_sdk - t_raw)],
-        ["OpenAIChatClient.chat", ms(t_ours), ms(t_ours - t_raw)],
-        ["OpenAIChatClient.chat, cache hit", ms(t_hit), "-"],
-        ["OpenAIChatClient.chat, 8 in flight (per call)", ms(t_conc), "-"],
-    ]
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    us = lambda s: f"{s * 1e6:.0f}"  # noqa: E731
+    rows = []
+    for name, label in (
+        ("raw", "plain aiohttp POST (floor)"),
+        ("sdk", "openai SDK, no retries"),
+        ("ours", "OpenAIChatClient.chat"),
+    ):
+        rows.append(
+            [
+                label,
+                us(med[(name, "seq")]),
+                f"{med[(name, 'seq')] / med[('raw', 'seq')]:.2f}x",
+                us(med[(name, "conc")]),
+                f"{med[(name, 'conc')] / med[('raw', 'conc')]:.2f}x",
+            ]
+        )
+    rows.append(["OpenAIChatClient.chat, cache hit", us(hit), "-", "-", "-"])
     markdown = (
-        "## LLM client overhead (`scripts/bench_client.py`)\n\n"
+        "## LLM client CPU per call (`scripts/bench_client.py`)\n\n"
         f"Machine: {machine()}.\n\n"
-        f"Sequential chat calls (n = 1, temperature 0) to the simulated server on loopback "
-        f"(`{MODEL}`, the Nim 31 prompt), median of {args.repeats} runs of {calls} calls. "
-        "Overhead = per-call time minus the plain aiohttp floor, which already includes the "
-        "server's own work (parsing the prompt, solving, writing the answer). The server runs "
-        "in a thread of the same process, so client and server share one GIL: the figures "
-        "are an upper bound on the client's cost, and negligible beside a real model's "
-        "latency (hundreds of ms).\n\n"
-        + table(["call", "ms per call", "overhead vs floor (ms)"], rows)
-        + f"\n\nOur layer over the bare SDK: {ms(t_ours - t_sdk)} ms per call."
+        f"The same chat call (n = 1, temperature 0, `{MODEL}`, the Nim 31 prompt) to "
+        "`metanim serve-sim` in its own process on loopback; CPU time of the calling process "
+        f"per call, median of {args.rounds} interleaved rounds of {calls} calls, one call at a "
+        f"time and {conc} in flight. Goal: `OpenAIChatClient.chat` within 1.5x of the plain "
+        "aiohttp POST. The machine (2 cores) is shared with other jobs: a busy neighbour "
+        "inflates every row of a round alike, so the ratios hold better than the absolute "
+        "figures.\n\n"
+        + table(
+            [
+                "call",
+                "CPU µs/call, sequential",
+                "vs floor",
+                f"CPU µs/call, {conc} in flight",
+                "vs floor",
+            ],
+            rows,
+        )
+    )
+    markdown += (
+        "\n\nTournament goals: react (`sim-optimal:latency=L`) against the optimal opponent on "
+        f"nim-31-k3, {args.episodes} episodes, {args.tournament_concurrency} episodes and "
+        f"{args.tournament_concurrency} calls at once, same server process. Ideal = calls x "
+        "latency / concurrency (every slot busy all the time); wall time includes the run's "
+        "set-up, the log writes and the summary. Goals: wall/ideal <= 1.25 at 0.5 s, <= 1.5 at "
+        "0.2 s. Client CPU = the tournament process's CPU time (arena, method, parser, log, "
+        "client): when it exceeds the ideal, the run is CPU-bound, not latency-bound. Its CPU "
+        "per decision is shown beside the plain aiohttp POST's CPU per call at the same latency and "
+        "concurrency.\n\n"
+        + table(
+            [
+                "latency s",
+                "episodes",
+                "calls",
+                "ideal s",
+                "wall s",
+                "wall/ideal",
+                "client CPU s",
+                "CPU µs/decision",
+                "aiohttp floor µs/call",
+                "CPU/floor",
+            ],
+            tournament_rows,
+        )
     )
     print(markdown)
     if not args.no_write:
         write_section("client", markdown)
 
 
-async def _session() -> aiohttp.ClientSession:
-    return aiohttp.ClientSession(headers={"Authorization": "Bearer sk-bench"})
+def tournament_goal(
+    url: str,
+    loop: asyncio.AbstractEventLoop,
+    session: aiohttp.ClientSession,
+    latency: float,
+    concurrency: int,
+    episodes: int,
+) -> list:
+    """One tournament at `latency` and its aiohttp floor; returns its table row."""
+    model = f"sim-optimal:latency={latency}"
+    with tempfile.TemporaryDirectory() as tmp:
+        config = TournamentConfig(
+            name="bench-client",
+            games=["nim-31-k3"],
+            method="react",
+            model=model,
+            base_url=url,
+            opponent="optimal",
+            episodes=episodes,
+            seat="alternate",
+            concurrency=concurrency,
+            call_concurrency=concurrency,
+            results_dir=tmp,
+            progress=False,
+        )
+        start, cpu_start = time.perf_counter(), time.process_time()
+        result = run_tournament(config)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    calls = result.summary["groups"][0]["agent"]["calls"]
+    decisions = result.summary["groups"][0]["agent"]["moves"]
+    ideal = calls * latency / concurrency
+    # The floor: as many plain POSTs, as many in flight, to the same model and latency.
+    body = {"model": model, "messages": MESSAGES, "temperature": 0.0, "n": 1}
+    sem = asyncio.Semaphore(concurrency)
+
+    async def post() -> None:
+        async with sem, session.post(f"{url}/chat/completions", json=body) as r:
+            await r.json()
+
+    async def floor() -> None:
+        await asyncio.gather(*(post() for _ in range(calls)))
+
+    cpu_start = time.process_time()
+    loop.run_until_complete(floor())
+    floor_cpu = (time.process_time() - cpu_start) / calls
+    row = [
+        latency,
+        result.summary["groups"][0]["episodes"],
+        calls,
+        f"{ideal:.2f}",
+        f"{wall:.2f}",
+        f"{wall / ideal:.2f}x",
+        f"{cpu:.2f}",
+        f"{cpu / decisions * 1e6:.0f}",
+        f"{floor_cpu * 1e6:.0f}",
+        f"{cpu / decisions / floor_cpu:.2f}x",
+    ]
+    print(row, flush=True)
+    return row
+
+
+async def _session(limit: int) -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        headers={"Authorization": "Bearer sk-bench"},
+        connector=aiohttp.TCPConnector(limit=limit),
+    )
 
 
 if __name__ == "__main__":

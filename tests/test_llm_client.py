@@ -267,3 +267,94 @@ def test_api_key_never_appears_in_logs_records_or_files(tmp_path, caplog, monkey
     text = "\n".join([*seen, caplog.text])
     assert "Retrying" in caplog.text or "retrying" in caplog.text
     assert secret not in text and secret[::-1] not in text
+
+
+class _ScriptedServer:
+    """A loopback aiohttp server answering chat calls from a list of (status, body, headers)."""
+
+    def __init__(self, script: list[tuple[int, bytes, dict[str, str]]]) -> None:
+        self.script, self.seen = list(script), 0
+
+    async def _chat(self, request):
+        from aiohttp import web
+
+        await request.read()
+        status, body, headers = self.script[min(self.seen, len(self.script) - 1)]
+        self.seen += 1
+        return web.Response(status=status, body=body, headers=headers)
+
+    def __enter__(self):
+        import threading
+
+        from aiohttp import web
+
+        ready = threading.Event()
+
+        def run() -> None:
+            self.loop = asyncio.new_event_loop()
+            app = web.Application()
+            app.router.add_post("/v1/chat/completions", self._chat)
+            runner = web.AppRunner(app)
+            self.loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            self.loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]
+            ready.set()
+            self.loop.run_forever()
+            self.loop.run_until_complete(runner.cleanup())
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        ready.wait(10)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+_OK = json.dumps(
+    {
+        "choices": [{"message": {"content": '{"action": 1}'}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3},
+    }
+).encode()
+
+
+def test_retry_after_is_honoured_and_an_unreadable_body_is_retried(monkeypatch):
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def record_sleep(delay, *args, **kwargs):
+        waits.append(delay)
+        return await real_sleep(0)
+
+    monkeypatch.setattr("metanim.llm.client.asyncio.sleep", record_sleep)
+    script = [
+        (429, b'{"error": {"message": "slow down"}}', {"Retry-After": "7"}),
+        (503, b"upstream down", {"retry-after-ms": "1500"}),
+        (200, b"not json at all", {}),
+        (200, _OK, {}),
+    ]
+    with _ScriptedServer(script) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
+            backoff_s=0.001, backoff_max_s=0.002, check_server=False,
+        )  # fmt: skip
+        result = asyncio.run(c.chat(MESSAGES))
+    assert result.text == '{"action": 1}' and result.usage.total_tokens == 8
+    assert [e["kind"] for e in result.attempt_errors] == [
+        "rate_limit",
+        "server_error",
+        "bad_response",
+    ]
+    assert [e["status"] for e in result.attempt_errors] == [429, 503, None]
+    # The server's waits win over the tiny backoff; the unreadable body waits the backoff.
+    assert waits[:2] == [7.0, 1.5] and waits[2] <= 0.002
+    # A non-JSON error body still names the status and what the server said.
+    with _ScriptedServer([(400, b"context too long", {})]) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k", check_server=False
+        )
+        with pytest.raises(InfrastructureError, match=r"HTTP 400 bad_request .*context too long"):
+            asyncio.run(c.chat(MESSAGES))

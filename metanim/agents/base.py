@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -611,11 +612,22 @@ def _takes_options(client: ChatModel) -> bool:
     """Whether `client.chat` takes `options` (a `ChatModel` written before it had them
     still gets the completion cap, as `max_tokens`)."""
     chat = getattr(client, "chat", None)
+    # Once per chat function: `inspect.signature` costs more CPU than the HTTP call.
+    key = getattr(chat, "__func__", chat)
+    known = _TAKES_OPTIONS.get(key) if isinstance(key, FunctionType) else None
+    if known is not None:
+        return known
     try:
         params = inspect.signature(chat).parameters  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return True
-    return "options" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    takes = "options" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    if isinstance(key, FunctionType):
+        _TAKES_OPTIONS[key] = takes
+    return takes
+
+
+_TAKES_OPTIONS: dict[FunctionType, bool] = {}
 
 
 async def gather(*aws: Any) -> list[Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,25 +23,34 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     A final line without its newline is a write cut short by a crash and is ignored;
     a malformed line elsewhere is corruption and raises `ValueError` naming the line.
     """
+    return list(iter_records(path))
+
+
+def iter_records(path: str | Path, end: int | None = None) -> Iterator[dict[str, Any]]:
+    """`read_records` one line at a time, so a long log is never in memory at once.
+
+    `end`: read only the lines within the file's first `end` bytes (the log as it was
+    when it had that size).
+    """
     path = Path(path)
     if not path.exists():
-        return []
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    # After the last b"\n" comes either b"" (a clean file) or a fragment of a cut write.
-    complete = lines[:-1]
-    out = []
-    for number, line in enumerate(complete, start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: corrupt result line ({exc.msg})") from None
-    return out
+        return
+    with path.open("rb") as f:
+        position = 0
+        for number, line in enumerate(f, start=1):
+            position += len(line)
+            if end is not None and position > end:
+                return
+            # Only the last line can lack its newline: a fragment of a cut write.
+            if not line.endswith(b"\n") or not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: corrupt result line ({exc.msg})") from None
 
 
-def latest_by_id(records: list[dict[str, Any]], key: str = "id") -> dict[str, dict[str, Any]]:
+def latest_by_id(records: Iterable[dict[str, Any]], key: str = "id") -> dict[str, dict[str, Any]]:
     """The last record of each id (a rerun of a failed item supersedes the failure)."""
     out: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -77,7 +87,14 @@ class AppendLog:
 
     async def append_async(self, record: dict[str, Any]) -> None:
         """`append` on the writer thread; returns once the record is on disk."""
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.append, record)
+        await self.submit(record)
+
+    def submit(self, record: dict[str, Any]) -> asyncio.Future[None]:
+        """Hand `record` to the writer thread now; the future is done once it is on disk.
+
+        The write goes ahead even if the awaiting task is cancelled (`close` waits for it).
+        """
+        return asyncio.get_running_loop().run_in_executor(self._writer, self.append, record)
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)

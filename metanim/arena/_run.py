@@ -16,13 +16,14 @@ import hashlib
 import json
 import signal
 import traceback
+from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, overload
 
 from metanim.arena._budget import Spent
-from metanim.arena._log import AppendLog, RunLock, latest_by_id, read_records
+from metanim.arena._log import AppendLog, RunLock, iter_records, latest_by_id
 from metanim.arena._players import ClientPool
 
 Record = dict[str, Any]
@@ -34,7 +35,9 @@ class RunResult:
 
     config: Any
     log_path: Path
-    records: list[Record]
+    #: A `LoggedRecords` view: read from the log when first used, so a long run's
+    #: records are not held in memory unless asked for.
+    records: Sequence[Record]
     planned: int
     played_now: int
     stopped: str | None
@@ -50,6 +53,70 @@ class RunResult:
 
 
 R = TypeVar("R", bound=RunResult)
+
+
+class LoggedRecords(Sequence[Record]):
+    """The latest logged record of each planned id, read from the log on first use.
+
+    Only the log's first `end` bytes are read: the records as they were when the run
+    ended, whatever a later run appends.
+    """
+
+    def __init__(self, log_path: Path, ids: Collection[str], end: int | None = None) -> None:
+        self._path, self._ids, self._end = log_path, ids, end
+        self._records: list[Record] | None = None
+
+    def _load(self) -> list[Record]:
+        if self._records is None:
+            if self._end and not self._path.exists():
+                raise FileNotFoundError(
+                    f"{self._path} is gone: a run's records are read from its log when "
+                    "first used (read them before removing the log)"
+                )
+            latest = latest_by_id(iter_records(self._path, self._end))
+            self._records = [r for r in latest.values() if r["id"] in self._ids]
+        return self._records
+
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Record]: ...
+    def __getitem__(self, index: int | slice) -> Record | list[Record]:
+        return self._load()[index]
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self._load())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return f"LoggedRecords({str(self._path)!r})"
+
+
+class Tally(Protocol):
+    """A summary built as records stream in (`add`), finished once at the end."""
+
+    def add(self, record: Record) -> None: ...
+
+    def finish(self, *, planned: Sequence[Any], stopped: str | None) -> dict[str, Any]: ...
+
+
+class ListTally:
+    """A `Tally` that keeps the records and hands them to a `summarize(records, ...)`."""
+
+    def __init__(self, summarize: Callable[..., dict[str, Any]]) -> None:
+        self.summarize = summarize
+        self.records: list[Record] = []
+
+    def add(self, record: Record) -> None:
+        self.records.append(record)
+
+    def finish(self, *, planned: Sequence[Any], stopped: str | None) -> dict[str, Any]:
+        return self.summarize(self.records, planned=planned, stopped=stopped)
 
 
 def qualified_model(model: str, base_url: str | None) -> str:
@@ -129,7 +196,8 @@ async def run_logged(
     unit: str,
     result: type[R],
     failed: Callable[[Any, str], Record],
-    postfix: Callable[[dict[str, Record]], str] | None = None,
+    postfix: Callable[[Counter[str]], str] | None = None,
+    tally: Callable[[], Tally] | None = None,
 ) -> R:
     """Run every planned item (each has an `id`) not yet logged with a `finished` status.
 
@@ -138,7 +206,11 @@ async def run_logged(
     adds a line's model usage to the budget. Any exception `work` raises is caught for
     that item alone: `failed(item, reason)` is logged in its place (status `error`), and
     the other items go on. `clients` are closed when the run ends.
-    Returns a `result` (a `RunResult` subclass).
+
+    Memory stays flat however long the run: the log is read line by line, the summary
+    is built as lines stream in (`tally()`, else a `ListTally` over `summarize`), the
+    progress bar's `postfix` gets a count of statuses, and `concurrency` workers take the
+    items in turn. Returns a `result` (a `RunResult` subclass).
     """
     from tqdm.auto import tqdm
 
@@ -147,18 +219,50 @@ async def run_logged(
     log_path = config.log_path
     interrupted = False
     lock = RunLock(log_path)
+    ids = {p.id for p in planned}
+    summary_tally: Tally = tally() if tally is not None else ListTally(summarize)
+    # What the end needs besides the tally: the count of final records, the finished
+    # ones, and the unfinished ones themselves (failures: few, they name their causes).
+    logged = [0, 0]
+    unfinished: dict[str, Record] = {}
+
+    def final(record: Record) -> None:
+        """One planned id's latest record, seen once: into the summary."""
+        summary_tally.add(record)
+        logged[0] += 1
+        if record["status"] in finished:
+            logged[1] += 1
+        else:
+            unfinished[record["id"]] = record
+
     try:
         lock.acquire()  # a second writer of this run is refused before anything is written
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.with_suffix(".config.json").write_text(config.model_dump_json(indent=2) + "\n")
-        previous = read_records(log_path)
         spent = Spent()
-        for record in previous:
+        status: dict[str, str] = {}  # id -> its latest logged status
+        last_line: dict[str, int] = {}
+        for number, record in enumerate(iter_records(log_path)):
             charge(spent, record)
-        latest = latest_by_id(previous)
-        done = {i for i, r in latest.items() if r["status"] in finished or not config.rerun_failed}
+            status[record["id"]] = record["status"]
+            last_line[record["id"]] = number
+        done = {i for i, s in status.items() if s in finished or not config.rerun_failed}
         todo = [p for p in planned if p.id not in done]
-        semaphore = asyncio.Semaphore(config.concurrency)
+        todo_ids = {p.id for p in todo}
+        # A logged failure that is rerun now is superseded by its new line; if the run
+        # stops before reaching it, it stays the id's latest record (fed at the end).
+        pending: dict[str, Record] = {}
+        if last_line:
+            for number, record in enumerate(iter_records(log_path)):
+                rid = record["id"]
+                if last_line[rid] != number or rid not in ids:
+                    continue
+                if rid in todo_ids:
+                    pending[rid] = record
+                else:
+                    final(record)
+        del last_line
+        counts = Counter(status.values())
         stopped: list[str] = []
         played = 0
         bar = tqdm(
@@ -171,29 +275,48 @@ async def run_logged(
 
         async def one(item: Any, log: AppendLog) -> None:
             nonlocal played
-            async with semaphore:
-                # Budget caps are checked before each item starts; items in flight finish.
-                reason = spent.exceeded(config.max_calls, config.budget_tokens, config.max_cost_usd)
-                if reason is not None:
-                    if not stopped:
-                        stopped.append(reason)
-                    return
-                try:
-                    line = await work(item)
-                except Exception as exc:  # one broken item never aborts the run
-                    reason = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
-                    line = failed(item, reason)
-                await log.append_async(line)
-                charge(spent, line)
-                played += 1
-                bar.update(1)
-                if postfix is not None:
-                    latest[line["id"]] = line
-                    bar.set_postfix_str(postfix(latest), refresh=False)
+            # Budget caps are checked before each item starts; items in flight finish.
+            reason = spent.exceeded(config.max_calls, config.budget_tokens, config.max_cost_usd)
+            if reason is not None:
+                if not stopped:
+                    stopped.append(reason)
+                return
+            try:
+                line = await work(item)
+            except Exception as exc:  # one broken item never aborts the run
+                reason = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+                line = failed(item, reason)
+            # In the summary as soon as the write is handed over: a cancel arriving while
+            # it is awaited still finds the line on disk (the log's close waits for its
+            # writer) and in the summary.
+            write = log.submit(line)
+            charge(spent, line)
+            played += 1
+            rid = line["id"]
+            pending.pop(rid, None)
+            if rid in ids:
+                final(line)
+            await write
+            if rid in status:
+                counts[status[rid]] -= 1
+            status[rid] = line["status"]
+            counts[line["status"]] += 1
+            if postfix is not None:
+                bar.set_postfix_str(postfix(counts), refresh=False)
+            bar.update(1)
+
+        queue = iter(todo)
+
+        async def worker(log: AppendLog) -> None:
+            # `concurrency` workers share one iterator: items start in plan order, and
+            # only the items in flight exist as coroutines (not one per planned item).
+            for item in queue:
+                await one(item, log)
 
         try:
             with AppendLog(log_path) as log, _cancel_on_sigterm():
-                await asyncio.gather(*(one(item, log) for item in todo))
+                n_workers = min(config.concurrency, len(todo))
+                await asyncio.gather(*(worker(log) for _ in range(n_workers)))
         except asyncio.CancelledError:
             # Ctrl-C or SIGTERM (asyncio cancels the run): every line written is on disk;
             # summarize what finished, then say so (`Interrupted`) instead of a traceback.
@@ -203,10 +326,10 @@ async def run_logged(
     finally:
         await clients.aclose()
         lock.release()
-    ids = {p.id for p in planned}
-    records = [r for r in latest_by_id(read_records(log_path)).values() if r["id"] in ids]
+    for record in pending.values():  # logged failures that were not rerun after all
+        final(record)
     reason = stopped[0] if stopped else ("interrupted" if interrupted else None)
-    summary = summarize(records, planned=planned, stopped=reason)
+    summary = summary_tally.finish(planned=planned, stopped=reason)
     summary["config"] = config.model_dump(mode="json")
     summary["config_hash"] = config.config_hash()
     summary["log"] = str(log_path)
@@ -214,13 +337,16 @@ async def run_logged(
     log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     log_path.with_suffix(".report.md").write_text(report)
     if interrupted:
-        saved = sum(r["status"] in finished for r in records)
+        saved = logged[1]
         raise Interrupted(
             f"{saved} of {len(planned)} {_UNIT_WORDS.get(unit, unit)} finished and saved in "
             f"{log_path} (summary {log_path.with_suffix('.summary.json')}); "
             "run the same command to resume"
         )
-    failures = failure_causes(records, len(planned), finished, reason)
+    failures = failure_causes(
+        list(unfinished.values()), len(planned), finished, reason, logged=logged[0]
+    )
+    records = LoggedRecords(log_path, ids, log_path.stat().st_size if log_path.exists() else 0)
     return result(
         config, log_path, records, len(planned), played, reason, summary, report, failures
     )
@@ -251,9 +377,17 @@ def _cancel_on_sigterm() -> Iterator[None]:
 
 
 def failure_causes(
-    records: Sequence[Record], planned: int, finished: Collection[str], stopped: str | None
+    records: Sequence[Record],
+    planned: int,
+    finished: Collection[str],
+    stopped: str | None,
+    *,
+    logged: int | None = None,
 ) -> dict[str, tuple[int, str]]:
     """Planned items that did not finish, by cause: cause -> (count, first message).
+
+    `logged` is how many planned items have a record, when `records` holds only the
+    unfinished ones (default: `len(records)`).
 
     The cause of an infrastructure error is its kind (`connection`, `auth`, ...), of an
     error the exception's type, and items never run share one cause (the budget stop).
@@ -271,7 +405,7 @@ def failure_causes(
         cause = f"{r['status']} ({kind})"
         count, first = out.get(cause, (0, message))
         out[cause] = (count + 1, first)
-    missing = planned - len(records)
+    missing = planned - (len(records) if logged is None else logged)
     if missing > 0:
         out["not run"] = (missing, stopped or "not started")
     return out

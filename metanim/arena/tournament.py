@@ -14,7 +14,8 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -252,7 +253,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
             seat=item.seat, start=starts[item.setting], seed=item.seed,
             episode_id=item.id, setting=item.setting, index=item.index,
         )  # fmt: skip
-        return record.model_dump(mode="json")
+        return episode_line(record)
 
     def failed(item: PlannedEpisode, reason: str) -> dict[str, Any]:
         game = games[item.setting]
@@ -277,7 +278,20 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
         result=TournamentResult,
         failed=failed,
         postfix=_postfix,
+        tally=TournamentTally,
     )
+
+
+def episode_line(record: EpisodeRecord) -> dict[str, Any]:
+    """`record.model_dump(mode="json")`, without walking the decisions a second time.
+
+    Each kept decision is JSON already (dumped once when it was made); dumping the
+    episode would walk every one again, a third of a recorded decision's CPU.
+    """
+    out = record.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
+    for line, move in zip(out["moves"], record.moves, strict=True):
+        line["decision"] = move.decision  # the last field: the key order is unchanged
+    return out
 
 
 def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
@@ -303,10 +317,10 @@ def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
         )
 
 
-def _postfix(latest: dict[str, dict[str, Any]]) -> str:
-    wins = sum(r["status"] == "win" for r in latest.values())
-    finished = sum(r["status"] in ("win", "loss") for r in latest.values())
-    failed = len(latest) - finished
+def _postfix(counts: Counter[str]) -> str:
+    wins = counts["win"]
+    finished = wins + counts["loss"]
+    failed = sum(counts.values()) - finished
     return f"win {wins}/{finished}" + (f", failed {failed}" if failed else "")
 
 
@@ -322,73 +336,141 @@ def summarize(
     Failed and unplayed episodes stay visible: `infrastructure_errors`, `errors` and
     `not_run` are counted next to the win rate, whose denominator is wins + losses.
     """
-    records = list(records)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    planned_counts: dict[tuple[str, str], int] = {}
-    for p in planned or []:
-        for seat in (p.seat, "all"):
-            planned_counts[(p.setting, seat)] = planned_counts.get((p.setting, seat), 0) + 1
-            groups.setdefault((p.setting, seat), [])
+    tally = TournamentTally()
     for r in records:
+        tally.add(r)
+    return tally.finish(planned=planned, stopped=stopped)
+
+
+class TournamentTally:
+    """`summarize` built one record at a time: sums per group, no record kept."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str], _GroupTally] = {}
+        self.logged = 0
+
+    def add(self, r: dict[str, Any]) -> None:
+        self.logged += 1
         for seat in (r["seat"], "all"):
-            groups.setdefault((r["setting"], seat), []).append(r)
-    rows = []
-    for (setting, seat), group in sorted(
-        groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])
-    ):
-        row = _group_summary(group)
-        planned_n = planned_counts.get((setting, seat), len(group))
-        row.update(setting=setting, seat=seat, planned=planned_n, not_run=planned_n - len(group))
-        rows.append(row)
-    return {"groups": rows, "stopped": stopped, "episodes_logged": len(records)}
+            key = (r["setting"], seat)
+            group = self.groups.get(key)
+            if group is None:
+                group = self.groups[key] = _GroupTally()
+            group.add(r)
+
+    def finish(
+        self, *, planned: Sequence[PlannedEpisode] | None = None, stopped: str | None = None
+    ) -> dict[str, Any]:
+        planned_counts: dict[tuple[str, str], int] = {}
+        for p in planned or []:
+            for seat in (p.seat, "all"):
+                planned_counts[(p.setting, seat)] = planned_counts.get((p.setting, seat), 0) + 1
+                self.groups.setdefault((p.setting, seat), _GroupTally())
+        rows = []
+        for (setting, seat), group in sorted(
+            self.groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])
+        ):
+            row = group.summary()
+            planned_n = planned_counts.get((setting, seat), group.episodes)
+            row.update(
+                setting=setting, seat=seat, planned=planned_n, not_run=planned_n - group.episodes
+            )
+            rows.append(row)
+        return {"groups": rows, "stopped": stopped, "episodes_logged": self.logged}
+
+
+_SIDE_SUMS = (
+    "moves", "optimal_moves", "illegal", "unparsable", "truncated", "forfeits", "fallbacks",
+    "calls", "prompt_tokens", "completion_tokens", "cost_usd",
+)  # fmt: skip
+
+
+class _GroupTally:
+    """One group's running sums; `summary()` is what `_group_summary` reports."""
+
+    def __init__(self) -> None:
+        self.episodes = 0
+        self.finished = 0
+        self.wins = 0
+        self.losses_by_forfeit = 0
+        self.wins_by_forfeit = 0
+        self.infrastructure_errors = 0
+        self.errors = 0
+        self.start_outcomes = {"N": 0, "P": 0}
+        self.end_reasons: dict[str, int] = {}
+        self.wall_s: Any = 0
+        self.sides = {
+            side: {**dict.fromkeys(_SIDE_SUMS, 0), "latency_s": 0, "decisions": 0}
+            for side in ("agent", "opponent")
+        }
+
+    def add(self, r: dict[str, Any]) -> None:
+        status = r["status"]
+        self.episodes += 1
+        if status in ("win", "loss"):
+            self.finished += 1
+            if status == "win":
+                self.wins += 1
+                self.wins_by_forfeit += r["end_reason"] == "opponent_forfeit"
+            else:
+                # A loss by forfeit (every answer stayed invalid: a format failure) is not
+                # a loss by play; both are losses under on_failure=forfeit, shown apart.
+                self.losses_by_forfeit += r["end_reason"] == "agent_forfeit"
+        self.infrastructure_errors += status == "infrastructure_error"
+        self.errors += status == "error"
+        if r["start_outcome"] in self.start_outcomes:
+            self.start_outcomes[r["start_outcome"]] += 1
+        self.end_reasons[r["end_reason"]] = self.end_reasons.get(r["end_reason"], 0) + 1
+        self.wall_s += r["wall_s"]
+        for side, sums in self.sides.items():
+            t = r[f"{side}_totals"]
+            for name in _SIDE_SUMS:
+                sums[name] += t.get(name, 0) if name == "truncated" else t[name]
+            sums["latency_s"] += t["latency_s"]
+            sums["decisions"] += sum(1 for m in r["moves"] if m["actor"] == side)
+
+    def summary(self) -> dict[str, Any]:
+        low, high = wilson(self.wins, self.finished)
+        out: dict[str, Any] = {
+            "episodes": self.episodes,
+            "finished": self.finished,
+            "wins": self.wins,
+            "losses": self.finished - self.wins,
+            "losses_by_forfeit": self.losses_by_forfeit,
+            "wins_by_forfeit": self.wins_by_forfeit,
+            "win_rate": self.wins / self.finished if self.finished else math.nan,
+            "win_ci95": [low, high],
+            "infrastructure_errors": self.infrastructure_errors,
+            "errors": self.errors,
+            "start_outcomes": dict(self.start_outcomes),
+            "end_reasons": dict(self.end_reasons),
+        }
+        for side, t in self.sides.items():
+            moves, decisions = t["moves"], t["decisions"]
+            out[side] = {
+                "moves": moves,
+                "optimal_moves": t["optimal_moves"],
+                "optimal_rate": t["optimal_moves"] / moves if moves else math.nan,
+                "illegal": t["illegal"],
+                "unparsable": t["unparsable"],
+                "truncated": t["truncated"],
+                "forfeits": t["forfeits"],
+                "fallbacks": t["fallbacks"],
+                "calls": t["calls"],
+                "prompt_tokens": t["prompt_tokens"],
+                "completion_tokens": t["completion_tokens"],
+                "cost_usd": t["cost_usd"],
+                "mean_decision_latency_s": t["latency_s"] / decisions if decisions else math.nan,
+            }
+        out["mean_episode_wall_s"] = self.wall_s / self.episodes if self.episodes else math.nan
+        return out
 
 
 def _group_summary(group: list[dict[str, Any]]) -> dict[str, Any]:
-    finished = [r for r in group if r["status"] in ("win", "loss")]
-    wins = sum(r["status"] == "win" for r in finished)
-    low, high = wilson(wins, len(finished))
-    out: dict[str, Any] = {
-        "episodes": len(group),
-        "finished": len(finished),
-        "wins": wins,
-        "losses": len(finished) - wins,
-        # A loss by forfeit (every answer stayed invalid: a format failure) is not a loss
-        # by play; both are losses under on_failure=forfeit, shown apart.
-        "losses_by_forfeit": sum(
-            r["status"] == "loss" and r["end_reason"] == "agent_forfeit" for r in finished
-        ),
-        "wins_by_forfeit": sum(
-            r["status"] == "win" and r["end_reason"] == "opponent_forfeit" for r in finished
-        ),
-        "win_rate": wins / len(finished) if finished else math.nan,
-        "win_ci95": [low, high],
-        "infrastructure_errors": sum(r["status"] == "infrastructure_error" for r in group),
-        "errors": sum(r["status"] == "error" for r in group),
-        "start_outcomes": {k: sum(r["start_outcome"] == k for r in group) for k in ("N", "P")},
-        "end_reasons": _count(r["end_reason"] for r in group),
-    }
-    for side in ("agent", "opponent"):
-        totals = [r[f"{side}_totals"] for r in group]
-        moves = sum(t["moves"] for t in totals)
-        decisions = sum(1 for r in group for m in r["moves"] if m["actor"] == side)
-        latency = sum(t["latency_s"] for t in totals)
-        out[side] = {
-            "moves": moves,
-            "optimal_moves": sum(t["optimal_moves"] for t in totals),
-            "optimal_rate": sum(t["optimal_moves"] for t in totals) / moves if moves else math.nan,
-            "illegal": sum(t["illegal"] for t in totals),
-            "unparsable": sum(t["unparsable"] for t in totals),
-            "truncated": sum(t.get("truncated", 0) for t in totals),
-            "forfeits": sum(t["forfeits"] for t in totals),
-            "fallbacks": sum(t["fallbacks"] for t in totals),
-            "calls": sum(t["calls"] for t in totals),
-            "prompt_tokens": sum(t["prompt_tokens"] for t in totals),
-            "completion_tokens": sum(t["completion_tokens"] for t in totals),
-            "cost_usd": sum(t["cost_usd"] for t in totals),
-            "mean_decision_latency_s": latency / decisions if decisions else math.nan,
-        }
-    out["mean_episode_wall_s"] = sum(r["wall_s"] for r in group) / len(group) if group else math.nan
-    return out
+    tally = _GroupTally()
+    for r in group:
+        tally.add(r)
+    return tally.summary()
 
 
 def _count(values: Iterable[str]) -> dict[str, int]:

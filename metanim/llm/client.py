@@ -1,8 +1,11 @@
 """The OpenAI-compatible async chat client: concurrency limit, retries, cache, usage, cost.
 
-One retry loop lives here (not in the SDK) because the SDK would also retry a 429 that
-means "quota exhausted", and its backoff base is a module constant that tests cannot
-shorten. The SDK's own retries are therefore switched off (`max_retries=0`).
+The wire is a thin aiohttp transport (one `ClientSession` per client and event loop, its
+connection pool sized to the concurrency), not the openai SDK: the SDK's request building,
+httpx transport and response models cost about 3x the CPU of a plain aiohttp POST per call,
+which at hundreds of calls in flight is what bounds a tournament (docs/llm.md, "Transport").
+One retry loop lives here because the SDK's would also retry a 429 that means "quota
+exhausted", and its backoff base is a module constant that tests cannot shorten.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-import openai
+import aiohttp
 
 from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.cache import ResponseCache, cache_key
@@ -100,6 +102,10 @@ class OpenAIChatClient:
         #: Per replica: the slot count its server reported (None: not reported).
         self.server_slots: dict[str, int | None] = {}
         self._rng = random.Random()
+        # Per-call work that depends only on the client or on one options object is done
+        # once: the price lookup (prefix rules) and the options' record (a pydantic dump).
+        self._price: tuple[PriceTable, Any] | None = None
+        self._options_records: dict[int, tuple[CallOptions, dict[str, Any]]] = {}
         # The SDK's connection pool and an asyncio.Semaphore are bound to one event loop;
         # a client reused under several `asyncio.run` calls gets its endpoints per loop.
         self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
@@ -133,27 +139,56 @@ class OpenAIChatClient:
         if state is None:
             state = _LoopState()
             self._per_loop[loop] = state
+        if state.endpoints:
+            return state
         async with state.lock:
             if not state.endpoints:
+                # One pool for every replica, as large as the calls that may be in flight
+                # (the per-replica limit times the replicas, plus the two server checks),
+                # so a call holding a semaphore slot never waits for a connection. With
+                # the limit taken from the servers' slot counts (not known yet), the pool
+                # is left unbounded: the semaphores alone bound it.
+                limit = self.max_concurrency
+                connector = aiohttp.TCPConnector(
+                    limit=limit * len(self.base_urls) + 2 if limit else 0,
+                    limit_per_host=0,
+                    ttl_dns_cache=None,
+                )
+                state.session = aiohttp.ClientSession(
+                    connector=connector,
+                    headers={
+                        "Authorization": f"Bearer {self.__api_key or _NO_KEY}",
+                        "Content-Type": "application/json",
+                        "Accept": "application/json",
+                    },
+                    timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+                    skip_auto_headers=("User-Agent",),
+                )
+                endpoints = []
                 for url in self.base_urls:
-                    sdk = openai.AsyncOpenAI(
-                        api_key=self.__api_key or _NO_KEY,
-                        base_url=url,
-                        timeout=self.timeout_s,
-                        max_retries=0,
-                    )
                     limit = self.max_concurrency
                     if self.check_server:
-                        slots = await self._check_endpoint(sdk, url)
+                        slots = await self._check_endpoint(state.session, url)
                         if limit is None and slots is not None:
                             limit = slots
-                    state.endpoints.append(_Endpoint(url, sdk, asyncio.Semaphore(limit or 8)))
+                    endpoints.append(
+                        _Endpoint(
+                            url,
+                            f"{url}/chat/completions",
+                            asyncio.Semaphore(limit or _DEFAULT_CONCURRENCY),
+                        )
+                    )
+                state.endpoints = endpoints
         return state
 
-    async def _check_endpoint(self, sdk: openai.AsyncOpenAI, url: str) -> int | None:
+    async def _check_endpoint(self, session: aiohttp.ClientSession, url: str) -> int | None:
         """Warn if the model is not listed; return the server's slot count, if it gives one."""
+        listed: list[str] = []
         try:
-            listed = [m.id async for m in sdk.models.list()]
+            async with session.get(f"{url}/models") as response:
+                if response.status == 200:
+                    body = json.loads(await response.read())
+                    listed = [str(m["id"]) for m in body.get("data") or []]
         except Exception:  # a server without a listing is not an error
             listed = []
         # A parameterised name (the simulator's "sim-biased:p=0.3") is listed by its base.
@@ -170,10 +205,10 @@ class OpenAIChatClient:
         try:
             # llama.cpp serves /props beside /v1, at the server's root.
             root = url[: -len("/v1")] if url.endswith("/v1") else url
-            response = await sdk.get(f"{root}/props", cast_to=httpx.Response)
-            if response.status_code == 200:
-                value = response.json().get("total_slots")
-                slots = int(value) if isinstance(value, int) and value > 0 else None
+            async with session.get(f"{root}/props") as response:
+                if response.status == 200:
+                    value = json.loads(await response.read()).get("total_slots")
+                    slots = int(value) if isinstance(value, int) and value > 0 else None
         except Exception:
             slots = None
         self.server_slots[url] = slots
@@ -183,9 +218,8 @@ class OpenAIChatClient:
         """Close the HTTP connections of the current event loop."""
         loop = asyncio.get_running_loop()
         state = self._per_loop.pop(loop, None)
-        if state is not None:
-            for endpoint in state.endpoints:
-                await endpoint.sdk.close()
+        if state is not None and state.session is not None:
+            await state.session.close()
 
     def build_request(
         self,
@@ -196,7 +230,7 @@ class OpenAIChatClient:
         seed: int | None,
         options: CallOptions,
     ) -> dict[str, Any]:
-        """The keyword arguments of the SDK call: the options in the server's dialect."""
+        """The request body (`extra_body` apart): the options in the server's dialect."""
         request: dict[str, Any] = {
             "model": self._model,
             "messages": [dict(m) for m in messages],
@@ -265,7 +299,7 @@ class OpenAIChatClient:
             "seed": seed,
             "sample_index": sample_index,
             "max_tokens": options.max_tokens,
-            "options": options.record(),
+            "options": self._options_record(options),
         }
         start = time.perf_counter()
         key = None
@@ -276,7 +310,7 @@ class OpenAIChatClient:
                 texts, usage = hit
                 # No money was spent: the tokens are kept (what the answer took), the cost is 0.
                 # Only complete replies are cached, so each finished with "stop".
-                return Completion(
+                return Completion.model_construct(
                     model=self._model,
                     texts=texts,
                     usage=usage,
@@ -292,7 +326,7 @@ class OpenAIChatClient:
         endpoint.in_flight += 1
         try:
             async with endpoint.semaphore:
-                reply = await self._call_with_retries(endpoint, request, options)
+                reply = await self._call_with_retries(state.session, endpoint, request, options)
         finally:
             endpoint.in_flight -= 1
         complete = all(r != "length" for r in reply.finish_reasons)
@@ -307,11 +341,13 @@ class OpenAIChatClient:
             )
         latency = time.perf_counter() - start
         log.debug("chat %s n=%d: %.3f s, %d retries", self._model, n, latency, len(reply.errors))
-        return Completion(
+        # Built from values this method made and checked: pydantic's validation (a third
+        # of the client's own CPU per call) is skipped.
+        return Completion.model_construct(
             model=self._model,
             texts=reply.texts,
             usage=reply.usage,
-            cost_usd=self.prices.cost(self._model, reply.usage),
+            cost_usd=self._cost(reply.usage),
             latency_s=latency,
             cached=False,
             request=record,
@@ -322,28 +358,50 @@ class OpenAIChatClient:
             endpoint=endpoint.url,
         )
 
+    def _options_record(self, options: CallOptions) -> dict[str, Any]:
+        """`options.record()`, computed once per options object (they are frozen)."""
+        hit = self._options_records.get(id(options))
+        if hit is None or hit[0] is not options:
+            if len(self._options_records) > 256:  # a caller making fresh options per call
+                self._options_records.clear()
+            hit = (options, options.record())
+            self._options_records[id(options)] = hit
+        return dict(hit[1])
+
+    def _cost(self, usage: Usage) -> float:
+        """`prices.cost` with the model's price looked up once per price table."""
+        if self._price is None or self._price[0] is not self.prices:
+            self._price = (self.prices, self.prices.lookup(self._model))
+        price = self._price[1]
+        if price is None:
+            return self.prices.cost(self._model, usage)  # 0.0, and its one warning
+        return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+
     async def _call_with_retries(
-        self, endpoint: _Endpoint, request: dict[str, Any], options: CallOptions
+        self,
+        session: aiohttp.ClientSession,
+        endpoint: _Endpoint,
+        request: dict[str, Any],
+        options: CallOptions,
     ) -> _Reply:
         attempt = 0
         errors: list[dict[str, Any]] = []
         deterministic = request.get("temperature", 1.0) == 0
+        # The body the server gets: extra_body's fields sit at the top level (as the SDK
+        # sends them); serialised once, however many attempts it takes.
+        extra = request.get("extra_body")
+        body = {k: v for k, v in request.items() if k != "extra_body"}
+        if extra:
+            body.update(extra)
+        data = _dumps(body).encode()
         while True:
             try:
-                response = await endpoint.sdk.chat.completions.create(**request)
-                if not response.choices:
-                    raise _BadResponse("the server returned no choices")
-                texts, reasoning = [], []
-                for choice in response.choices:
-                    text, thought = split_reasoning(choice.message)
-                    texts.append(text)
-                    reasoning.append(thought)
-                usage = Usage(
-                    prompt_tokens=response.usage.prompt_tokens if response.usage else 0,
-                    completion_tokens=response.usage.completion_tokens if response.usage else 0,
-                )
-                finish = [choice.finish_reason for choice in response.choices]
-                return _Reply(texts, usage, finish, reasoning, errors)
+                async with session.post(endpoint.chat_url, data=data) as response:
+                    raw = await response.read()
+                    status = response.status
+                    if status >= 400:
+                        raise _HTTPStatus(status, raw, response.headers)
+                return _parse_reply(raw, errors)
             except Exception as exc:
                 error, retry_after = self._classify(exc, endpoint.url)
                 if error is None:
@@ -390,29 +448,34 @@ class OpenAIChatClient:
     def _classify(
         self, exc: BaseException, url: str | None = None
     ) -> tuple[InfrastructureError | None, float | None]:
-        """The infrastructure error an SDK exception stands for, and the server's Retry-After."""
+        """The infrastructure error a transport exception stands for, and the Retry-After."""
         where = f"{url or self.base_url} (model {self._model!r})"
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+            # aiohttp's ServerTimeoutError and ConnectionTimeoutError are TimeoutErrors too.
             return InfrastructureError(
                 f"timed out after {self.timeout_s} s at {where}", kind="timeout"
             ), None
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, aiohttp.ClientError | ConnectionError) and not isinstance(
+            exc, aiohttp.ClientResponseError
+        ):
             return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
-        if isinstance(exc, _BadResponse | openai.APIResponseValidationError | json.JSONDecodeError):
+        if isinstance(exc, _BadResponse | ValueError | KeyError | TypeError | AttributeError):
+            # A 200 whose body is not JSON (json.JSONDecodeError is a ValueError) or lacks
+            # the fields of a chat completion.
             return InfrastructureError(
                 f"unreadable response from {where}", kind="bad_response"
             ), None
-        if not isinstance(exc, openai.APIStatusError):
+        if not isinstance(exc, _HTTPStatus):
             return None, None
-        status = exc.status_code
-        code = getattr(exc, "code", None)
-        retry_after = _retry_after(exc.response.headers)
+        status = exc.status
+        retry_after = _retry_after(exc.headers)
         # Auth messages from some servers echo part of the key; ours never quote the server.
-        if isinstance(exc, openai.AuthenticationError):
+        if status == 401:
             msg = f"authentication failed (HTTP 401) at {where}: check OPENAI_API_KEY"
             return InfrastructureError(msg, kind="auth", status=status), None
-        detail = self._redact(_server_message(exc))
-        if isinstance(exc, openai.PermissionDeniedError):
+        message, code = _server_error(exc.body, status)
+        detail = self._redact(message)
+        if status == 403:
             kind = "permission"
         elif status == 429 and code in _QUOTA_CODES:
             kind = "quota"
@@ -435,7 +498,7 @@ class OpenAIChatClient:
 @dataclass
 class _Endpoint:
     url: str
-    sdk: openai.AsyncOpenAI
+    chat_url: str
     semaphore: asyncio.Semaphore
     in_flight: int = 0
 
@@ -444,6 +507,7 @@ class _Endpoint:
 class _LoopState:
     endpoints: list[_Endpoint] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    session: aiohttp.ClientSession | None = None
 
     def pick(self) -> _Endpoint:
         # Fewest calls in flight; ties go to the first listed, so one replica is used
@@ -484,9 +548,15 @@ def split_reasoning(message: Any) -> tuple[str, str | None]:
     or inline as `<think>...</think>` (Qwen3 in thinking mode); the answer is what is left.
     An unclosed `<think>` (the cap cut the thinking) leaves no answer.
     """
-    text = getattr(message, "content", None) or ""
-    extra = getattr(message, "model_extra", None) or {}
-    thought = extra.get("reasoning_content") or getattr(message, "reasoning_content", None)
+    if isinstance(message, dict):  # the wire form
+        text = message.get("content") or ""
+        thought = message.get("reasoning_content")
+    else:  # an SDK message object
+        text = getattr(message, "content", None) or ""
+        extra = getattr(message, "model_extra", None) or {}
+        thought = extra.get("reasoning_content") or getattr(message, "reasoning_content", None)
+    if not _has_thinking(text, thought):
+        return text, None
     parts = [str(thought)] if thought else []
     found = _THINK.findall(text)
     if found:
@@ -499,40 +569,85 @@ def split_reasoning(message: Any) -> tuple[str, str | None]:
     return text.strip() if parts else text, ("\n".join(parts) if parts else None)
 
 
+def _has_thinking(text: str, thought: Any) -> bool:
+    """Whether a reply has thinking to take apart (most replies have none: fast path)."""
+    return bool(thought) or "<think>" in text
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _parse_reply(raw: bytes, errors: list[dict[str, Any]]) -> _Reply:
+    """A chat completion's texts, usage, finish reasons and thinking, from its JSON body."""
+    body = json.loads(raw)
+    choices = body.get("choices")
+    if not choices:
+        raise _BadResponse("the server returned no choices")
+    texts, reasoning, finish = [], [], []
+    for choice in choices:
+        text, thought = split_reasoning(choice["message"])
+        texts.append(text)
+        reasoning.append(thought)
+        finish.append(choice.get("finish_reason"))
+    usage = body.get("usage") or {}
+    return _Reply(
+        texts,
+        Usage.model_construct(
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+        ),
+        finish,
+        reasoning,
+        errors,
+    )
+
+
 class _BadResponse(Exception):
     pass
 
 
+class _HTTPStatus(Exception):
+    """A response with an error status (kept apart from aiohttp's own exceptions)."""
+
+    def __init__(self, status: int, body: bytes, headers: Any) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status, self.body, self.headers = status, body, headers
+
+
+_DEFAULT_CONCURRENCY = 8
 _RETRYABLE = frozenset({"rate_limit", "server_error", "timeout", "connection", "bad_response"})
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded"})
 
 
-def _connection_failure(exc: openai.APIConnectionError, where: str) -> str:
-    """What went wrong on the wire, named for what happened (the SDK says "Connection error").
-
-    The cause is an httpx or httpcore exception (which one depends on where the read
-    failed), so it is recognised by its class name.
-    """
-    cause = exc.__cause__
-    name = type(cause).__name__ if cause is not None else ""
-    if name in ("ConnectError", "ConnectTimeout"):
+def _connection_failure(exc: BaseException, where: str) -> str:
+    """What went wrong on the wire, named for what happened."""
+    if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
         return f"cannot connect to {where}"
-    if name == "RemoteProtocolError":
-        return f"the connection to {where} closed before the response was complete ({cause})"
-    if name == "ReadError":
-        return f"the connection to {where} broke while reading the response ({cause})"
-    if name == "WriteError":
-        return f"the connection to {where} broke while sending the request ({cause})"
-    return f"connection error with {where} ({name or 'unknown cause'}: {cause or exc})"
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        # A closed socket, or a body shorter than its Content-Length / unfinished chunks.
+        return f"the connection to {where} closed before the response was complete ({exc})"
+    if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
+        return f"the connection to {where} broke ({type(exc).__name__}: {exc})"
+    return f"connection error with {where} ({type(exc).__name__}: {exc})"
 
 
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return str(exc.message)[:300]
+def _server_error(body: bytes, status: int) -> tuple[str, str | None]:
+    """The server's error message (at most 300 characters) and its error code, if any."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        text = body.decode("utf-8", "replace").strip()
+        return (text or f"HTTP {status}")[:300], None
+    if isinstance(parsed, dict):
+        inner = parsed.get("error", parsed)
+        if isinstance(inner, dict):
+            code = inner.get("code")
+            message = inner.get("message") or json.dumps(inner)
+            return str(message)[:300], str(code) if code is not None else None
+        if isinstance(inner, str):
+            return inner[:300], None
+    return json.dumps(parsed)[:300], None
 
 
 def _retry_after(headers: Any) -> float | None:

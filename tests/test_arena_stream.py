@@ -1,0 +1,138 @@
+"""Long runs in flat memory: the summary tallied as lines arrive equals one computed
+afterwards, from the whole log, by a plain-Python reference written here."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+from metanim.arena import TournamentConfig, run_tournament
+from metanim.arena._log import iter_records, read_records
+from metanim.arena._run import LoggedRecords
+from metanim.arena.tournament import _postfix
+from metanim.llm.sim import SimServer
+
+FAULTY = "sim-faulty:malformed=0.2,http500=0.3"
+
+
+def _reference(log: Path, planned: int) -> dict:
+    """Wins, losses, failures and usage per seat group, from the latest line of each id."""
+    latest: dict[str, dict] = {}
+    for line in log.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            latest[r["id"]] = r
+    groups: dict[str, list[dict]] = {}
+    for r in latest.values():
+        groups.setdefault(r["seat"], []).append(r)
+        groups.setdefault("all", []).append(r)
+    out = {}
+    for seat, rows in groups.items():
+        done = [r for r in rows if r["status"] in ("win", "loss")]
+        wins = len([r for r in done if r["status"] == "win"])
+        out[seat] = {
+            "episodes": len(rows),
+            "finished": len(done),
+            "wins": wins,
+            "losses": len(done) - wins,
+            "infrastructure_errors": len(
+                [r for r in rows if r["status"] == "infrastructure_error"]
+            ),
+            "end_reasons": dict(Counter(r["end_reason"] for r in rows)),
+            "agent_calls": sum(r["agent_totals"]["calls"] for r in rows),
+            "agent_tokens": sum(r["agent_totals"]["prompt_tokens"] for r in rows),
+            "agent_decisions": sum(1 for r in rows for m in r["moves"] if m["actor"] == "agent"),
+        }
+    out["all"]["not_run"] = planned - len(latest)
+    return out
+
+
+def _check(result, planned: int) -> None:
+    ref = _reference(result.log_path, planned)
+    rows = {g["seat"]: g for g in result.summary["groups"]}
+    assert set(rows) == set(ref)
+    for seat, want in ref.items():
+        got = rows[seat]
+        for key in ("episodes", "finished", "wins", "losses", "infrastructure_errors"):
+            assert got[key] == want[key], (seat, key)
+        assert got["end_reasons"] == want["end_reasons"]
+        assert got["agent"]["calls"] == want["agent_calls"]
+        assert got["agent"]["prompt_tokens"] == want["agent_tokens"]
+        latency = got["agent"]["mean_decision_latency_s"]
+        assert (want["agent_decisions"] == 0) == math.isnan(latency)
+    assert rows["all"]["not_run"] == ref["all"]["not_run"]
+    assert result.summary["episodes_logged"] == planned - ref["all"]["not_run"]
+
+
+def test_streamed_summary_matches_the_whole_log_after_faults_resume_and_budget(tmp_path):
+    with SimServer() as server:
+        config = TournamentConfig(
+            games=["nim-31-k3"],
+            method="react",
+            model=FAULTY,
+            base_url=server.base_url,
+            opponent="random",
+            episodes=12,
+            seat="alternate",
+            max_retries=0,
+            concurrency=3,
+            results_dir=str(tmp_path),
+            progress=False,
+        )
+        first = run_tournament(config)
+        failed = sum(r["status"] != "win" and r["status"] != "loss" for r in first.records)
+        assert failed > 0  # http500 without retries: some episodes fail
+        _check(first, 12)
+        # A resume that reruns the failures under a call budget that stops it part way:
+        # the failures it did not reach stay the latest records of their ids.
+        spent = sum(r["agent_totals"]["calls"] for r in read_records(first.log_path))
+        budget = config.model_copy(update={"max_calls": spent + 2})
+        assert budget.log_path == config.log_path  # a budget is not part of a run's identity
+        second = run_tournament(budget)
+        assert 0 < second.played_now < failed and second.stopped
+        _check(second, 12)
+        third = run_tournament(config)
+        _check(third, 12)
+        assert third.summary["groups"][0]["not_run"] == 0
+    # The first result's records are the log as it was when the first run ended.
+    assert isinstance(first.records, LoggedRecords)
+    assert len(first.records) == 12
+    assert sum(r["status"] not in ("win", "loss") for r in first.records) == failed
+    assert len(list(iter_records(first.log_path))) == len(read_records(first.log_path))
+
+
+def test_progress_postfix_comes_from_status_counts():
+    counts = Counter({"win": 3, "loss": 2, "infrastructure_error": 1})
+    assert _postfix(counts) == "win 3/5, failed 1"
+    assert _postfix(Counter({"loss": 4})) == "win 0/4"
+
+
+def test_episode_line_is_the_full_dump_byte_for_byte():
+    import asyncio
+
+    from metanim.arena._players import ClientPool, build_policy
+    from metanim.arena.episodes import play_episode
+    from metanim.arena.tournament import episode_line
+    from metanim.games import make_game
+
+    with SimServer() as server:
+        pool = ClientPool(server.base_url, max_concurrency=4, timeout_s=10, max_retries=0)
+        url = server.base_url
+        agent = build_policy("react", f"sim-faulty:malformed=0.3@{url}", {}, pool, record=True)
+        opponent = build_policy("mad", f"sim-biased:p=0.5@{url}", {}, pool, record=True)
+
+        async def episodes():
+            game = make_game("nim-31-k3")
+            out = [
+                await play_episode(game, agent, opponent, start="initial", seed=s) for s in range(2)
+            ]
+            await pool.aclose()
+            return out
+
+        records = asyncio.run(episodes())
+    for record in records:
+        line = episode_line(record)
+        assert any(m["decision"] for m in line["moves"])
+        assert json.dumps(line) == json.dumps(record.model_dump(mode="json"))
