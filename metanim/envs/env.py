@@ -167,10 +167,11 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._builtin = isinstance(
             self.opponent, OptimalOpponent | RandomOpponent | EpsilonOptimalOpponent
         )
-        # state -> (legal moves, their set, int8 mask, observation, JSON form), and move
-        # texts: derived once per state instead of several times per step.
-        self._records: dict[Any, tuple[list[Any], frozenset[Any], np.ndarray, np.ndarray, Any]]
-        self._records = {}
+        # Derived once per state instead of several times per step: the legal moves of
+        # every state met, and (legal set, int8 mask, observation, JSON form) of those
+        # returned to the agent; move texts likewise.
+        self._legal_of: dict[Any, list[Any]] = {}
+        self._records: dict[Any, tuple[frozenset[Any], np.ndarray, np.ndarray, Any]] = {}
         self._texts: dict[Any, str] = {}
         self._stream_seed: int | None = None
         self._episode = 0
@@ -320,7 +321,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 f"action {index} is outside the action space [0, {self._num_actions - 1}]"
             )
         move = self.game.move_from_action(index)
-        if move not in self._record(self._state)[1]:
+        if move not in self._record(self._state)[0]:
             raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
         return move
 
@@ -360,23 +361,28 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._state = state
         self._legal = self._moves(state) if legal is None else legal
 
-    def _record(self, state: Any) -> tuple[list[Any], frozenset[Any], np.ndarray, np.ndarray, Any]:
-        """The derived values of `state`, computed on its first visit."""
+    def _record(self, state: Any) -> tuple[frozenset[Any], np.ndarray, np.ndarray, Any]:
+        """(legal set, mask, observation, JSON) of a state shown to the agent, cached."""
         found = self._records.get(state)
         if found is None:
             if len(self._records) >= _RECORD_LIMIT:
                 self._records.clear()
             game = self.game
-            legal = game.legal_moves(state)
+            legal = self._moves(state)
             mask = np.zeros(self._num_actions, dtype=np.int8)
             mask[[game.action_id(m) for m in legal]] = 1
-            found = (legal, frozenset(legal), mask, game.observation(state), game.to_json(state))
+            found = (frozenset(legal), mask, game.observation(state), game.to_json(state))
             self._records[state] = found
         return found
 
     def _moves(self, state: Any) -> list[Any]:
         """`game.legal_moves(state)`, cached (do not mutate the list)."""
-        return self._record(state)[0]
+        found = self._legal_of.get(state)
+        if found is None:
+            if len(self._legal_of) >= _RECORD_LIMIT:
+                self._legal_of.clear()
+            found = self._legal_of[state] = self.game.legal_moves(state)
+        return found
 
     def _text(self, move: Any) -> str:
         text = self._texts.get(move)
@@ -400,17 +406,17 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return moves[draws.integers(len(moves))]
 
     def _mask(self) -> np.ndarray:
-        return self._record(self._state)[2].copy()
+        return self._record(self._state)[1].copy()
 
     def _obs(self) -> np.ndarray:
-        return self._record(self._state)[3].copy()
+        return self._record(self._state)[2].copy()
 
     def _info(
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "action_mask": self._mask(),
-            "state": self._record(self._state)[4],
+            "state": self._record(self._state)[3],
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
