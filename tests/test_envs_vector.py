@@ -149,3 +149,15 @@ def test_unsupported_settings_fail_clearly() -> None:
     vec.reset(seed=0)
     with pytest.raises(ValueError, match="2 integer action ids"):
         vec.step(np.zeros(3, np.int64))
+
+
+def test_the_docs_example_runs() -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "envs.md").read_text()
+    section = text[text.index("## Batched env") : text.index("## Learning")]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/envs.md[batched env]", "exec"), namespace)
+    assert namespace["obs"].shape == (1024, 1)
