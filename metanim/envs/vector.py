@@ -46,6 +46,8 @@ _S30, _S27, _S31, _S32, _S11 = (np.uint64(v) for v in (30, 27, 31, 32, 11))
 _ONE = np.uint64(1)
 _MAX_START_TRIES = 1000
 _RANDOM, _OPTIMAL, _EPSILON = 0, 1, 2
+# `gym.make_vec(id, num_envs=B)` picks this env by default (it is the vector entry point).
+_HINT = '; gym.make_vec(..., vectorization_mode="sync") runs any setting'
 
 
 @nb.njit(cache=True)
@@ -232,7 +234,7 @@ class _Tables:
                     if len(states) >= max_states:
                         raise ValueError(
                             f"{game!r} has more than max_states={max_states:,} reachable states; "
-                            "the batched env tables every state (pass a larger max_states)"
+                            "the batched env tables every state (pass a larger max_states)" + _HINT
                         )
                     j = index[nxt] = len(states)
                     states.append(nxt)
@@ -310,13 +312,15 @@ class ImpartialGameVectorEnv(VectorEnv):
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         if seat != "first":
-            raise ValueError(f"the batched env supports seat='first' only, got {seat!r}")
+            raise ValueError(f"the batched env supports seat='first' only, got {seat!r}{_HINT}")
         if illegal != "lose":
-            raise ValueError(f"the batched env supports illegal='lose' only, got {illegal!r}")
+            raise ValueError(
+                f"the batched env supports illegal='lose' only, got {illegal!r}{_HINT}"
+            )
         if not isinstance(opponent, str):
             raise TypeError(
                 "the batched env takes a built-in opponent name ('optimal', 'random', "
-                f"'epsilon:<p>'), got {type(opponent).__name__}"
+                f"'epsilon:<p>'), got {type(opponent).__name__}{_HINT}"
             )
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
         policy = make_opponent(opponent)
