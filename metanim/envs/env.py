@@ -37,8 +37,9 @@ SEATS = ("first", "second")
 START_MODES = ("random_n", "initial", "auto")
 # Rejection sampling of start states gives up after this many playouts (it needs ~2).
 _MAX_START_TRIES = 1000
-# States whose derived values (legal moves, mask, observation, JSON) an env keeps.
-_RECORD_LIMIT = 100_000
+# States whose derived values (legal moves, mask, observation, JSON) an env keeps; more
+# would slow every garbage collection in games of many states (Kayles).
+_RECORD_LIMIT = 20_000
 
 
 class OpponentForfeitError(MoveError):
@@ -168,11 +169,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             self.opponent, OptimalOpponent | RandomOpponent | EpsilonOptimalOpponent
         )
         # Derived once per state instead of several times per step: the legal moves of
-        # every state met, and (legal set, int8 mask, observation, JSON form) of those
-        # returned to the agent; move texts likewise.
+        # every state met, and (int8 mask, observation, JSON form) of those returned to
+        # the agent; move texts and ids likewise.
         self._legal_of: dict[Any, list[Any]] = {}
-        self._records: dict[Any, tuple[frozenset[Any], np.ndarray, np.ndarray, Any]] = {}
+        self._records: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._texts: dict[Any, str] = {}
+        self._ids: dict[Any, int] = {}
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)
@@ -321,7 +323,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 f"action {index} is outside the action space [0, {self._num_actions - 1}]"
             )
         move = self.game.move_from_action(index)
-        if move not in self._record(self._state)[0]:
+        if not self._record(self._state)[0][index]:
             raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
         return move
 
@@ -361,17 +363,19 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._state = state
         self._legal = self._moves(state) if legal is None else legal
 
-    def _record(self, state: Any) -> tuple[frozenset[Any], np.ndarray, np.ndarray, Any]:
-        """(legal set, mask, observation, JSON) of a state shown to the agent, cached."""
+    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(int8 mask, observation, JSON) of a state shown to the agent, cached."""
         found = self._records.get(state)
         if found is None:
             if len(self._records) >= _RECORD_LIMIT:
                 self._records.clear()
             game = self.game
             legal = self._moves(state)
+            ids = self._ids
             mask = np.zeros(self._num_actions, dtype=np.int8)
-            mask[[game.action_id(m) for m in legal]] = 1
-            found = (frozenset(legal), mask, game.observation(state), game.to_json(state))
+            # Moves recur across states: their ids come from a dict, not a call each.
+            mask[[ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]] = 1
+            found = (mask, game.observation(state), game.to_json(state))
             self._records[state] = found
         return found
 
@@ -406,17 +410,17 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return moves[draws.integers(len(moves))]
 
     def _mask(self) -> np.ndarray:
-        return self._record(self._state)[1].copy()
+        return self._record(self._state)[0].copy()
 
     def _obs(self) -> np.ndarray:
-        return self._record(self._state)[2].copy()
+        return self._record(self._state)[1].copy()
 
     def _info(
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "action_mask": self._mask(),
-            "state": self._record(self._state)[3],
+            "state": self._record(self._state)[2],
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
