@@ -161,3 +161,42 @@ def test_the_docs_example_runs() -> None:
     namespace: dict[str, Any] = {}
     exec(compile(code, "docs/envs.md[batched env]", "exec"), namespace)
     assert namespace["obs"].shape == (1024, 1)
+
+
+def _exact_random_n_starts(heap: int, k: int) -> dict[int, float]:
+    """The documented start law, enumerated from the rules of one-heap NIM (take 1..k).
+
+    A uniform random playout from `heap`; a uniform pick among its non-terminal
+    N-positions (heap mod (k+1) != 0 in normal play).
+    """
+    law: dict[int, float] = {}
+
+    def walk(h: int, trail: list[int], prob: float) -> None:
+        if h == 0:
+            cands = [s for s in trail if s % (k + 1)]
+            for s in cands:
+                law[s] = law.get(s, 0.0) + prob / len(cands)
+            return
+        takes = range(1, min(k, h) + 1)
+        for t in takes:
+            walk(h - t, [*trail, h], prob / len(takes))
+
+    walk(heap, [], 1.0)
+    return law
+
+
+def test_random_n_starts_follow_the_documented_distribution() -> None:
+    from scipy.stats import chisquare
+
+    law = _exact_random_n_starts(10, 3)
+    assert abs(sum(law.values()) - 1.0) < 1e-12  # 10 is an N-position: never a retry
+    env = gym.make("MetaNIM/Nim-v0", heaps=[10], max_take=3, start="random_n")
+    env.reset(seed=0)
+    draws = 6000
+    counts = dict.fromkeys(law, 0)
+    for _ in range(draws):
+        obs, _ = env.reset()
+        counts[int(obs[0])] += 1
+    states = sorted(law)
+    result = chisquare([counts[s] for s in states], [law[s] * draws for s in states])
+    assert result.pvalue > 1e-3, (counts, law)
