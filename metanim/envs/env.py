@@ -80,13 +80,14 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     win. `start="auto"` (default with a preset, and in tournaments for every
     setting): the initial state when it is an N-position, else a random N-position.
     `start="initial"`: the game's initial state, with a warning if the agent would
-    start in a P-position. Start sampling and the built-in opponents draw from a
-    counter-based per-episode stream (`metanim.envs._stream`; episode 0 after
-    `reset(seed=s)`, then 1, 2, ... on unseeded resets), which the batched env
-    `metanim.envs.vector` reproduces; a callable opponent gets `env.np_random`. A state value (e.g. `[12]`, `[20, 19]`) starts
+    start in a P-position. A state value (e.g. `[12]`, `[20, 19]`) starts
     there; `reset(options={"state": ...})` overrides it for one episode. With
     `seat="second"` the opponent moves first inside `reset`; `"random_n"` then
     samples a P-position for the opponent, so the agent again starts at an N-position.
+    Start sampling and the built-in opponents draw from a counter-based
+    per-episode stream (`metanim.envs._stream`; episode 0 after `reset(seed=s)`,
+    then 1, 2, ... on unseeded resets), which the batched env `metanim.envs.vector`
+    reproduces; a callable opponent gets `env.np_random`.
 
     ## Rewards
     +1 when the agent wins, -1 when it loses, 0 otherwise. Normal play: whoever
