@@ -28,6 +28,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("MetaNIM/Nim-v0", {"preset": "nim-31-k3"}),
     ("MetaNIM/Nim-v0", {"preset": "nim-31-k3", "start": "initial"}),
     ("MetaNIM/Nim-v0", {"heaps": [31], "max_take": None, "start": "initial"}),
+    # OpenSpiel's nim game and reply policy (random), for the comparison below.
+    ("MetaNIM/Nim-v0", {"heaps": [31], "max_take": None, "start": "initial", "opponent": "random"}),
     ("MetaNIM/Fibonacci-v0", {"preset": "fibonacci-20"}),
     ("MetaNIM/Kayles-v0", {"preset": "kayles-2rows"}),
     ("MetaNIM/Chomp-v0", {"preset": "chomp-5x5"}),
@@ -177,16 +179,18 @@ def main() -> None:
         if spiel is None
         else f"OpenSpiel's `nim` (pile_sizes=31) through its Python API, one state at a time "
         f"(it has no batched API), same run: {spiel:,.0f} agent steps/s (the agent's "
-        "`apply_action` and a random reply, with `legal_actions` before each); the batched env "
-        f"on the same game (`heaps=[31], max_take=None` row above) is "
-        f"{float(rows[2][2].replace(',', '')) / spiel:,.0f}x that."
+        "`apply_action` and a random reply, with `legal_actions` before each); the batched "
+        "env on the same game with the same random reply (`heaps=[31], max_take=None, "
+        "start=initial, opponent=random` row above) is "
+        f"{float(rows[3][2].replace(',', '')) / spiel:,.0f}x that."
     )
     print("numpy", numpy_rate, "ours", ours_rate, "openspiel", spiel)
     markdown = "\n\n".join(
         [
             "## Batched environment (`scripts/bench_vector_env.py`)",
             f"Machine: {machine()}. B = {batch:,} boards, {args.calls} `step()` calls per "
-            "timing (best of 2), one core, optimal opponent, random legal agent actions "
+            "timing (best of 2), one core, optimal opponent unless the row says otherwise, "
+            "random legal agent actions "
             "drawn from the returned masks outside the timed region. An agent step is the "
             "agent's move, the opponent's reply, reward, flags, next masks and autoreset "
             "(default starts resample a random playout in numba). *States* is the size of "

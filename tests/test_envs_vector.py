@@ -22,6 +22,9 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("MetaNIM/Chomp-v0", {"preset": "chomp-2x8"}),
     ("MetaNIM/CornerQueen-v0", {"game_params": {"height": 8, "width": 9, "start": [1, 7]}}),
     ("MetaNIM/Nim-v0", {"start": [12]}),
+    ("MetaNIM/Nim-v0", {"seat": "second"}),
+    ("MetaNIM/Nim-v0", {"preset": "nim-31-k4-misere", "seat": "second"}),
+    ("MetaNIM/Chomp-v0", {"preset": "chomp-2x8", "seat": "second", "opponent": "epsilon:0.5"}),
 ]
 
 
@@ -137,8 +140,14 @@ def test_optimal_replies_follow_the_closed_form() -> None:
 
 
 def test_unsupported_settings_fail_clearly() -> None:
-    with pytest.raises(ValueError, match="seat='first' only"):
-        ImpartialGameVectorEnv("nim", 2, seat="second")
+    with pytest.raises(ValueError, match="seat must be one of"):
+        ImpartialGameVectorEnv("nim", 2, seat="last")
+    with pytest.warns(UserWarning, match="N-position for the opponent"):
+        opponent_wins_at_once = ImpartialGameVectorEnv(
+            "nim", 2, heaps=[3], seat="second", start=[3]
+        )
+    with pytest.raises(ValueError, match="ended the game"):  # 3 stones, take up to 3
+        opponent_wins_at_once.reset(seed=0)
     with pytest.raises(ValueError, match="illegal='lose' only"):
         ImpartialGameVectorEnv("nim", 2, illegal="penalize")
     with pytest.raises(ValueError, match="max_states=500"):

@@ -11,7 +11,7 @@ Randomness comes from the counter-based per-episode stream of
 `reset(seed=s)` plays exactly the episodes of `ImpartialGameEnv(...).reset(seed=s + i)`
 followed by unseeded `reset()` calls, given the same actions.
 
-Supported: the built-in opponents ("optimal", "random", "epsilon:<p>"), `seat="first"`,
+Supported: the built-in opponents ("optimal", "random", "epsilon:<p>"), both seats,
 `illegal="lose"`, the start modes "random_n", "auto", "initial" or a state, and games
 with at most `max_states` reachable states (every preset except Kayles with a row of 20,
 about 414,000 states: pass `max_states` to allow it, at a build time of minutes).
@@ -29,7 +29,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
-from metanim.envs.env import START_MODES, _as_state, _build_game, warn_unwinnable_start
+from metanim.envs.env import SEATS, START_MODES, _as_state, _build_game, warn_unwinnable_start
 from metanim.envs.opponents import (
     EpsilonOptimalOpponent,
     OptimalOpponent,
@@ -75,47 +75,67 @@ def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
 
 
 @nb.njit(cache=True)
-def _start(
-    i, keys, counts, start_index, init, legal_ptr, legal_act, child, wanted, trail, cand
-):  # pragma: no cover
-    """Start state of env `i`'s new episode: `start_index`, or sampled like `sample_start`."""
-    if start_index >= 0:
-        return start_index
+def _reply(i, s, keys, counts, tab, opp_kind, epsilon):  # pragma: no cover
+    """The built-in opponent's action at `s`, drawn as `ImpartialGameEnv._builtin_reply`."""
+    legal_ptr, legal_act, win_ptr, win_act = tab[0], tab[1], tab[2], tab[3]
     key = keys[i]
-    for _ in range(_MAX_START_TRIES):
-        s = init
-        length = 0
-        while legal_ptr[s + 1] > legal_ptr[s]:
-            trail[length] = s
-            length += 1
-            counts[i] += 1
-            pick = _integers(key, counts[i], legal_ptr[s + 1] - legal_ptr[s])
-            s = child[s, legal_act[legal_ptr[s] + pick]]
-        found = 0
-        for j in range(length):
-            if wanted[trail[j]]:
-                cand[found] = trail[j]
-                found += 1
-        if found > 0:
-            counts[i] += 1
-            return cand[_integers(key, counts[i], found)]
-    return -1
+    use_random = opp_kind == _RANDOM
+    if opp_kind == _EPSILON:
+        counts[i] += 1
+        use_random = _random(key, counts[i]) < epsilon
+    counts[i] += 1
+    nwin = win_ptr[s + 1] - win_ptr[s]
+    if use_random or nwin == 0:
+        n = legal_ptr[s + 1] - legal_ptr[s]
+        return legal_act[legal_ptr[s] + _integers(key, counts[i], n)]
+    return win_act[win_ptr[s] + _integers(key, counts[i], nwin)]
+
+
+@nb.njit(cache=True)
+def _start(
+    i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
+):  # pragma: no cover
+    """State of env `i`'s new episode at the agent's first decision.
+
+    `start_index`, or sampled like `sample_start` (a playout from state 0, the initial
+    state, then a uniform pick among its `wanted` states); then, with the opponent
+    first, its reply. -1: no wanted state found; -2: the opponent's reply ended the game.
+    """
+    legal_ptr, legal_act, child, wanted = tab[0], tab[1], tab[4], tab[5]
+    s = start_index
+    if s < 0:
+        key = keys[i]
+        for _ in range(_MAX_START_TRIES):
+            s = 0
+            length = 0
+            while legal_ptr[s + 1] > legal_ptr[s]:
+                trail[length] = s
+                length += 1
+                counts[i] += 1
+                pick = _integers(key, counts[i], legal_ptr[s + 1] - legal_ptr[s])
+                s = child[s, legal_act[legal_ptr[s] + pick]]
+            found = 0
+            for j in range(length):
+                if wanted[trail[j]]:
+                    cand[found] = trail[j]
+                    found += 1
+            if found > 0:
+                counts[i] += 1
+                s = cand[_integers(key, counts[i], found)]
+                break
+            s = -1
+        if s < 0:
+            return -1
+    if opp_first:
+        s = child[s, _reply(i, s, keys, counts, tab, opp_kind, epsilon)]
+        if legal_ptr[s + 1] == legal_ptr[s]:
+            return -2
+    return s
 
 
 @nb.njit(cache=True)
 def _reset_all(
-    seeds,
-    episodes,
-    keys,
-    counts,
-    cur,
-    start_index,
-    init,
-    legal_ptr,
-    legal_act,
-    child,
-    wanted,
-    max_len,
+    seeds, episodes, keys, counts, cur, start_index, tab, opp_kind, epsilon, opp_first, max_len
 ):  # pragma: no cover
     trail = np.empty(max_len + 1, np.int64)
     cand = np.empty(max_len + 1, np.int64)
@@ -123,7 +143,7 @@ def _reset_all(
         keys[i] = _episode_key(seeds[i], episodes[i])
         counts[i] = 0
         cur[i] = _start(
-            i, keys, counts, start_index, init, legal_ptr, legal_act, child, wanted, trail, cand
+            i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
         )
 
 
@@ -136,21 +156,17 @@ def _step(
     counts,
     cur,
     start_index,
-    init,
-    legal_ptr,
-    legal_act,
-    win_ptr,
-    win_act,
-    child,
-    wanted,
-    max_len,
+    tab,
     opp_kind,
     epsilon,
+    opp_first,
+    max_len,
     mover_wins_at_terminal,
     rewards,
     terminated,
     final_state,
 ):  # pragma: no cover
+    legal_ptr, child = tab[0], tab[4]
     num_actions = child.shape[1]
     trail = np.empty(max_len + 1, np.int64)
     cand = np.empty(max_len + 1, np.int64)
@@ -168,19 +184,7 @@ def _step(
                 done = True  # the agent moved last
                 reward = -1.0 if mover_wins_at_terminal else 1.0
             else:
-                key = keys[i]
-                n = legal_ptr[s + 1] - legal_ptr[s]
-                use_random = opp_kind == _RANDOM
-                if opp_kind == _EPSILON:
-                    counts[i] += 1
-                    use_random = _random(key, counts[i]) < epsilon
-                counts[i] += 1
-                nwin = win_ptr[s + 1] - win_ptr[s]
-                if use_random or nwin == 0:
-                    reply = legal_act[legal_ptr[s] + _integers(key, counts[i], n)]
-                else:
-                    reply = win_act[win_ptr[s] + _integers(key, counts[i], nwin)]
-                s = child[s, reply]
+                s = child[s, _reply(i, s, keys, counts, tab, opp_kind, epsilon)]
                 if legal_ptr[s + 1] == legal_ptr[s]:
                     done = True  # the opponent moved last
                     reward = 1.0 if mover_wins_at_terminal else -1.0
@@ -191,19 +195,7 @@ def _step(
             episodes[i] += 1
             keys[i] = _episode_key(seeds[i], episodes[i])
             counts[i] = 0
-            s = _start(
-                i,
-                keys,
-                counts,
-                start_index,
-                init,
-                legal_ptr,
-                legal_act,
-                child,
-                wanted,
-                trail,
-                cand,
-            )
+            s = _start(i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand)
         cur[i] = s
 
 
@@ -266,6 +258,11 @@ class _Tables:
             self.win_ptr[k + 1] = len(win_act)
         self.legal_act = np.asarray(legal_act, np.int64)
         self.win_act = np.asarray(win_act, np.int64)
+        terminal = self.legal_ptr[1:] == self.legal_ptr[:-1]
+        # P-positions from which no move ends the game: the opponent's sampled starts
+        # (`sample_start` with mover_wins=False).
+        ends = (self.child >= 0) & terminal[np.maximum(self.child, 0)]
+        self.p_ok = ~terminal & ~self.is_n & ~ends.any(axis=1)
 
 
 class ImpartialGameVectorEnv(VectorEnv):
@@ -287,7 +284,7 @@ class ImpartialGameVectorEnv(VectorEnv):
         num_envs: the number of boards B.
         preset, game_params, misere, start, **params: as for `ImpartialGameEnv`.
         opponent: "optimal", "random" or "epsilon:<p>".
-        seat: only "first".
+        seat: "first" or "second" (the opponent moves first, inside reset and autoreset).
         illegal: only "lose".
         max_states: the most reachable states to table.
     """
@@ -311,8 +308,8 @@ class ImpartialGameVectorEnv(VectorEnv):
     ) -> None:
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
-        if seat != "first":
-            raise ValueError(f"the batched env supports seat='first' only, got {seat!r}{_HINT}")
+        if seat not in SEATS:
+            raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
         if illegal != "lose":
             raise ValueError(
                 f"the batched env supports illegal='lose' only, got {illegal!r}{_HINT}"
@@ -345,13 +342,18 @@ class ImpartialGameVectorEnv(VectorEnv):
             fixed = initial if start == "initial" else game_.validate_state(_as_state(start))
             if game_.is_terminal(fixed):
                 raise ValueError(f"the start state {fixed!r} is already over")
-            warn_unwinnable_start(game_, fixed)
+            warn_unwinnable_start(game_, fixed, mover_wins=seat == "first")
         roots = [initial] if fixed is None else [initial, fixed]
         self.tables = t = _Tables(game_, roots, max_states)
+        self.seat = seat
+        self._opp_first = seat == "second"
+        # The agent's first decision is at an N-position: with the opponent first, the
+        # opponent starts from a P-position (as in `resolve_start`).
+        self._wanted = t.p_ok if self._opp_first else t.is_n
         self._start_index = -1
         if fixed is not None:
             self._start_index = t.index[fixed]
-        elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0]:
+        elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != self._opp_first:
             self._start_index = 0
         self._max_len = max(game_.info.max_game_length, 1)
         self._mwat = bool(game_.mover_wins_at_terminal)
@@ -402,11 +404,10 @@ class ImpartialGameVectorEnv(VectorEnv):
             self._counts,
             self._cur,
             self._start_index,
-            0,
-            t.legal_ptr,
-            t.legal_act,
-            t.child,
-            t.is_n,
+            self._tab(),
+            self._opp_kind,
+            self._epsilon,
+            self._opp_first,
             self._max_len,
         )
         self._check_starts()
@@ -432,16 +433,11 @@ class ImpartialGameVectorEnv(VectorEnv):
             self._counts,
             self._cur,
             self._start_index,
-            0,
-            t.legal_ptr,
-            t.legal_act,
-            t.win_ptr,
-            t.win_act,
-            t.child,
-            t.is_n,
-            self._max_len,
+            self._tab(),
             self._opp_kind,
             self._epsilon,
+            self._opp_first,
+            self._max_len,
             self._mwat,
             self._rewards,
             self._terminated,
@@ -464,8 +460,18 @@ class ImpartialGameVectorEnv(VectorEnv):
         """The legal actions of every board as a (num_envs, num_actions) bool array."""
         return self.tables.mask[self._cur].astype(bool)
 
+    def _tab(self) -> tuple[np.ndarray, ...]:
+        t = self.tables
+        return (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, self._wanted)
+
     def _check_starts(self) -> None:
+        if (self._cur == -2).any():
+            self._cur[:] = -1
+            raise ValueError(
+                "the opponent's first move ended the game (seat='second'); start from another state"
+            )
         if (self._cur < 0).any():
+            self._cur[:] = -1
             raise ValueError(
                 f"found no N-position reachable from {self.game.initial_state()!r} in "
                 f"{_MAX_START_TRIES} random playouts; pass start='initial' or a state"
