@@ -324,7 +324,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 f"action {index} is outside the action space [0, {self._num_actions - 1}]"
             )
         move = self.game.move_from_action(index)
-        if not self._record(self._state)[0][index]:
+        if not self._current[0][index]:
             raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
         return move
 
@@ -363,6 +363,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _set_state(self, state: Any, legal: list[Any] | None = None) -> None:
         self._state = state
         self._legal = self._moves(state) if legal is None else legal
+        self._current = self._record(state)
 
     def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray, Any]:
         """(int8 mask, observation, JSON) of a state shown to the agent, cached."""
@@ -411,17 +412,17 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return moves[draws.integers(len(moves))]
 
     def _mask(self) -> np.ndarray:
-        return self._record(self._state)[0].copy()
+        return self._current[0].copy()
 
     def _obs(self) -> np.ndarray:
-        return self._record(self._state)[1].copy()
+        return self._current[1].copy()
 
     def _info(
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "action_mask": self._mask(),
-            "state": self._record(self._state)[2],
+            "state": self._current[2],
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
