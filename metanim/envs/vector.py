@@ -51,31 +51,31 @@ _RANDOM, _OPTIMAL, _EPSILON = 0, 1, 2
 _HINT = '; gym.make_vec(..., vectorization_mode="sync") runs any setting'
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _episode_key(seed: np.uint64, episode: np.int64) -> np.uint64:  # pragma: no cover
     return _mix(_mix(seed + _G) + np.uint64(episode + 1) * _G)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # pragma: no cover
     word = _mix(key + np.uint64(count) * _G)
     return np.int64(((word >> _S32) * np.uint64(n)) >> _S32)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
     word = _mix(key + np.uint64(count) * _G)
     return float(word >> _S11) * (1.0 / 9007199254740992.0)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _reply(i, s, keys, counts, tab, opp_kind, epsilon):  # pragma: no cover
     """The built-in opponent's action at `s`, drawn as `ImpartialGameEnv._builtin_reply`."""
     legal_ptr, legal_act, win_ptr, win_act = tab[0], tab[1], tab[2], tab[3]
@@ -92,7 +92,7 @@ def _reply(i, s, keys, counts, tab, opp_kind, epsilon):  # pragma: no cover
     return win_act[win_ptr[s] + _integers(key, counts[i], nwin)]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _start(
     i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
 ):  # pragma: no cover
@@ -200,6 +200,15 @@ def _step(
         cur[i] = s
 
 
+@nb.njit(cache=True)
+def _rows(table, index):  # pragma: no cover
+    """`table[index]` for a 2-D table (NumPy's fancy indexing is slower on small rows)."""
+    out = np.empty((index.shape[0], table.shape[1]), table.dtype)
+    for i in range(index.shape[0]):
+        out[i] = table[index[i]]
+    return out
+
+
 class _Tables:
     """Every state reachable from `roots`, with what a step needs of each."""
 
@@ -239,6 +248,7 @@ class _Tables:
         self.index = index
         self.states = states
         self.obs = np.stack([game.observation(s) for s in states]).astype(np.int64)
+        self.obs_flat = np.ascontiguousarray(self.obs.reshape(count, -1))
         self.mask = np.zeros((count, num_actions), np.int8)
         self.child = np.full((count, num_actions), -1, np.int64)
         self.legal_ptr = np.zeros(count + 1, np.int64)
@@ -412,7 +422,7 @@ class ImpartialGameVectorEnv(VectorEnv):
             self._max_len,
         )
         self._check_starts()
-        return t.obs[self._cur], {"action_mask": t.mask[self._cur]}
+        return self._obs_of(self._cur), {"action_mask": _rows(t.mask, self._cur)}
 
     def step(
         self, actions: np.ndarray
@@ -445,12 +455,12 @@ class ImpartialGameVectorEnv(VectorEnv):
             self._final,
         )
         self._check_starts()
-        infos: dict[str, Any] = {"action_mask": t.mask[self._cur]}
+        infos: dict[str, Any] = {"action_mask": _rows(t.mask, self._cur)}
         if self._terminated.any():
-            infos["final_obs"] = t.obs[self._final]
+            infos["final_obs"] = self._obs_of(self._final)
             infos["_final_obs"] = self._terminated.copy()
         return (
-            t.obs[self._cur],
+            self._obs_of(self._cur),
             self._rewards.copy(),
             self._terminated.copy(),
             self._truncated.copy(),
@@ -459,13 +469,20 @@ class ImpartialGameVectorEnv(VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of every board as a (num_envs, num_actions) bool array."""
-        return self.tables.mask[self._cur].astype(bool)
+        return _rows(self.tables.mask, self._cur).astype(bool)
+
+    def _obs_of(self, index: np.ndarray) -> np.ndarray:
+        return _rows(self.tables.obs_flat, index).reshape(
+            (len(index), *self.single_observation_space.shape)
+        )
 
     def _tab(self) -> tuple[np.ndarray, ...]:
         t = self.tables
         return (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, self._wanted)
 
     def _check_starts(self) -> None:
+        if self._cur.min() >= 0:
+            return
         if (self._cur == -2).any():
             self._cur[:] = -1
             raise ValueError(
