@@ -301,7 +301,8 @@ def test_llm_policy_as_env_opponent_and_agent(server) -> None:
     agent = LLMPolicy(build_method("cot:sim-optimal", client_factory=factory))
     env_id = next(k for k in gym.registry if "Fibonacci" in k or "fibonacci" in k)
     env = gym.make(env_id, opponent=opponent)
-    env.reset(seed=3)
+    # A fixed N-position start, so the opponent surely moves (a sampled one may end at once).
+    env.reset(seed=3, options={"state": [20, 19]})
     done, steps = False, 0
     game = env.unwrapped.game
     while not done:

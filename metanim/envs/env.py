@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -12,8 +12,17 @@ import numpy as np
 from gymnasium import spaces
 
 from metanim.envs import _render, _solve
+from metanim.envs._stream import EpisodeStream
 from metanim.envs.observations import ObservationEncoder
-from metanim.envs.opponents import OpponentSpec, as_action_index, make_opponent, resolve_move
+from metanim.envs.opponents import (
+    EpsilonOptimalOpponent,
+    OpponentSpec,
+    OptimalOpponent,
+    RandomOpponent,
+    as_action_index,
+    make_opponent,
+    resolve_move,
+)
 from metanim.games import (
     PRESETS,
     Game,
@@ -30,6 +39,9 @@ SEATS = ("first", "second")
 START_MODES = ("random_n", "initial", "auto")
 # Rejection sampling of start states gives up after this many playouts (it needs ~2).
 _MAX_START_TRIES = 1000
+# States whose derived values (legal moves, mask, observation, JSON) an env keeps; more
+# would slow every garbage collection in games of many states (Kayles).
+_RECORD_LIMIT = 20_000
 
 
 class OpponentForfeitError(MoveError):
@@ -76,6 +88,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     there; `reset(options={"state": ...})` overrides it for one episode. With
     `seat="second"` the opponent moves first inside `reset`; `"random_n"` then
     samples a P-position for the opponent, so the agent again starts at an N-position.
+    Start sampling and the built-in opponents draw from a counter-based
+    per-episode stream (`metanim.envs._stream`; episode 0 after `reset(seed=s)`,
+    then 1, 2, ... on unseeded resets), which the batched env `metanim.envs.vector`
+    reproduces; a callable opponent gets `env.np_random`.
 
     ## Rewards
     +1 when the agent wins, -1 when it loses, 0 otherwise. Normal play: whoever
@@ -157,6 +173,21 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self.solver_info = bool(solver_info)
 
         info = self.game.info
+        # `Game.info` builds a new record on each access: read it once.
+        self._num_actions = info.num_actions
+        self._builtin = isinstance(
+            self.opponent, OptimalOpponent | RandomOpponent | EpsilonOptimalOpponent
+        )
+        # Derived once per state instead of several times per step: the legal moves of
+        # every state met, and (int8 mask, observation, JSON form) of those returned to
+        # the agent; move texts and ids likewise.
+        self._legal_of: dict[Any, list[Any]] = {}
+        self._records: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
+        self._texts: dict[Any, str] = {}
+        self._ids: dict[Any, int] = {}
+        self._stream_seed: int | None = None
+        self._episode = 0
+        self._draws = EpisodeStream(0, 0)
         self.action_space = spaces.Discrete(info.num_actions)
         self._encode = ObservationEncoder(self.game, observation)
         self.observation_space = self._encode.space
@@ -169,6 +200,13 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        if seed is not None:
+            self._stream_seed, self._episode = int(seed), 0
+        elif self._stream_seed is None:
+            self._stream_seed, self._episode = int(self.np_random.integers(2**63)), 0
+        else:
+            self._episode += 1
+        self._draws = EpisodeStream(self._stream_seed, self._episode)
         options = options or {}
         start = self._start
         if "state" in options:
@@ -176,12 +214,17 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         opponent_move = None
         # The agent's first decision is at an N-position: with the opponent first,
         # the opponent starts from a P-position.
-        state = resolve_start(self.game, start, self.np_random, mover_wins=self.seat == "first")
+        state = resolve_start(
+            self.game, start, self._draws, mover_wins=self.seat == "first", moves=self._moves
+        )
         if self.seat == "second":
             try:
-                move = resolve_move(
-                    self.game, state, self.opponent(self.game, state, self.np_random)
-                )
+                if self._builtin:
+                    move = self._builtin_reply(state, self._moves(state))
+                else:
+                    move = resolve_move(
+                        self.game, state, self.opponent(self.game, state, self.np_random)
+                    )
             except MoveError as err:
                 # A forfeit in step() is the agent's win; reset() cannot return a finished
                 # episode, and replaying the opponent would hide the forfeit. Say so.
@@ -192,8 +235,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                     err.text,
                 ) from err
             state = self.game._apply(state, move)
-            opponent_move = self.game.move_text(move)
-            if not self.game.legal_moves(state):
+            opponent_move = self._text(move)
+            if not self._moves(state):
                 raise ValueError(
                     f"the opponent's first move {opponent_move} ended the game; "
                     "start from another state"
@@ -226,16 +269,19 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         except MoveError as err:
             return self._illegal(err)
         state = game._apply(self._state, move)
-        agent_move = game.move_text(move)
-        # Legal moves are listed once per state and reused for the terminal test, the
-        # opponent's move check and the mask: they are the bulk of a step's cost.
-        legal = game.legal_moves(state)
+        agent_move = self._text(move)
+        # Legal moves are derived once per state (`_moves`) and reused for the terminal
+        # test, the opponent's move check and the mask: they are the bulk of a step's cost.
+        legal = self._moves(state)
         if not legal:
-            return self._finish(state, [], agent_move, None, agent_moved_last=True)
+            return self._finish(state, legal, agent_move, None, agent_moved_last=True)
 
         try:
-            choice = self.opponent(game, state, self.np_random)
-            reply = resolve_move(game, state, choice, legal)
+            if self._builtin:
+                reply = self._builtin_reply(state, legal)
+            else:
+                choice = self.opponent(game, state, self.np_random)
+                reply = resolve_move(game, state, choice, legal)
         except MoveError as err:
             # The opponent forfeits; an LLM opponent can answer illegally too.
             self._set_state(state, legal)
@@ -245,8 +291,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             info["opponent_error"] = err.reason
             return self._obs(), 1.0, True, False, info
         state = game._apply(state, reply)
-        opponent_move = game.move_text(reply)
-        legal = game.legal_moves(state)
+        opponent_move = self._text(reply)
+        legal = self._moves(state)
         if not legal:
             return self._finish(state, legal, agent_move, opponent_move, agent_moved_last=False)
         self._set_state(state, legal)
@@ -293,12 +339,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 f"action {action!r} ({type(action).__name__}) is neither an integer action id "
                 "nor an answer text"
             )
-        if not 0 <= index < self.game.info.num_actions:
+        if not 0 <= index < self._num_actions:
             raise IllegalMoveError(
-                f"action {index} is outside the action space [0, {self.game.info.num_actions - 1}]"
+                f"action {index} is outside the action space [0, {self._num_actions - 1}]"
             )
         move = self.game.move_from_action(index)
-        if move not in self._legal:
+        if not self._current[0][index]:
             raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
         return move
 
@@ -336,22 +382,68 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
     def _set_state(self, state: Any, legal: list[Any] | None = None) -> None:
         self._state = state
-        self._legal = self.game.legal_moves(state) if legal is None else legal
+        self._legal = self._moves(state) if legal is None else legal
+        self._current = self._record(state)
+
+    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(int8 mask, encoded observation, JSON) of a state shown to the agent, cached."""
+        found = self._records.get(state)
+        if found is None:
+            if len(self._records) >= _RECORD_LIMIT:
+                self._records.clear()
+            game = self.game
+            legal = self._moves(state)
+            ids = self._ids
+            mask = np.zeros(self._num_actions, dtype=np.int8)
+            # Moves recur across states: their ids come from a dict, not a call each.
+            mask[[ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]] = 1
+            # The observation in the env's encoding (raw, onehot or binary).
+            found = (mask, self._encode(game.observation(state)), game.to_json(state))
+            self._records[state] = found
+        return found
+
+    def _moves(self, state: Any) -> list[Any]:
+        """`game.legal_moves(state)`, cached (do not mutate the list)."""
+        found = self._legal_of.get(state)
+        if found is None:
+            if len(self._legal_of) >= _RECORD_LIMIT:
+                self._legal_of.clear()
+            found = self._legal_of[state] = self.game.legal_moves(state)
+        return found
+
+    def _text(self, move: Any) -> str:
+        text = self._texts.get(move)
+        if text is None:
+            text = self._texts[move] = self.game.move_text(move)
+        return text
+
+    def _builtin_reply(self, state: Any, legal: list[Any]) -> Any:
+        """A built-in opponent's move, drawn from the episode stream.
+
+        Draws exactly as `RandomOpponent`, `OptimalOpponent` and
+        `EpsilonOptimalOpponent` do (one `integers`, after one `random` for epsilon),
+        from lists already known legal, so no check is needed.
+        """
+        draws, opponent = self._draws, self.opponent
+        if isinstance(opponent, RandomOpponent) or (
+            isinstance(opponent, EpsilonOptimalOpponent) and draws.random() < opponent.epsilon
+        ):
+            return legal[draws.integers(len(legal))]
+        moves = _solve.winning_moves(self.game, state) or legal
+        return moves[draws.integers(len(moves))]
 
     def _mask(self) -> np.ndarray:
-        mask = np.zeros(self.game.info.num_actions, dtype=np.int8)
-        mask[[self.game.action_id(m) for m in self._legal]] = 1
-        return mask
+        return self._current[0].copy()
 
     def _obs(self) -> np.ndarray:
-        return self._encode(self.game.observation(self._state))
+        return self._current[1].copy()
 
     def _info(
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "action_mask": self._mask(),
-            "state": self.game.to_json(self._state),
+            "state": self._current[2],
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
@@ -382,7 +474,12 @@ def start_setting(game: Game[Any, Any], start: Any, *, preset: bool) -> Any:
 
 
 def resolve_start(
-    game: Game[Any, Any], start: Any, rng: np.random.Generator, *, mover_wins: bool
+    game: Game[Any, Any],
+    start: Any,
+    rng: np.random.Generator | EpisodeStream,
+    *,
+    mover_wins: bool,
+    moves: Callable[[Any], list[Any]] | None = None,
 ) -> Any:
     """The start state for a `start` setting: "random_n", "initial", "auto" or a state.
 
@@ -390,15 +487,15 @@ def resolve_start(
     there is the wanted one (`mover_wins`: an N-position), else a random state of
     that outcome ("random_n"). "initial" or an explicit state is used as given, with
     a `UserWarning` when it is not the wanted outcome (e.g. the agent would start in
-    a P-position and lose against best play).
+    a P-position and lose against best play). `moves` is a cached `game.legal_moves`.
     """
     if isinstance(start, str) and start == "random_n":
-        return sample_start(game, rng, mover_wins=mover_wins)
+        return sample_start(game, rng, mover_wins=mover_wins, moves=moves)
     if isinstance(start, str) and start == "auto":
         initial = game.initial_state()
         if not game.is_terminal(initial) and (_solve.outcome(game, initial) == "N") == mover_wins:
             return initial
-        return sample_start(game, rng, mover_wins=mover_wins)
+        return sample_start(game, rng, mover_wins=mover_wins, moves=moves)
     state = game.initial_state() if isinstance(start, str) and start == "initial" else start
     if game.is_terminal(state):
         raise ValueError(f"the start state {state!r} is already over: there is no move to make")
@@ -420,7 +517,13 @@ def warn_unwinnable_start(game: Game[Any, Any], state: Any, *, mover_wins: bool 
         )
 
 
-def sample_start(game: Game[Any, Any], rng: np.random.Generator, *, mover_wins: bool) -> Any:
+def sample_start(
+    game: Game[Any, Any],
+    rng: np.random.Generator | EpisodeStream,
+    *,
+    mover_wins: bool,
+    moves: Callable[[Any], list[Any]] | None = None,
+) -> Any:
     """A random non-terminal state of the wanted outcome, from random playouts.
 
     One playout runs from the initial state to the end; a state is drawn uniformly
@@ -428,24 +531,23 @@ def sample_start(game: Game[Any, Any], rng: np.random.Generator, *, mover_wins: 
     so early, middle and late positions are all as likely. For a P-position it also
     requires that no move ends the game, so the other player surely gets a
     non-terminal N-position (in misère play a move can end the game and lose).
+    `moves` is a cached `game.legal_moves` (the playout is most of a reset's cost).
     """
+    legal_moves = game.legal_moves if moves is None else moves
     initial = game.initial_state()
     for _ in range(_MAX_START_TRIES):
         state, trail = initial, []
         while True:
-            moves = game.legal_moves(state)
-            if not moves:
+            options = legal_moves(state)
+            if not options:
                 break
             trail.append(state)
-            state = game._apply(state, moves[int(rng.integers(len(moves)))])
+            state = game._apply(state, options[int(rng.integers(len(options)))])
         candidates = [
             s
             for s in trail
             if (_solve.outcome(game, s) == "N") == mover_wins
-            and (
-                mover_wins
-                or not any(game.is_terminal(game._apply(s, m)) for m in game.legal_moves(s))
-            )
+            and (mover_wins or not any(not legal_moves(game._apply(s, m)) for m in legal_moves(s)))
         ]
         if candidates:
             return candidates[int(rng.integers(len(candidates)))]

@@ -14,6 +14,8 @@ from metanim.games import PRESETS
 NAMESPACE = "MetaNIM"
 VERSION = 0
 ENTRY_POINT = "metanim.envs.env:ImpartialGameEnv"
+#: `gym.make_vec(id, num_envs=B, vectorization_mode="vector_entry_point")` builds this.
+VECTOR_ENTRY_POINT = "metanim.envs.vector:ImpartialGameVectorEnv"
 
 #: Env name -> game name. Each id's defaults are the game's own (the paper's) defaults.
 ENV_GAMES: dict[str, str] = {
@@ -46,7 +48,12 @@ def register_envs() -> None:
     """Register every id once; calling it again changes nothing."""
     for name, game in ENV_GAMES.items():
         if env_id(name) not in gym.registry:
-            gym.register(id=env_id(name), entry_point=ENTRY_POINT, kwargs={"game": game})
+            gym.register(
+                id=env_id(name),
+                entry_point=ENTRY_POINT,
+                vector_entry_point=VECTOR_ENTRY_POINT,
+                kwargs={"game": game},
+            )
 
 
 register_envs()

@@ -1,0 +1,499 @@
+"""`ImpartialGameVectorEnv`: B boards of one game stepped at once in numba.
+
+The game's reachable states are enumerated once (from its rules, `metanim.games`)
+into tables: observation, action mask, child state per action, legal and winning
+actions (the latter from the solver, `metanim.envs._solve`), outcome. A step is
+then table lookups for all B boards in one compiled loop: the agent's move, the
+built-in opponent's reply, rewards, autoreset and the next masks.
+
+Randomness comes from the counter-based per-episode stream of
+`metanim.envs._stream`, which `ImpartialGameEnv` also uses: sub-env `i` after
+`reset(seed=s)` plays exactly the episodes of `ImpartialGameEnv(...).reset(seed=s + i)`
+followed by unseeded `reset()` calls, given the same actions.
+
+Supported: the built-in opponents ("optimal", "random", "epsilon:<p>"), both seats,
+`illegal="lose"`, the start modes "random_n", "auto", "initial" or a state, and games
+with at most `max_states` reachable states (every preset except Kayles with a row of 20,
+414,464 states: a larger `max_states` allows it, but the build lists and solves every
+state in Python, so it is slow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numba as nb
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from metanim.envs import _solve
+from metanim.envs.env import SEATS, START_MODES, _as_state, _build_game, warn_unwinnable_start
+from metanim.envs.opponents import (
+    EpsilonOptimalOpponent,
+    OptimalOpponent,
+    RandomOpponent,
+    make_opponent,
+)
+from metanim.games import Game
+
+_MASK64 = (1 << 64) - 1
+_G = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32, _S11 = (np.uint64(v) for v in (30, 27, 31, 32, 11))
+_ONE = np.uint64(1)
+_MAX_START_TRIES = 1000
+_RANDOM, _OPTIMAL, _EPSILON = 0, 1, 2
+# `gym.make_vec(id, num_envs=B)` picks this env by default (it is the vector entry point).
+_HINT = '; gym.make_vec(..., vectorization_mode="sync") runs any setting'
+
+
+@nb.njit(cache=True, inline="always")
+def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@nb.njit(cache=True, inline="always")
+def _episode_key(seed: np.uint64, episode: np.int64) -> np.uint64:  # pragma: no cover
+    return _mix(_mix(seed + _G) + np.uint64(episode + 1) * _G)
+
+
+@nb.njit(cache=True, inline="always")
+def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # pragma: no cover
+    word = _mix(key + np.uint64(count) * _G)
+    return np.int64(((word >> _S32) * np.uint64(n)) >> _S32)
+
+
+@nb.njit(cache=True, inline="always")
+def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
+    word = _mix(key + np.uint64(count) * _G)
+    return float(word >> _S11) * (1.0 / 9007199254740992.0)
+
+
+@nb.njit(cache=True, inline="always")
+def _reply(i, s, keys, counts, tab, opp_kind, epsilon):  # pragma: no cover
+    """The built-in opponent's action at `s`, drawn as `ImpartialGameEnv._builtin_reply`."""
+    legal_ptr, legal_act, win_ptr, win_act = tab[0], tab[1], tab[2], tab[3]
+    key = keys[i]
+    use_random = opp_kind == _RANDOM
+    if opp_kind == _EPSILON:
+        counts[i] += 1
+        use_random = _random(key, counts[i]) < epsilon
+    counts[i] += 1
+    nwin = win_ptr[s + 1] - win_ptr[s]
+    if use_random or nwin == 0:
+        n = legal_ptr[s + 1] - legal_ptr[s]
+        return legal_act[legal_ptr[s] + _integers(key, counts[i], n)]
+    return win_act[win_ptr[s] + _integers(key, counts[i], nwin)]
+
+
+@nb.njit(cache=True, inline="always")
+def _start(
+    i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
+):  # pragma: no cover
+    """State of env `i`'s new episode at the agent's first decision.
+
+    `start_index`, or sampled like `sample_start` (a playout from state 0, the initial
+    state, then a uniform pick among its `wanted` states); then, with the opponent
+    first, its reply. -1: no wanted state found; -2: the opponent's reply ended the game.
+    """
+    legal_ptr, legal_act, child, wanted = tab[0], tab[1], tab[4], tab[5]
+    s = start_index
+    if s < 0:
+        key = keys[i]
+        for _ in range(_MAX_START_TRIES):
+            s = 0
+            length = 0
+            while legal_ptr[s + 1] > legal_ptr[s]:
+                trail[length] = s
+                length += 1
+                counts[i] += 1
+                pick = _integers(key, counts[i], legal_ptr[s + 1] - legal_ptr[s])
+                s = child[s, legal_act[legal_ptr[s] + pick]]
+            found = 0
+            for j in range(length):
+                if wanted[trail[j]]:
+                    cand[found] = trail[j]
+                    found += 1
+            if found > 0:
+                counts[i] += 1
+                s = cand[_integers(key, counts[i], found)]
+                break
+            s = -1
+        if s < 0:
+            return -1
+    if opp_first:
+        s = child[s, _reply(i, s, keys, counts, tab, opp_kind, epsilon)]
+        if legal_ptr[s + 1] == legal_ptr[s]:
+            return -2
+    return s
+
+
+@nb.njit(cache=True)
+def _reset_all(
+    seeds, episodes, keys, counts, cur, start_index, tab, opp_kind, epsilon, opp_first, max_len
+):  # pragma: no cover
+    trail = np.empty(max_len + 1, np.int64)
+    cand = np.empty(max_len + 1, np.int64)
+    for i in range(cur.shape[0]):
+        keys[i] = _episode_key(seeds[i], episodes[i])
+        counts[i] = 0
+        cur[i] = _start(
+            i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
+        )
+
+
+@nb.njit(cache=True)
+def _step(
+    actions,
+    seeds,
+    episodes,
+    keys,
+    counts,
+    cur,
+    start_index,
+    tab,
+    opp_kind,
+    epsilon,
+    opp_first,
+    max_len,
+    mover_wins_at_terminal,
+    rewards,
+    terminated,
+    final_state,
+):  # pragma: no cover
+    legal_ptr, child = tab[0], tab[4]
+    num_actions = child.shape[1]
+    trail = np.empty(max_len + 1, np.int64)
+    cand = np.empty(max_len + 1, np.int64)
+    for i in range(cur.shape[0]):
+        s = cur[i]
+        a = actions[i]
+        done = False
+        reward = 0.0
+        if a < 0 or a >= num_actions or child[s, a] < 0:
+            done = True  # an illegal action loses (illegal="lose")
+            reward = -1.0
+        else:
+            s = child[s, a]
+            if legal_ptr[s + 1] == legal_ptr[s]:
+                done = True  # the agent moved last
+                reward = -1.0 if mover_wins_at_terminal else 1.0
+            else:
+                s = child[s, _reply(i, s, keys, counts, tab, opp_kind, epsilon)]
+                if legal_ptr[s + 1] == legal_ptr[s]:
+                    done = True  # the opponent moved last
+                    reward = 1.0 if mover_wins_at_terminal else -1.0
+        rewards[i] = reward
+        terminated[i] = done
+        final_state[i] = s
+        if done:
+            episodes[i] += 1
+            keys[i] = _episode_key(seeds[i], episodes[i])
+            counts[i] = 0
+            s = _start(i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand)
+        cur[i] = s
+
+
+@nb.njit(cache=True)
+def _rows(table, index):  # pragma: no cover
+    """`table[index]` for a 2-D table (NumPy's fancy indexing is slower on small rows)."""
+    out = np.empty((index.shape[0], table.shape[1]), table.dtype)
+    for i in range(index.shape[0]):
+        out[i] = table[index[i]]
+    return out
+
+
+class _Tables:
+    """Every state reachable from `roots`, with what a step needs of each."""
+
+    def __init__(self, game: Game[Any, Any], roots: list[Any], max_states: int) -> None:
+        index: dict[Any, int] = {}
+        states: list[Any] = []
+        frontier = []
+        for root in roots:
+            if root not in index:
+                index[root] = len(states)
+                states.append(root)
+                frontier.append(root)
+        legal: list[list[Any]] = []
+        edges: list[list[tuple[int, Any]]] = []
+        i = 0
+        while i < len(states):
+            state = states[i]
+            moves = game.legal_moves(state)
+            legal.append(moves)
+            row = []
+            for move in moves:
+                nxt = game._apply(state, move)
+                j = index.get(nxt)
+                if j is None:
+                    if len(states) >= max_states:
+                        raise ValueError(
+                            f"{game!r} has more than max_states={max_states:,} reachable states; "
+                            "the batched env tables every state (pass a larger max_states)" + _HINT
+                        )
+                    j = index[nxt] = len(states)
+                    states.append(nxt)
+                row.append((j, move))
+            edges.append(row)
+            i += 1
+        info = game.info
+        count, num_actions = len(states), info.num_actions
+        self.index = index
+        self.states = states
+        self.obs = np.stack([game.observation(s) for s in states]).astype(np.int64)
+        self.obs_flat = np.ascontiguousarray(self.obs.reshape(count, -1))
+        self.mask = np.zeros((count, num_actions), np.int8)
+        self.child = np.full((count, num_actions), -1, np.int64)
+        self.legal_ptr = np.zeros(count + 1, np.int64)
+        self.win_ptr = np.zeros(count + 1, np.int64)
+        legal_act: list[int] = []
+        win_act: list[int] = []
+        self.is_n = np.zeros(count, np.bool_)
+        for k, (moves, row) in enumerate(zip(legal, edges, strict=True)):
+            for j, move in row:
+                a = game.action_id(move)
+                self.mask[k, a] = 1
+                self.child[k, a] = j
+                legal_act.append(a)
+            self.legal_ptr[k + 1] = len(legal_act)
+            if moves:
+                self.is_n[k] = _solve.outcome(game, states[k]) == "N"
+                win_act.extend(game.action_id(m) for m in _solve.winning_moves(game, states[k]))
+            self.win_ptr[k + 1] = len(win_act)
+        self.legal_act = np.asarray(legal_act, np.int64)
+        self.win_act = np.asarray(win_act, np.int64)
+        terminal = self.legal_ptr[1:] == self.legal_ptr[:-1]
+        # P-positions from which no move ends the game: the opponent's sampled starts
+        # (`sample_start` with mover_wins=False).
+        ends = (self.child >= 0) & terminal[np.maximum(self.child, 0)]
+        self.p_ok = ~terminal & ~self.is_n & ~ends.any(axis=1)
+
+
+class ImpartialGameVectorEnv(VectorEnv):
+    """`num_envs` boards of one MetaNIM game against a built-in opponent, stepped in numba.
+
+    Each sub-env behaves as `ImpartialGameEnv` with the same arguments (the agent is
+    always to move; a step is the agent's move and the opponent's reply; +1/-1 at
+    the end; an illegal action loses). Autoreset is same-step
+    (`metadata["autoreset_mode"] == AutoresetMode.SAME_STEP`): a finished sub-env's
+    returned observation is already its next episode's first one, and the final one
+    is in `infos["final_obs"]` where `infos["_final_obs"]` is true.
+
+    `infos["action_mask"]` is the (num_envs, num_actions) int8 mask of the returned
+    observations; `action_masks()` gives it as bool (MaskablePPO's convention).
+    `reset(seed=s)` seeds sub-env `i` with `s + i` (a list gives one seed each).
+
+    Args:
+        game: a game name or `Game`, as for `ImpartialGameEnv`.
+        num_envs: the number of boards B.
+        preset, game_params, misere, start, **params: as for `ImpartialGameEnv`.
+        opponent: "optimal", "random" or "epsilon:<p>".
+        seat: "first" or "second" (the opponent moves first, inside reset and autoreset).
+        illegal: only "lose".
+        max_states: the most reachable states to table.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(
+        self,
+        game: str | Game[Any, Any] = "nim",
+        num_envs: int = 1,
+        *,
+        preset: str | None = None,
+        game_params: Mapping[str, Any] | None = None,
+        misere: bool | None = None,
+        opponent: str = "optimal",
+        start: Any = None,
+        seat: str = "first",
+        illegal: str = "lose",
+        max_states: int = 200_000,
+        **params: Any,
+    ) -> None:
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
+        if seat not in SEATS:
+            raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
+        if illegal != "lose":
+            raise ValueError(
+                f"the batched env supports illegal='lose' only, got {illegal!r}{_HINT}"
+            )
+        if not isinstance(opponent, str):
+            raise TypeError(
+                "the batched env takes a built-in opponent name ('optimal', 'random', "
+                f"'epsilon:<p>'), got {type(opponent).__name__}{_HINT}"
+            )
+        self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
+        policy = make_opponent(opponent)
+        self._epsilon = 0.0
+        if isinstance(policy, RandomOpponent):
+            self._opp_kind = _RANDOM
+        elif isinstance(policy, OptimalOpponent):
+            self._opp_kind = _OPTIMAL
+        else:
+            assert isinstance(policy, EpsilonOptimalOpponent)
+            self._opp_kind, self._epsilon = _EPSILON, float(policy.epsilon)
+        self.opponent = opponent
+
+        game_ = self.game
+        initial = game_.initial_state()
+        if start is None:
+            start = "auto" if preset is not None else "random_n"
+        fixed = None
+        if not (isinstance(start, str) and start in ("random_n", "auto")):
+            if isinstance(start, str) and start not in START_MODES:
+                raise ValueError(f"start must be one of {START_MODES} or a state, got {start!r}")
+            fixed = initial if start == "initial" else game_.validate_state(_as_state(start))
+            if game_.is_terminal(fixed):
+                raise ValueError(f"the start state {fixed!r} is already over")
+            warn_unwinnable_start(game_, fixed, mover_wins=seat == "first")
+        roots = [initial] if fixed is None else [initial, fixed]
+        self.tables = t = _Tables(game_, roots, max_states)
+        self.seat = seat
+        self._opp_first = seat == "second"
+        # The agent's first decision is at an N-position: with the opponent first, the
+        # opponent starts from a P-position (as in `resolve_start`).
+        self._wanted = t.p_ok if self._opp_first else t.is_n
+        self._start_index = -1
+        if fixed is not None:
+            self._start_index = t.index[fixed]
+        elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != self._opp_first:
+            self._start_index = 0
+        self._max_len = max(game_.info.max_game_length, 1)
+        self._mwat = bool(game_.mover_wins_at_terminal)
+
+        info = game_.info
+        self.num_envs = num_envs
+        self.single_action_space = spaces.Discrete(info.num_actions)
+        self.single_observation_space = spaces.Box(
+            low=0, high=info.observation_high, shape=info.observation_shape, dtype=np.int64
+        )
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+
+        self._seeds = np.zeros(num_envs, np.uint64)
+        self._episodes = np.zeros(num_envs, np.int64)
+        self._keys = np.zeros(num_envs, np.uint64)
+        self._counts = np.zeros(num_envs, np.int64)
+        self._cur = np.full(num_envs, -1, np.int64)
+        self._rewards = np.zeros(num_envs, np.float64)
+        self._terminated = np.zeros(num_envs, np.bool_)
+        self._final = np.zeros(num_envs, np.int64)
+        self._truncated = np.zeros(num_envs, np.bool_)
+
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options:
+            raise ValueError(f"the batched env takes no reset options, got {sorted(options)}")
+        if seed is None:
+            seeds = np.random.SeedSequence().generate_state(self.num_envs, np.uint64)
+        elif isinstance(seed, int):
+            seeds = [seed + i for i in range(self.num_envs)]
+        else:
+            if len(seed) != self.num_envs:
+                raise ValueError(f"expected {self.num_envs} seeds, got {len(seed)}")
+            fresh = np.random.SeedSequence().generate_state(self.num_envs, np.uint64)
+            seeds = [int(fresh[i]) if s is None else s for i, s in enumerate(seed)]
+        self._seeds[:] = [int(s) & _MASK64 for s in seeds]
+        self._episodes[:] = 0
+        t = self.tables
+        _reset_all(
+            self._seeds,
+            self._episodes,
+            self._keys,
+            self._counts,
+            self._cur,
+            self._start_index,
+            self._tab(),
+            self._opp_kind,
+            self._epsilon,
+            self._opp_first,
+            self._max_len,
+        )
+        self._check_starts()
+        return self._obs_of(self._cur), {"action_mask": _rows(t.mask, self._cur)}
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._cur[0] < 0:
+            raise RuntimeError("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be {self.num_envs} integer action ids, got shape {acts.shape} "
+                f"dtype {acts.dtype}"
+            )
+        t = self.tables
+        _step(
+            acts.astype(np.int64, copy=False),
+            self._seeds,
+            self._episodes,
+            self._keys,
+            self._counts,
+            self._cur,
+            self._start_index,
+            self._tab(),
+            self._opp_kind,
+            self._epsilon,
+            self._opp_first,
+            self._max_len,
+            self._mwat,
+            self._rewards,
+            self._terminated,
+            self._final,
+        )
+        self._check_starts()
+        infos: dict[str, Any] = {"action_mask": _rows(t.mask, self._cur)}
+        if self._terminated.any():
+            infos["final_obs"] = self._obs_of(self._final)
+            infos["_final_obs"] = self._terminated.copy()
+        return (
+            self._obs_of(self._cur),
+            self._rewards.copy(),
+            self._terminated.copy(),
+            self._truncated.copy(),
+            infos,
+        )
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of every board as a (num_envs, num_actions) bool array."""
+        return _rows(self.tables.mask, self._cur).astype(bool)
+
+    def _obs_of(self, index: np.ndarray) -> np.ndarray:
+        return _rows(self.tables.obs_flat, index).reshape(
+            (len(index), *self.single_observation_space.shape)
+        )
+
+    def _tab(self) -> tuple[np.ndarray, ...]:
+        t = self.tables
+        return (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, self._wanted)
+
+    def _check_starts(self) -> None:
+        if self._cur.min() >= 0:
+            return
+        if (self._cur == -2).any():
+            self._cur[:] = -1
+            raise ValueError(
+                "the opponent's first move ended the game (seat='second'); start from another state"
+            )
+        if (self._cur < 0).any():
+            self._cur[:] = -1
+            raise ValueError(
+                f"found no N-position reachable from {self.game.initial_state()!r} in "
+                f"{_MAX_START_TRIES} random playouts; pass start='initial' or a state"
+            )
+
+
+__all__ = ["ImpartialGameVectorEnv"]
