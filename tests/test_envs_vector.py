@@ -209,3 +209,14 @@ def test_random_n_starts_follow_the_documented_distribution() -> None:
     states = sorted(law)
     result = chisquare([counts[s] for s in states], [law[s] * draws for s in states])
     assert result.pvalue > 1e-3, (counts, law)
+
+
+def test_encoded_observations_are_refused_with_the_way_to_get_them() -> None:
+    """The batched env tables raw observations; another encoding is one clear error."""
+    with pytest.raises(ValueError, match="ObservationEncoder"):
+        gym.make_vec("MetaNIM/Nim-v0", num_envs=2, observation="onehot")
+    sync = gym.make_vec(
+        "MetaNIM/Nim-v0", num_envs=2, vectorization_mode="sync", observation="onehot"
+    )
+    obs, _ = sync.reset(seed=0)
+    assert obs.shape[0] == 2 and set(np.unique(obs)) <= {0, 1}

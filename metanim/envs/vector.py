@@ -315,8 +315,16 @@ class ImpartialGameVectorEnv(VectorEnv):
         seat: str = "first",
         illegal: str = "lose",
         max_states: int = 200_000,
+        observation: str = "raw",
         **params: Any,
     ) -> None:
+        if observation != "raw":
+            # Encode the batch yourself: ObservationEncoder takes leading batch axes.
+            raise ValueError(
+                f"the batched env returns raw observations only, got observation={observation!r}; "
+                "wrap it with metanim.envs.observations.ObservationEncoder(env.game, "
+                f"{observation!r}) (it encodes batches){_HINT}"
+            )
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         if seat not in SEATS:
