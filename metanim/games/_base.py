@@ -395,6 +395,12 @@ def state_ints(value: Any, what: str, count: int | None = None) -> tuple[int, ..
     Strict: a string ("47"), a float (3.7) or a bool (True) is an error, never read
     as a number.
     """
+    # The common case (a state the library made): a tuple of plain ints, returned as is.
+    # `type(x) is int` excludes bool, whose type is bool.
+    if type(value) is tuple and all(type(x) is int for x in value):
+        if count is not None and len(value) != count:
+            raise InvalidStateError(f"{what} must have {count} entries, got {len(value)}")
+        return value
     if not isinstance(value, list | tuple | np.ndarray):
         raise InvalidStateError(f"{what} must be a list of whole numbers, got {value!r}")
     for item in value:
