@@ -256,6 +256,11 @@ class Context:
         )
         return completion, index
 
+    @property
+    def structured(self) -> bool:
+        """Whether calls carry a reply schema (else building one is wasted work)."""
+        return self.options.structured_output != "off"
+
     def chars(self, phase: str, fields: int = 1, scale: int = 1) -> int:
         """The longest free-text field of a reply schema with `fields` such fields.
 
@@ -325,7 +330,11 @@ class Context:
         """
         parse = parse or (lambda text: parse_reply(self.task, text))
         if schema == "action":
-            schema = schemas.action_reply(self.task, max_chars=self.chars(phase))
+            schema = (
+                schemas.action_reply(self.task, max_chars=self.chars(phase))
+                if self.structured
+                else None
+            )
         conversation = list(messages)
         for attempt in range(self.max_reasks + 1):
             temp = temperature

@@ -52,7 +52,9 @@ class Prompting(Method):
             # Standard asks for the action alone; ReAct and CoT for reasoning first.
             schema=schemas.action_reply(
                 ctx.task, reasoning=self.style != "standard", max_chars=ctx.chars("answer")
-            ),
+            )
+            if ctx.structured
+            else None,
         )
         answer = reply.answer
         ctx.record_round({"agent": answer})

@@ -62,12 +62,22 @@ class Turn:
 
 @runtime_checkable
 class Policy(Protocol):
-    """A player: `await policy.act(game, state, seed=..., rng=...)` returns a `Turn`."""
+    """A player: `await policy.act(game, state, seed=...)` returns a `Turn`.
+
+    A policy that draws randomness takes it from `rng`, or when none is given (the
+    arena gives none) from `np.random.default_rng(seed)`: building a generator costs
+    more than the rest of a solver move, and an LLM method never needs one.
+    """
 
     name: str
 
     async def act(
-        self, game: Game[Any, Any], state: Any, *, seed: int, rng: np.random.Generator
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        *,
+        seed: int,
+        rng: np.random.Generator | None = None,
     ) -> Turn: ...
 
 
@@ -75,8 +85,8 @@ class Policy(Protocol):
 class SolverPolicy:
     """A solver-backed player: "optimal", "random" or "epsilon:<p>" (no model calls).
 
-    A solver policy never errs, so its turns are always "ok"; it draws only from `rng`,
-    which the episode derives from its seed, so the same seed gives the same moves.
+    A solver policy never errs, so its turns are always "ok"; it draws only from `rng`
+    (else from the ply seed the episode derives), so the same seed gives the same moves.
     """
 
     name: str
@@ -87,11 +97,18 @@ class SolverPolicy:
         self._choose = make_opponent(self.name)
 
     async def act(
-        self, game: Game[Any, Any], state: Any, *, seed: int, rng: np.random.Generator
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        *,
+        seed: int,
+        rng: np.random.Generator | None = None,
     ) -> Turn:
         from metanim.envs.opponents import resolve_move
 
         start = time.perf_counter()
+        if rng is None:
+            rng = np.random.default_rng(seed)
         move = resolve_move(game, state, self._choose(game, state, rng))
         return Turn(move=move, status="ok", latency_s=time.perf_counter() - start)
 
@@ -119,7 +136,12 @@ class MethodPolicy:
     record_decisions: bool = True
 
     async def act(
-        self, game: Game[Any, Any], state: Any, *, seed: int, rng: np.random.Generator
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        *,
+        seed: int,
+        rng: np.random.Generator | None = None,
     ) -> Turn:
         start = time.perf_counter()
         try:

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim._seeds import derive_seed
-from metanim.arena._policies import Policy, Turn, track_calls
+from metanim.arena._policies import TURN_COUNTS, Policy, Turn, track_calls
 from metanim.games import Game
 
 Seat = Literal["first", "second"]
@@ -75,13 +75,18 @@ class SideTotals(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
 
-    def add(self, turn: Turn, optimal: bool | None) -> None:
-        self.moves += turn.move is not None
-        self.optimal_moves += bool(optimal)
-        self.forfeits += turn.status == "forfeit"
-        self.fallbacks += turn.status == "fallback"
-        for name, value in turn.counts().items():
-            setattr(self, name, getattr(self, name) + value)
+    @classmethod
+    def of(cls, turns: list[tuple[Turn, bool | None]]) -> SideTotals:
+        """The totals of one side's turns, each with its solver grade."""
+        totals: dict[str, Any] = dict.fromkeys(cls.model_fields, 0)
+        for turn, optimal in turns:
+            totals["moves"] += turn.move is not None
+            totals["optimal_moves"] += bool(optimal)
+            totals["forfeits"] += turn.status == "forfeit"
+            totals["fallbacks"] += turn.status == "fallback"
+            for name in TURN_COUNTS:
+                totals[name] += getattr(turn, name)
+        return cls(**totals)
 
 
 class EpisodeRecord(BaseModel):
@@ -166,7 +171,7 @@ async def play_episode(
     state, start_outcome = start_position(game, start, seat, seed)
     start_json = game.to_json(state)
     players: dict[Actor, Policy] = {"agent": agent, "opponent": opponent}
-    totals: dict[Actor, SideTotals] = {"agent": SideTotals(), "opponent": SideTotals()}
+    turns: dict[Actor, list[tuple[Turn, bool | None]]] = {"agent": [], "opponent": []}
     moves: list[MoveRecord] = []
     mover: Actor = "agent" if seat == "first" else "opponent"
     status: EpisodeStatus | None = None
@@ -179,9 +184,7 @@ async def play_episode(
         position = outcome(game, state)
         ply_seed = derive_seed(seed, "ply", ply)
         try:
-            turn = await players[mover].act(
-                game, state, seed=ply_seed, rng=np.random.default_rng(ply_seed)
-            )
+            turn = await players[mover].act(game, state, seed=ply_seed)
         except Exception as exc:  # a bug in a policy: mark the episode, never score it
             status, end_reason = "error", "error"
             error = f"{mover}: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
@@ -190,7 +193,7 @@ async def play_episode(
         if turn.move is not None:
             # Optimal: a winning move, or any move when the mover faces a P-position.
             optimal = position == "P" or turn.move in winning_moves(game, state)
-        totals[mover].add(turn, optimal)
+        turns[mover].append((turn, optimal))
         moves.append(
             MoveRecord(
                 ply=ply,
@@ -239,8 +242,8 @@ async def play_episode(
         end_reason=end_reason,
         winner=winner if status in ("win", "loss") else None,
         plies=sum(m.move is not None for m in moves),
-        agent_totals=totals["agent"],
-        opponent_totals=totals["opponent"],
+        agent_totals=SideTotals.of(turns["agent"]),
+        opponent_totals=SideTotals.of(turns["opponent"]),
         chain_calls=times.chain(),
         wall_s=time.perf_counter() - began,
         error=error,
