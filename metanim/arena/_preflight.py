@@ -13,6 +13,8 @@ import functools
 import inspect
 import os
 import typing
+import urllib.error
+import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
@@ -118,8 +120,6 @@ def check_servers(
     (it is ours and is up). A server that answers anything but 401/403 passes: many
     OpenAI-compatible servers do not list models.
     """
-    import openai
-
     from metanim._edge import Unreachable
     from metanim.llm._types import InfrastructureError
     from metanim.llm.client import DEFAULT_BASE_URL
@@ -131,34 +131,35 @@ def check_servers(
         if url in seen or url == (skip or "").rstrip("/"):
             continue
         seen.add(url)
-        # The SDK the run will use, one attempt: its errors are the run's errors.
-        sdk = openai.OpenAI(
-            api_key=key or "no-key-set", base_url=url, timeout=PREFLIGHT_TIMEOUT_S, max_retries=0
+        # One plain GET from the standard library: the openai SDK did the same check in
+        # ~0.8 s of import and client set-up, a third of a short run's wall time.
+        request = urllib.request.Request(
+            f"{url}/models", headers={"Authorization": f"Bearer {key or 'no-key-set'}"}
         )
         try:
-            sdk.models.list()
-        except openai.APITimeoutError:
-            raise Unreachable(
-                f"the server {url} (model {model!r}) did not answer within "
-                f"{PREFLIGHT_TIMEOUT_S:.0f} s; nothing was run"
-            ) from None
-        except openai.APIConnectionError as exc:
-            cause = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
+            with urllib.request.urlopen(request, timeout=PREFLIGHT_TIMEOUT_S):
+                pass
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise InfrastructureError(
+                    f"the server {url} refused the API key (HTTP {exc.code}); "
+                    "check OPENAI_API_KEY; nothing was run",
+                    kind="auth",
+                    status=exc.code,
+                ) from None
+            # Any other status: it answered (many OpenAI-compatible servers list no models).
+        except (TimeoutError, urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, TimeoutError):
+                raise Unreachable(
+                    f"the server {url} (model {model!r}) did not answer within "
+                    f"{PREFLIGHT_TIMEOUT_S:.0f} s; nothing was run"
+                ) from None
+            cause = type(reason).__name__ if isinstance(reason, BaseException) else str(reason)
             raise Unreachable(
                 f"cannot connect to the server {url} (model {model!r}): {cause}; "
                 "is it running? nothing was run"
             ) from None
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise InfrastructureError(
-                f"the server {url} refused the API key (HTTP {exc.status_code}); "
-                "check OPENAI_API_KEY; nothing was run",
-                kind="auth",
-                status=exc.status_code,
-            ) from None
-        except openai.APIError:
-            pass  # it answered: many OpenAI-compatible servers do not list models
-        finally:
-            sdk.close()
 
 
 Player = tuple[str, str, str | None, dict[str, Any]]  # method, model, base_url, params
