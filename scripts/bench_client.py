@@ -9,8 +9,8 @@ timed in CPU seconds of this process (`time.process_time`), sequentially and wit
 change on the shared machine hits them alike; the median round is reported.
 
 Then the tournament goals: react (`sim-optimal` with a fixed latency) against the optimal
-opponent on nim-31-k3, 256 episodes and 256 calls at once, against the same server
-process. Ideal wall = calls x latency / concurrency; the client's CPU per decision is
+opponent on nim-31-k3, 256 calls and 512 episodes in flight, against the same server
+process. Ideal wall = calls x latency / calls in flight; the client's CPU per decision is
 shown beside the plain aiohttp floor at the same latency and concurrency (measured in
 the same run).
 
@@ -32,7 +32,7 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine, table, write_section
-from bench_tournament import sim_server_process
+from bench_tournament import SERVER_PIDS, process_cpu, sim_server_process
 
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.games import make_game
@@ -58,7 +58,18 @@ def main() -> None:
     parser.add_argument(
         "--latency", type=float, nargs="+", default=[0.5, 0.2], help="tournament latencies"
     )
-    parser.add_argument("--tournament-concurrency", type=int, default=256)
+    parser.add_argument(
+        "--tournament-concurrency", type=int, default=256, help="model calls in flight"
+    )
+    parser.add_argument(
+        "--episodes-at-once",
+        type=int,
+        default=None,
+        help="episodes in flight (default: twice the calls in flight)",
+    )
+    parser.add_argument(
+        "--tournament-repeats", type=int, default=2, help="tournaments per latency (rows)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     loop = asyncio.new_event_loop()
@@ -117,9 +128,15 @@ def main() -> None:
         start = time.process_time()
         loop.run_until_complete(sequential(hit_one))
         hit = (time.process_time() - start) / calls
+        at_once = args.episodes_at_once or 2 * args.tournament_concurrency
+        # A small run first: the server's and the arena's caches, as in any long session.
+        tournament_goal(url, loop, session, args.latency[-1], 64, 64, 64)
         tournament_rows = [
-            tournament_goal(url, loop, session, lat, args.tournament_concurrency, args.episodes)
+            tournament_goal(
+                url, loop, session, lat, args.tournament_concurrency, at_once, args.episodes
+            )
             for lat in args.latency
+            for _ in range(args.tournament_repeats)
         ]
         loop.run_until_complete(session.close())
         loop.run_until_complete(sdk.close())
@@ -168,14 +185,21 @@ def main() -> None:
     )
     markdown += (
         "\n\nTournament goals: react (`sim-optimal:latency=L`) against the optimal opponent on "
-        f"nim-31-k3, {args.episodes} episodes, {args.tournament_concurrency} episodes and "
-        f"{args.tournament_concurrency} calls at once, same server process. Ideal = calls x "
-        "latency / concurrency (every slot busy all the time); wall time includes the run's "
-        "set-up, the log writes and the summary. Goals: wall/ideal <= 1.25 at 0.5 s, <= 1.5 at "
-        "0.2 s. Client CPU = the tournament process's CPU time (arena, method, parser, log, "
-        "client): when it exceeds the ideal, the run is CPU-bound, not latency-bound. Its CPU "
-        "per decision is shown beside the plain aiohttp POST's CPU per call at the same latency and "
-        "concurrency.\n\n"
+        f"nim-31-k3, {args.episodes} episodes, {args.tournament_concurrency} model calls in "
+        f"flight (`--call-concurrency`) and {at_once} episodes in flight (`--concurrency`), "
+        "the simulated server in its own process; each latency run "
+        f"{args.tournament_repeats} times, after a small warm-up run. Ideal = calls x latency "
+        "/ calls in flight (every slot busy all the time); wall time includes the run's "
+        "set-up, the log writes and the summary. Goals: wall/ideal <= 1.25 at 0.5 s, <= 1.5 "
+        "at 0.2 s. Client CPU = the tournament process's CPU time (arena, method, parser, "
+        "log, client); server CPU = the simulated server's. When either exceeds the ideal, the "
+        "run is bound by CPU, not latency (the two share the machine's 2 cores). The client's "
+        "CPU per decision is shown beside the plain aiohttp POST's CPU per call at the same "
+        "latency and concurrency. Why more episodes than call slots: an episode holds no slot "
+        "between its calls (the opponent's move, parsing, logging), and a run of as many "
+        "episodes as slots cannot keep them busy: its wall is bounded below by the longest "
+        "run of episodes one slot plays in sequence (two 8-call episodes = 16 latencies "
+        "against an ideal of 12.2).\n\n"
         + table(
             [
                 "latency s",
@@ -185,6 +209,7 @@ def main() -> None:
                 "wall s",
                 "wall/ideal",
                 "client CPU s",
+                "server CPU s",
                 "CPU µs/decision",
                 "aiohttp floor µs/call",
                 "CPU/floor",
@@ -203,6 +228,7 @@ def tournament_goal(
     session: aiohttp.ClientSession,
     latency: float,
     concurrency: int,
+    at_once: int,
     episodes: int,
 ) -> list:
     """One tournament at `latency` and its aiohttp floor; returns its table row."""
@@ -217,14 +243,16 @@ def tournament_goal(
             opponent="optimal",
             episodes=episodes,
             seat="alternate",
-            concurrency=concurrency,
+            concurrency=at_once,
             call_concurrency=concurrency,
             results_dir=tmp,
             progress=False,
         )
+        server_start = process_cpu(SERVER_PIDS[url])
         start, cpu_start = time.perf_counter(), time.process_time()
         result = run_tournament(config)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        server_cpu = process_cpu(SERVER_PIDS[url]) - server_start
     calls = result.summary["groups"][0]["agent"]["calls"]
     decisions = result.summary["groups"][0]["agent"]["moves"]
     ideal = calls * latency / concurrency
@@ -250,6 +278,7 @@ def tournament_goal(
         f"{wall:.2f}",
         f"{wall / ideal:.2f}x",
         f"{cpu:.2f}",
+        f"{server_cpu:.2f}",
         f"{cpu / decisions * 1e6:.0f}",
         f"{floor_cpu * 1e6:.0f}",
         f"{cpu / decisions / floor_cpu:.2f}x",

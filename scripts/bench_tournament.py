@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -27,6 +28,15 @@ from _bench import machine, table, write_section
 
 from metanim.arena import TournamentConfig, run_tournament
 
+#: base URL -> process id of each running `sim_server_process` (for its CPU time).
+SERVER_PIDS: dict[str, int] = {}
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 @contextlib.contextmanager
 def sim_server_process() -> Iterator[str]:
@@ -40,6 +50,7 @@ def sim_server_process() -> Iterator[str]:
     try:
         assert proc.stdout is not None
         proc.stdout.readline()  # the server prints its URL once it listens
+        SERVER_PIDS[f"http://127.0.0.1:{port}/v1"] = proc.pid
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         proc.terminate()
