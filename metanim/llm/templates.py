@@ -120,8 +120,20 @@ def _pattern(template: str, anchored: bool = True) -> re.Pattern[str]:
     return re.compile(f"^{body}$" if anchored else body, re.DOTALL)
 
 
+@cache
+def _literals(template: str) -> tuple[str, ...]:
+    """The template's fixed text pieces, longest first."""
+    parts = (literal for literal, _, _, _ in string.Formatter().parse(template) if literal)
+    return tuple(sorted(parts, key=len, reverse=True))
+
+
 def fields(template: str, text: str) -> dict[str, str] | None:
     """The field values of `text` if it is `template` formatted, else None."""
+    # A text lacking one of the template's fixed pieces cannot match: a substring test
+    # is far cheaper than the lazy regex failing over a long prompt (the simulator reads
+    # every request through up to nine templates).
+    if not all(piece in text for piece in _literals(template)):
+        return None
     match = _pattern(template).match(text)
     return None if match is None else match.groupdict()
 
