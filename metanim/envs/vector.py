@@ -28,7 +28,7 @@ Supported: the built-in opponents ("optimal", "random", "epsilon:<p>"), both sea
 `illegal="lose"`, the start modes "random_n", "auto", "initial" or a state, the
 observation encodings "raw", "onehot" and "binary" (`metanim.envs.observations`,
 applied to the whole batch), and tabled games with at most `max_states` reachable
-states (every preset fits: the largest tabled one, chomp-5x5, has 251).
+states (every other preset fits: the largest, corner-queen, has 272).
 """
 
 from __future__ import annotations
