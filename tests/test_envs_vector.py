@@ -45,6 +45,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("MetaNIM/Kayles-v0", {"rows": [20], "misere": True, "opponent": "epsilon:0.3"}),
     ("MetaNIM/Kayles-v0", {"rows": [3, 1, 7], "misere": True, "start": "initial"}),
     ("MetaNIM/Kayles-v0", {"rows": [4, 6], "start": ["1011", "110111"], "seat": "second"}),
+    # The bit-mask path's largest size (KAYLES_MAX_PINS = 24 pins in all).
+    (
+        "MetaNIM/Kayles-v0",
+        {"rows": [12, 12], "misere": True, "seat": "second", "opponent": "epsilon:0.5"},
+    ),
     # Encoded observations, as the single env encodes them.
     ("MetaNIM/Nim-v0", {"heaps": [3, 4, 5], "observation": "onehot"}),
     ("MetaNIM/Fibonacci-v0", {"n": 12, "observation": "binary", "seat": "second"}),
@@ -197,7 +202,8 @@ def test_unsupported_settings_fail_clearly() -> None:
         ImpartialGameVectorEnv("nim", 2, illegal="penalize")
     with pytest.raises(ValueError, match="max_states=100"):
         ImpartialGameVectorEnv("chomp", 2, rows=4, cols=6, max_states=100)
-    # Past KAYLES_MAX_PINS pins in all, Kayles goes through the state tables.
+    # Up to KAYLES_MAX_PINS pins in all Kayles runs on bit masks; past it, on state tables.
+    assert ImpartialGameVectorEnv("kayles", 2, rows=[12, KAYLES_MAX_PINS - 12]).kayles is not None
     with pytest.raises(ValueError, match="max_states=500"):
         ImpartialGameVectorEnv("kayles", 2, rows=[13, KAYLES_MAX_PINS - 12], max_states=500)
     with pytest.raises(ValueError, match="observation must be one of"):

@@ -469,23 +469,28 @@ def _kayles_step(
 
 
 @nb.njit(cache=True)
-def _kayles_views(masks, clears, cells):  # pragma: no cover
+def _kayles_views(masks, pairs, cell_of_bit, num_cells):  # pragma: no cover
     """(int8 action masks, int64 raw observations flattened) of a batch of bit masks.
 
-    `cells[j]` is the bit of flattened observation cell j, or -1 past a row's end.
+    Pin bit p is flattened observation cell `cell_of_bit[p]` (row * width + pin), and
+    its actions are 2 * cell (the pin) and 2 * cell + 1 (it and the next pin).
     """
     b = masks.shape[0]
-    legal = np.zeros((b, clears.shape[0]), np.int8)
-    obs = np.zeros((b, cells.shape[0]), np.int64)
+    legal = np.zeros((b, 2 * num_cells), np.int8)
+    obs = np.zeros((b, num_cells), np.int64)
     for i in range(b):
         m = masks[i]
-        for a in range(clears.shape[0]):
-            c = clears[a]
-            if c != 0 and (m & c) == c:
-                legal[i, a] = 1
-        for j in range(cells.shape[0]):
-            if cells[j] >= 0:
-                obs[i, j] = (m >> cells[j]) & 1
+        both = m & (m >> 1) & pairs
+        rest = m
+        p = 0
+        while rest:
+            if rest & 1:
+                cell = cell_of_bit[p]
+                obs[i, cell] = 1
+                legal[i, 2 * cell] = 1
+                legal[i, 2 * cell + 1] = (both >> p) & 1
+            rest >>= 1
+            p += 1
     return legal, obs
 
 
@@ -498,11 +503,12 @@ class _KaylesBits:
         self.full = (1 << self.num_bits) - 1
         self.pairs = 0
         self.clears = np.zeros(len(rows) * width * 2, np.int64)
-        self.cells = np.full(len(rows) * width, -1, np.int64)
+        self.num_cells = len(rows) * width
+        self.cell_of_bit = np.zeros(self.num_bits, np.int64)
         for r, (size, off) in enumerate(zip(rows, offsets, strict=True)):
             for i in range(size):
                 p = int(off) + i
-                self.cells[r * width + i] = p
+                self.cell_of_bit[p] = r * width + i
                 self.clears[(r * width + i) * 2] = 1 << p
                 if i + 1 < size:
                     self.pairs |= 1 << p
@@ -838,7 +844,8 @@ class ImpartialGameVectorEnv(VectorEnv):
         """(encoded observations, int8 action masks) of a batch of states."""
         shape = (len(states), *self.single_observation_space.shape)
         if self.kayles is not None:
-            mask, raw = _kayles_views(states, self.kayles.clears, self.kayles.cells)
+            k = self.kayles
+            mask, raw = _kayles_views(states, k.pairs, k.cell_of_bit, k.num_cells)
             obs = self._encode(raw.reshape((len(states), *self._encode.raw_shape)))
             return obs.reshape(shape), mask
         assert self.tables is not None
