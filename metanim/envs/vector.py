@@ -260,54 +260,61 @@ def _kayles_outcomes(num_bits, pairs, misere):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_count(m, pairs, outcome, winning):  # pragma: no cover
-    """Number of legal moves at mask `m` (`winning`: of moves to a P-position)."""
+def _kayles_num_legal(m, pairs):  # pragma: no cover
+    """Number of legal moves at mask `m`: every standing pin, every standing adjacent pair."""
     count = 0
-    if not winning:  # every standing pin, and every standing adjacent pair
-        both = m & (m >> 1) & pairs
-        while m:
-            m &= m - 1
-            count += 1
-        while both:
-            both &= both - 1
-            count += 1
-        return count
-    rest = m
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        count += outcome[m ^ low] == 0
-        if (pairs & low) and (m & (low << 1)):
-            count += outcome[m ^ low ^ (low << 1)] == 0
+    both = m & (m >> 1) & pairs
+    while m:
+        m &= m - 1
+        count += 1
+    while both:
+        both &= both - 1
+        count += 1
     return count
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_child(m, k, pairs, outcome, winning):  # pragma: no cover
-    """The mask after the k-th legal move at `m` in action-id order (`winning`: the k-th
-    move to a P-position); the k-th entry of the single env's list of moves."""
-    found = 0
+def _kayles_child(m, k, pairs):  # pragma: no cover
+    """The mask after the k-th legal move at `m`, in action-id order (`legal_moves[k]`)."""
+    rest = m
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        if k == 0:
+            return m ^ low
+        k -= 1
+        if (pairs & low) and (m & (low << 1)):
+            if k == 0:
+                return m ^ low ^ (low << 1)
+            k -= 1
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_winning(m, pairs, outcome, out):  # pragma: no cover
+    """The masks after the winning moves at `m` (to P-positions), in action-id order (the
+    solver's `winning_moves` order), written to `out`; returns how many."""
+    count = 0
     rest = m
     while rest:
         low = rest & -rest
         rest ^= low
         c = m ^ low
-        if not winning or outcome[c] == 0:
-            if found == k:
-                return c
-            found += 1
+        if outcome[c] == 0:
+            out[count] = c
+            count += 1
         if (pairs & low) and (m & (low << 1)):
             c ^= low << 1
-            if not winning or outcome[c] == 0:
-                if found == k:
-                    return c
-                found += 1
-    return -1
+            if outcome[c] == 0:
+                out[count] = c
+                count += 1
+    return count
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon):  # pragma: no cover
-    """The mask after the built-in opponent's move at `m`, drawn as `_reply` does."""
+def _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins):  # pragma: no cover
+    """The mask after the built-in opponent's move at `m`, drawn as `_reply` does
+    (`wins`: scratch for the winning children)."""
     key = keys[i]
     use_random = opp_kind == _RANDOM
     if opp_kind == _EPSILON:
@@ -315,11 +322,10 @@ def _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon):  # pra
         use_random = _random(key, counts[i]) < epsilon
     counts[i] += 1
     if not use_random:
-        nwin = _kayles_count(m, pairs, outcome, True)
+        nwin = _kayles_winning(m, pairs, outcome, wins)
         if nwin > 0:
-            return _kayles_child(m, _integers(key, counts[i], nwin), pairs, outcome, True)
-    pick = _integers(key, counts[i], _kayles_count(m, pairs, outcome, False))
-    return _kayles_child(m, pick, pairs, outcome, False)
+            return wins[_integers(key, counts[i], nwin)]
+    return _kayles_child(m, _integers(key, counts[i], _kayles_num_legal(m, pairs)), pairs)
 
 
 @nb.njit(cache=True, inline="always")
@@ -336,9 +342,11 @@ def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
 
 @nb.njit(cache=True, inline="always")
 def _kayles_start(
-    i, keys, counts, start_mask, full, pairs, outcome, opp_kind, epsilon, opp_first, trail
+    i, keys, counts, start_mask, full, pairs, outcome, opp_kind, epsilon, opp_first, trail, wins
 ):  # pragma: no cover
-    """`_start` on masks: the state at the agent's first decision, -1 or -2 as there."""
+    """`_start` on masks: the state at the agent's first decision, -1 or -2 as there.
+
+    `trail` and `wins` are scratch arrays."""
     m = start_mask
     if m < 0:
         key = keys[i]
@@ -349,8 +357,7 @@ def _kayles_start(
                 trail[length] = m
                 length += 1
                 counts[i] += 1
-                pick = _integers(key, counts[i], _kayles_count(m, pairs, outcome, False))
-                m = _kayles_child(m, pick, pairs, outcome, False)
+                m = _kayles_child(m, _integers(key, counts[i], _kayles_num_legal(m, pairs)), pairs)
             found = 0
             for j in range(length):  # compact the wanted states to the front
                 if _kayles_wanted(trail[j], outcome, opp_first):
@@ -364,7 +371,7 @@ def _kayles_start(
         if m < 0:
             return -1
     if opp_first:
-        m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon)
+        m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins)
         if m == 0:
             return -2
     return m
@@ -386,6 +393,7 @@ def _kayles_reset_all(
     opp_first,
 ):  # pragma: no cover
     trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
+    wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
     for i in range(cur.shape[0]):
         keys[i] = _episode_key(seeds[i], episodes[i])
         counts[i] = 0
@@ -401,6 +409,7 @@ def _kayles_reset_all(
             epsilon,
             opp_first,
             trail,
+            wins,
         )
 
 
@@ -427,6 +436,7 @@ def _kayles_step(
 ):  # pragma: no cover
     """`_step` on masks; `clears[a]` is the pins action `a` knocks down (0: no such pins)."""
     trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
+    wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
     for i in range(cur.shape[0]):
         m = cur[i]
         a = actions[i]
@@ -441,7 +451,7 @@ def _kayles_step(
                 done = True  # the agent moved last
                 reward = -1.0 if mover_wins_at_terminal else 1.0
             else:
-                m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon)
+                m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins)
                 if m == 0:
                     done = True  # the opponent moved last
                     reward = 1.0 if mover_wins_at_terminal else -1.0
@@ -464,6 +474,7 @@ def _kayles_step(
                 epsilon,
                 opp_first,
                 trail,
+                wins,
             )
         cur[i] = m
 
