@@ -13,6 +13,7 @@ Writes the `env-vector` section of docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Any
 
@@ -153,6 +154,7 @@ def main() -> None:
     args = parser.parse_args()
     batch = args.num_envs
 
+    load = os.getloadavg()[0]  # the 2 cores are shared: say how busy they were
     rows = []
     for env_id, kwargs in CASES:
         vec = gym.make_vec(
@@ -206,7 +208,9 @@ def main() -> None:
             "(default starts resample a random playout in numba). *States* is the size of "
             "the tables the env builds at construction; Kayles of at most 24 pins runs on "
             "bit masks instead (moves are bit operations, outcomes one byte per mask, "
-            "built by a numba pass). Goal: ≥ 1,000,000 agent steps/s.",
+            "built by a numba pass). Goal: ≥ 1,000,000 agent steps/s. "
+            f"1-minute load average at the start: {load:.1f} (other jobs share the cores; "
+            "rates are noisy, ratios within the run less so).",
             table(["env", "states", "batched steps/s", "single env steps/s", "speed-up"], rows),
             f"Plain NumPy batched reference (NIM, one heap of 31, take 1-3, closed-form "
             f"optimal opponent, restart at 31), same run and B: {numpy_rate:,.0f} agent "
