@@ -38,6 +38,9 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "misere": True}),
     ("MetaNIM/Chomp-v0", {"preset": "chomp-5x5"}),
     ("MetaNIM/CornerQueen-v0", {"preset": "corner-queen"}),
+    # Encoded observations (the single env's `observation=` option) on both paths.
+    ("MetaNIM/Nim-v0", {"preset": "nim-31-k3", "observation": "onehot"}),
+    ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "observation": "onehot"}),
 ]
 
 
