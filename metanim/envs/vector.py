@@ -557,9 +557,16 @@ class _Tables:
                 j = index.get(nxt)
                 if j is None:
                     if len(states) >= max_states:
+                        bits = (
+                            f"; Kayles of at most {KAYLES_MAX_PINS} pins in all runs on bit masks"
+                            if isinstance(game, Kayles)
+                            else ""
+                        )
                         raise ValueError(
                             f"{game!r} has more than max_states={max_states:,} reachable states; "
-                            "the batched env tables every state (pass a larger max_states)" + _HINT
+                            "the batched env tables every state (pass a larger max_states)"
+                            + bits
+                            + _HINT
                         )
                     j = index[nxt] = len(states)
                     states.append(nxt)
