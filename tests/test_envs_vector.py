@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import gymnasium as gym
@@ -10,8 +11,16 @@ import pytest
 
 import metanim  # noqa: F401  (registers the ids)
 from metanim.envs import _stream
-from metanim.envs.vector import ImpartialGameVectorEnv, _episode_key, _integers, _random
-from metanim.solver import outcome
+from metanim.envs.vector import (
+    KAYLES_MAX_PINS,
+    ImpartialGameVectorEnv,
+    _episode_key,
+    _integers,
+    _KaylesBits,
+    _random,
+)
+from metanim.games import Kayles
+from metanim.solver import ReferenceSolver, outcome
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("MetaNIM/Nim-v0", {}),
@@ -25,6 +34,27 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("MetaNIM/Nim-v0", {"seat": "second"}),
     ("MetaNIM/Nim-v0", {"preset": "nim-31-k4-misere", "seat": "second"}),
     ("MetaNIM/Chomp-v0", {"preset": "chomp-2x8", "seat": "second", "opponent": "epsilon:0.5"}),
+    # Kayles on bit masks (every Kayles of at most KAYLES_MAX_PINS pins), kayles-20 included.
+    ("MetaNIM/Kayles-v0", {"preset": "kayles-20"}),
+    ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "seat": "second", "opponent": "random"}),
+    ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "misere": True, "start": "random_n"}),
+    (
+        "MetaNIM/Kayles-v0",
+        {"preset": "kayles-20", "misere": True, "seat": "second", "start": "random_n"},
+    ),
+    ("MetaNIM/Kayles-v0", {"rows": [20], "misere": True, "opponent": "epsilon:0.3"}),
+    ("MetaNIM/Kayles-v0", {"rows": [3, 1, 7], "misere": True, "start": "initial"}),
+    ("MetaNIM/Kayles-v0", {"rows": [4, 6], "start": ["1011", "110111"], "seat": "second"}),
+    # The bit-mask path's largest size (KAYLES_MAX_PINS = 24 pins in all).
+    (
+        "MetaNIM/Kayles-v0",
+        {"rows": [12, 12], "misere": True, "seat": "second", "opponent": "epsilon:0.5"},
+    ),
+    # Encoded observations, as the single env encodes them.
+    ("MetaNIM/Nim-v0", {"heaps": [3, 4, 5], "observation": "onehot"}),
+    ("MetaNIM/Fibonacci-v0", {"n": 12, "observation": "binary", "seat": "second"}),
+    ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "observation": "onehot"}),
+    ("MetaNIM/Kayles-v0", {"rows": [3, 5], "observation": "binary", "opponent": "random"}),
 ]
 
 
@@ -52,6 +82,7 @@ def test_same_seeds_give_the_same_episodes_as_the_single_env(
     batch = 3
     vec = gym.make_vec(env_id, num_envs=batch, vectorization_mode="vector_entry_point", **kwargs)
     singles = [gym.make(env_id, **kwargs) for _ in range(batch)]
+    assert vec.single_observation_space == singles[0].observation_space
     obs, info = vec.reset(seed=5)
     for i, env in enumerate(singles):
         single_obs, single_info = env.reset(seed=5 + i)
@@ -69,7 +100,7 @@ def test_same_seeds_give_the_same_episodes_as_the_single_env(
             else:
                 actions.append(int(legal[picker.integers(len(legal))]))
         obs, rewards, terminated, truncated, info = vec.step(np.array(actions))
-        assert not truncated.any()
+        assert not truncated.any() and vec.observation_space.contains(obs)
         for i, env in enumerate(singles):
             s_obs, s_reward, s_term, _, s_info = env.step(actions[i])
             assert s_reward == rewards[i] and s_term == terminated[i]
@@ -84,12 +115,29 @@ def test_same_seeds_give_the_same_episodes_as_the_single_env(
     assert ends > 10 and illegal > 0
 
 
-def test_conformance_spaces_autoreset_and_determinism() -> None:
-    def run(seed: int) -> list[np.ndarray]:
-        vec = gym.make_vec(
-            "MetaNIM/Fibonacci-v0", num_envs=16, vectorization_mode="vector_entry_point"
+def _state_of_obs(game: Any, obs: np.ndarray) -> Any:
+    """The game state a raw observation shows (Fibonacci `[remaining, max_take]`, Kayles
+    pin rows)."""
+    if game.info.name == "kayles":
+        return tuple(
+            "".join(map(str, row[:size])) for row, size in zip(obs, game.rows, strict=True)
         )
+    return (int(obs[0]), int(obs[1]))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("MetaNIM/Fibonacci-v0", {}),
+        ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "start": "random_n"}),
+        ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "misere": True, "start": "random_n"}),
+    ],
+)
+def test_conformance_spaces_autoreset_and_determinism(env_id: str, kwargs: dict[str, Any]) -> None:
+    def run(seed: int) -> list[np.ndarray]:
+        vec = gym.make_vec(env_id, num_envs=16, vectorization_mode="vector_entry_point", **kwargs)
         assert isinstance(vec, ImpartialGameVectorEnv)
+        game = vec.game
         obs, info = vec.reset(seed=seed)
         trace = [obs]
         picker = np.random.default_rng(0)
@@ -104,16 +152,18 @@ def test_conformance_spaces_autoreset_and_determinism() -> None:
             assert terminated.dtype == truncated.dtype == np.bool_
             assert set(np.unique(rewards)) <= {-1.0, 0.0, 1.0}
             assert np.array_equal(rewards != 0, terminated)
-            game = vec.game
             for i in range(16):
-                state = (int(obs[i, 0]), int(obs[i, 1]))
+                state = _state_of_obs(game, obs[i])
                 # Every returned observation, autoreset ones included, is a decision of
-                # the agent: never over; a fresh start (random_n) is an N-position.
-                assert state[0] > 0
+                # the agent: never over, and its mask is the rules' legal moves.
+                assert not game.is_terminal(state)
+                legal = sorted(game.action_id(m) for m in game.legal_moves(state))
+                assert np.flatnonzero(info["action_mask"][i]).tolist() == legal
                 if terminated[i]:
+                    # A fresh start (random_n) is an N-position; all actions here are
+                    # legal, so the final state is over.
                     assert outcome(game, state) == "N"
-                    final = info["final_obs"][i]
-                    assert final[0] == 0  # all legal actions here: games end at 0 stones
+                    assert game.is_terminal(_state_of_obs(game, info["final_obs"][i]))
             trace += [obs, rewards, terminated]
         return trace
 
@@ -150,8 +200,14 @@ def test_unsupported_settings_fail_clearly() -> None:
         opponent_wins_at_once.reset(seed=0)
     with pytest.raises(ValueError, match="illegal='lose' only"):
         ImpartialGameVectorEnv("nim", 2, illegal="penalize")
-    with pytest.raises(ValueError, match="max_states=500"):
-        ImpartialGameVectorEnv("kayles", 2, rows=[20], max_states=500)
+    with pytest.raises(ValueError, match="max_states=100"):
+        ImpartialGameVectorEnv("chomp", 2, rows=4, cols=6, max_states=100)
+    # Up to KAYLES_MAX_PINS pins in all Kayles runs on bit masks; past it, on state tables.
+    assert ImpartialGameVectorEnv("kayles", 2, rows=[12, KAYLES_MAX_PINS - 12]).kayles is not None
+    with pytest.raises(ValueError, match=r"max_states=500.*at most 24 pins in all runs on bit"):
+        ImpartialGameVectorEnv("kayles", 2, rows=[13, KAYLES_MAX_PINS - 12], max_states=500)
+    with pytest.raises(ValueError, match="observation must be one of"):
+        ImpartialGameVectorEnv("nim", 2, observation="pixels")
     vec = ImpartialGameVectorEnv("nim", 2)
     with pytest.raises(RuntimeError, match="reset"):
         vec.step(np.zeros(2, np.int64))
@@ -211,12 +267,48 @@ def test_random_n_starts_follow_the_documented_distribution() -> None:
     assert result.pvalue > 1e-3, (counts, law)
 
 
-def test_encoded_observations_are_refused_with_the_way_to_get_them() -> None:
-    """The batched env tables raw observations; another encoding is one clear error."""
-    with pytest.raises(ValueError, match="ObservationEncoder"):
-        gym.make_vec("MetaNIM/Nim-v0", num_envs=2, observation="onehot")
-    sync = gym.make_vec(
-        "MetaNIM/Nim-v0", num_envs=2, vectorization_mode="sync", observation="onehot"
-    )
-    obs, _ = sync.reset(seed=0)
-    assert obs.shape[0] == 2 and set(np.unique(obs)) <= {0, 1}
+def test_encoded_observations_have_the_single_env_space() -> None:
+    """`observation=` gives the single env's encoding (values are compared in
+    `test_same_seeds_give_the_same_episodes_as_the_single_env`)."""
+    for kwargs in ({"preset": "nim-31-k3"}, {"preset": "kayles-20"}):
+        env_id = "MetaNIM/Kayles-v0" if "kayles" in kwargs["preset"] else "MetaNIM/Nim-v0"
+        for kind in ("onehot", "binary"):
+            vec = gym.make_vec(env_id, num_envs=4, observation=kind, **kwargs)
+            single = gym.make(env_id, observation=kind, **kwargs)
+            assert isinstance(vec, ImpartialGameVectorEnv)
+            assert vec.single_observation_space == single.observation_space
+            assert isinstance(single.observation_space, gym.spaces.MultiBinary)
+            obs, _ = vec.reset(seed=0)
+            assert obs.shape == (4, *single.observation_space.shape) and obs.dtype == np.int8
+
+
+@pytest.mark.parametrize("misere", [False, True])
+@pytest.mark.parametrize("rows", [[1], [5], [4, 6], [3, 1, 7], [2, 2, 2, 2]])
+def test_kayles_outcome_table_matches_the_reference_solver(rows: list[int], misere: bool) -> None:
+    """Every bit mask's outcome against the plain-Python memoized recursion."""
+    bits = _KaylesBits(rows, max(rows), misere)
+    reference = ReferenceSolver(Kayles(rows, misere=misere))
+    assert bits.outcome.shape == (2 ** sum(rows),)
+    for mask in range(2 ** sum(rows)):
+        state = _state_of(mask, rows)
+        assert bits.mask_of(state) == mask
+        assert bits.outcome[mask] == (reference.outcome(state) == "N"), (state, misere)
+
+
+@pytest.mark.parametrize("misere", [False, True])
+def test_kayles_20_outcome_table_matches_the_reference_solver(misere: bool) -> None:
+    rows = [20]
+    bits = _KaylesBits(rows, 20, misere)
+    reference = ReferenceSolver(Kayles(rows, misere=misere))
+    masks = np.random.default_rng(0).integers(0, 2**20, 3000)
+    # The full row, the empty row, one pin, and random subsets (every run length shows up).
+    for mask in [2**20 - 1, 0, 1, 2**19, *masks.tolist()]:
+        state = _state_of(mask, rows)
+        assert bits.outcome[mask] == (reference.outcome(state) == "N"), (state, misere)
+
+
+def _state_of(mask: int, rows: list[int]) -> tuple[str, ...]:
+    """The Kayles state of a bit mask: rows concatenated, pin 0 of row 0 at bit 0."""
+    cells = "".join("1" if mask >> p & 1 else "0" for p in range(sum(rows)))
+    ends = np.cumsum([0, *rows])
+    return tuple(cells[a:b] for a, b in itertools.pairwise(ends))

@@ -1,10 +1,23 @@
 """`ImpartialGameVectorEnv`: B boards of one game stepped at once in numba.
 
-The game's reachable states are enumerated once (from its rules, `metanim.games`)
-into tables: observation, action mask, child state per action, legal and winning
-actions (the latter from the solver, `metanim.envs._solve`), outcome. A step is
-then table lookups for all B boards in one compiled loop: the agent's move, the
-built-in opponent's reply, rewards, autoreset and the next masks.
+Two ways to hold the boards, both built from the rules (`metanim.games`):
+
+* Kayles of at most `KAYLES_MAX_PINS` (24) pins in all rows, normal or misère
+  (`kayles-20` included, whose 2**20 states are all reachable): a state is the bit
+  mask of its standing pins, rows concatenated. Legal moves, children, action masks
+  and observations are bit operations in the kernels; outcomes (P/N) come from one
+  byte per mask, filled by a numba pass over all 2**pins masks in increasing order
+  (a child always has fewer pins, so a smaller mask). Nothing is listed per state
+  in Python.
+* Every other game (and larger Kayles): its reachable states are enumerated once
+  into tables: observation, action mask, child state per action, legal and winning
+  actions (the latter from the solver, `metanim.envs._solve`), outcome. A step is
+  then table lookups.
+
+Either way a step is one compiled loop over the B boards: the agent's move, the
+built-in opponent's reply, rewards, autoreset and the next masks. Moves are
+enumerated in action-id order, the order of `Game.legal_moves` and of the solver's
+winning moves, so a random index picks the same move as in the single env.
 
 Randomness comes from the counter-based per-episode stream of
 `metanim.envs._stream`, which `ImpartialGameEnv` also uses: sub-env `i` after
@@ -12,10 +25,10 @@ Randomness comes from the counter-based per-episode stream of
 followed by unseeded `reset()` calls, given the same actions.
 
 Supported: the built-in opponents ("optimal", "random", "epsilon:<p>"), both seats,
-`illegal="lose"`, the start modes "random_n", "auto", "initial" or a state, and games
-with at most `max_states` reachable states (every preset except Kayles with a row of 20,
-414,464 states: a larger `max_states` allows it, but the build lists and solves every
-state in Python, so it is slow).
+`illegal="lose"`, the start modes "random_n", "auto", "initial" or a state, the
+observation encodings "raw", "onehot" and "binary" (`metanim.envs.observations`,
+applied to the whole batch), and tabled games with at most `max_states` reachable
+states (every other preset fits: the largest, corner-queen, has 272).
 """
 
 from __future__ import annotations
@@ -31,13 +44,14 @@ from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
 from metanim.envs.env import SEATS, START_MODES, _as_state, _build_game, warn_unwinnable_start
+from metanim.envs.observations import ObservationEncoder
 from metanim.envs.opponents import (
     EpsilonOptimalOpponent,
     OptimalOpponent,
     RandomOpponent,
     make_opponent,
 )
-from metanim.games import Game
+from metanim.games import Game, Kayles
 
 _MASK64 = (1 << 64) - 1
 _G = np.uint64(0x9E3779B97F4A7C15)
@@ -209,6 +223,315 @@ def _rows(table, index):  # pragma: no cover
     return out
 
 
+# --------------------------------------------------------------- Kayles on bit masks
+# A Kayles state is the int64 bit mask of its standing pins, rows concatenated (row r
+# at bits off[r]..off[r] + rows[r] - 1, pin i of row r at bit off[r] + i). A move
+# clears bit p (width 1) or bits p and p + 1 (width 2, where `pairs` has bit p: the two
+# pins are in one row). Increasing p is increasing action id (`Kayles.action_id`), so
+# moves enumerated by bit come in `legal_moves` order and the k-th legal or winning
+# move is the one the single env's k-th list entry would be.
+
+#: Most pins (all rows together) for the Kayles bit-mask path: its outcome table has
+#: 2**pins bytes (16 MiB at 24); past it Kayles goes through the state tables.
+KAYLES_MAX_PINS = 24
+
+
+@nb.njit(cache=True)
+def _kayles_outcomes(num_bits, pairs, misere):  # pragma: no cover
+    """`out[m]` = 1 where the player to move at mask `m` wins (an N-position), else 0.
+
+    Every child of `m` is a smaller number, so one pass in increasing order sees every
+    child solved. The empty board is a P-position in normal play, N in misère (the
+    player who cannot move has won).
+    """
+    out = np.zeros(np.int64(1) << num_bits, np.uint8)
+    out[0] = 1 if misere else 0
+    for m in range(1, out.shape[0]):
+        rest = m
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            if out[m ^ low] == 0 or (
+                (pairs & low) and (m & (low << 1)) and out[m ^ low ^ (low << 1)] == 0
+            ):
+                out[m] = 1
+                break
+    return out
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_num_legal(m, pairs):  # pragma: no cover
+    """Number of legal moves at mask `m`: every standing pin, every standing adjacent pair."""
+    count = 0
+    both = m & (m >> 1) & pairs
+    while m:
+        m &= m - 1
+        count += 1
+    while both:
+        both &= both - 1
+        count += 1
+    return count
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_child(m, k, pairs):  # pragma: no cover
+    """The mask after the k-th legal move at `m`, in action-id order (`legal_moves[k]`)."""
+    rest = m
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        if k == 0:
+            return m ^ low
+        k -= 1
+        if (pairs & low) and (m & (low << 1)):
+            if k == 0:
+                return m ^ low ^ (low << 1)
+            k -= 1
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_winning(m, pairs, outcome, out):  # pragma: no cover
+    """The masks after the winning moves at `m` (to P-positions), in action-id order (the
+    solver's `winning_moves` order), written to `out`; returns how many."""
+    count = 0
+    rest = m
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        c = m ^ low
+        if outcome[c] == 0:
+            out[count] = c
+            count += 1
+        if (pairs & low) and (m & (low << 1)):
+            c ^= low << 1
+            if outcome[c] == 0:
+                out[count] = c
+                count += 1
+    return count
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins):  # pragma: no cover
+    """The mask after the built-in opponent's move at `m`, drawn as `_reply` does
+    (`wins`: scratch for the winning children)."""
+    key = keys[i]
+    use_random = opp_kind == _RANDOM
+    if opp_kind == _EPSILON:
+        counts[i] += 1
+        use_random = _random(key, counts[i]) < epsilon
+    counts[i] += 1
+    if not use_random:
+        nwin = _kayles_winning(m, pairs, outcome, wins)
+        if nwin > 0:
+            return wins[_integers(key, counts[i], nwin)]
+    return _kayles_child(m, _integers(key, counts[i], _kayles_num_legal(m, pairs)), pairs)
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
+    """Whether `m` is a start `sample_start` accepts: an N-position for the agent; with
+    the opponent first, a P-position from which no move ends the game."""
+    if not opp_first:
+        return outcome[m] == 1
+    # Only one pin or two adjacent pins can be cleared at once, and two adjacent pins
+    # are an N-position in both plays: the only P-position a move ends is one pin
+    # (misère).
+    return outcome[m] == 0 and (m & (m - 1)) != 0
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_start(
+    i, keys, counts, start_mask, full, pairs, outcome, opp_kind, epsilon, opp_first, trail, wins
+):  # pragma: no cover
+    """`_start` on masks: the state at the agent's first decision, -1 or -2 as there.
+
+    `trail` and `wins` are scratch arrays."""
+    m = start_mask
+    if m < 0:
+        key = keys[i]
+        for _ in range(_MAX_START_TRIES):
+            m = full
+            length = 0
+            while m:
+                trail[length] = m
+                length += 1
+                counts[i] += 1
+                m = _kayles_child(m, _integers(key, counts[i], _kayles_num_legal(m, pairs)), pairs)
+            found = 0
+            for j in range(length):  # compact the wanted states to the front
+                if _kayles_wanted(trail[j], outcome, opp_first):
+                    trail[found] = trail[j]
+                    found += 1
+            if found > 0:
+                counts[i] += 1
+                m = trail[_integers(key, counts[i], found)]
+                break
+            m = -1
+        if m < 0:
+            return -1
+    if opp_first:
+        m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins)
+        if m == 0:
+            return -2
+    return m
+
+
+@nb.njit(cache=True)
+def _kayles_reset_all(
+    seeds,
+    episodes,
+    keys,
+    counts,
+    cur,
+    start_mask,
+    full,
+    pairs,
+    outcome,
+    opp_kind,
+    epsilon,
+    opp_first,
+):  # pragma: no cover
+    trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
+    wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
+    for i in range(cur.shape[0]):
+        keys[i] = _episode_key(seeds[i], episodes[i])
+        counts[i] = 0
+        cur[i] = _kayles_start(
+            i,
+            keys,
+            counts,
+            start_mask,
+            full,
+            pairs,
+            outcome,
+            opp_kind,
+            epsilon,
+            opp_first,
+            trail,
+            wins,
+        )
+
+
+@nb.njit(cache=True)
+def _kayles_step(
+    actions,
+    seeds,
+    episodes,
+    keys,
+    counts,
+    cur,
+    start_mask,
+    full,
+    pairs,
+    outcome,
+    clears,
+    opp_kind,
+    epsilon,
+    opp_first,
+    mover_wins_at_terminal,
+    rewards,
+    terminated,
+    final_state,
+):  # pragma: no cover
+    """`_step` on masks; `clears[a]` is the pins action `a` knocks down (0: no such pins)."""
+    trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
+    wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
+    for i in range(cur.shape[0]):
+        m = cur[i]
+        a = actions[i]
+        done = False
+        reward = 0.0
+        if a < 0 or a >= clears.shape[0] or clears[a] == 0 or (m & clears[a]) != clears[a]:
+            done = True  # an illegal action loses (illegal="lose")
+            reward = -1.0
+        else:
+            m ^= clears[a]
+            if m == 0:
+                done = True  # the agent moved last
+                reward = -1.0 if mover_wins_at_terminal else 1.0
+            else:
+                m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins)
+                if m == 0:
+                    done = True  # the opponent moved last
+                    reward = 1.0 if mover_wins_at_terminal else -1.0
+        rewards[i] = reward
+        terminated[i] = done
+        final_state[i] = m
+        if done:
+            episodes[i] += 1
+            keys[i] = _episode_key(seeds[i], episodes[i])
+            counts[i] = 0
+            m = _kayles_start(
+                i,
+                keys,
+                counts,
+                start_mask,
+                full,
+                pairs,
+                outcome,
+                opp_kind,
+                epsilon,
+                opp_first,
+                trail,
+                wins,
+            )
+        cur[i] = m
+
+
+@nb.njit(cache=True)
+def _kayles_views(masks, pairs, cell_of_bit, num_cells):  # pragma: no cover
+    """(int8 action masks, int64 raw observations flattened) of a batch of bit masks.
+
+    Pin bit p is flattened observation cell `cell_of_bit[p]` (row * width + pin), and
+    its actions are 2 * cell (the pin) and 2 * cell + 1 (it and the next pin).
+    """
+    b = masks.shape[0]
+    legal = np.zeros((b, 2 * num_cells), np.int8)
+    obs = np.zeros((b, num_cells), np.int64)
+    for i in range(b):
+        m = masks[i]
+        both = m & (m >> 1) & pairs
+        rest = m
+        p = 0
+        while rest:
+            if rest & 1:
+                cell = cell_of_bit[p]
+                obs[i, cell] = 1
+                legal[i, 2 * cell] = 1
+                legal[i, 2 * cell + 1] = (both >> p) & 1
+            rest >>= 1
+            p += 1
+    return legal, obs
+
+
+class _KaylesBits:
+    """What the Kayles kernels need: move masks per action, pair bits, outcome table."""
+
+    def __init__(self, rows: Sequence[int], width: int, misere: bool) -> None:
+        offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+        self.num_bits = int(sum(rows))
+        self.full = (1 << self.num_bits) - 1
+        self.pairs = 0
+        self.clears = np.zeros(len(rows) * width * 2, np.int64)
+        self.num_cells = len(rows) * width
+        self.cell_of_bit = np.zeros(self.num_bits, np.int64)
+        for r, (size, off) in enumerate(zip(rows, offsets, strict=True)):
+            for i in range(size):
+                p = int(off) + i
+                self.cell_of_bit[p] = r * width + i
+                self.clears[(r * width + i) * 2] = 1 << p
+                if i + 1 < size:
+                    self.pairs |= 1 << p
+                    self.clears[(r * width + i) * 2 + 1] = 3 << p
+        self.outcome = _kayles_outcomes(self.num_bits, self.pairs, misere)
+
+    def mask_of(self, state: tuple[str, ...]) -> int:
+        """The bit mask of a validated Kayles state (rows concatenated, pin 0 lowest)."""
+        bits = "".join(state)
+        return sum(1 << p for p, cell in enumerate(bits) if cell == "1")
+
+
 class _Tables:
     """Every state reachable from `roots`, with what a step needs of each."""
 
@@ -234,9 +557,16 @@ class _Tables:
                 j = index.get(nxt)
                 if j is None:
                     if len(states) >= max_states:
+                        bits = (
+                            f"; Kayles of at most {KAYLES_MAX_PINS} pins in all runs on bit masks"
+                            if isinstance(game, Kayles)
+                            else ""
+                        )
                         raise ValueError(
                             f"{game!r} has more than max_states={max_states:,} reachable states; "
-                            "the batched env tables every state (pass a larger max_states)" + _HINT
+                            "the batched env tables every state (pass a larger max_states)"
+                            + bits
+                            + _HINT
                         )
                     j = index[nxt] = len(states)
                     states.append(nxt)
@@ -297,7 +627,9 @@ class ImpartialGameVectorEnv(VectorEnv):
         opponent: "optimal", "random" or "epsilon:<p>".
         seat: "first" or "second" (the opponent moves first, inside reset and autoreset).
         illegal: only "lose".
-        max_states: the most reachable states to table.
+        max_states: the most reachable states to table (not used by Kayles of at most
+            `KAYLES_MAX_PINS` pins, which runs on bit masks).
+        observation: "raw", "onehot" or "binary", as for `ImpartialGameEnv`.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -318,13 +650,6 @@ class ImpartialGameVectorEnv(VectorEnv):
         observation: str = "raw",
         **params: Any,
     ) -> None:
-        if observation != "raw":
-            # Encode the batch yourself: ObservationEncoder takes leading batch axes.
-            raise ValueError(
-                f"the batched env returns raw observations only, got observation={observation!r}; "
-                "wrap it with metanim.envs.observations.ObservationEncoder(env.game, "
-                f"{observation!r}) (it encodes batches){_HINT}"
-            )
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         if seat not in SEATS:
@@ -362,27 +687,41 @@ class ImpartialGameVectorEnv(VectorEnv):
             if game_.is_terminal(fixed):
                 raise ValueError(f"the start state {fixed!r} is already over")
             warn_unwinnable_start(game_, fixed, mover_wins=seat == "first")
-        roots = [initial] if fixed is None else [initial, fixed]
-        self.tables = t = _Tables(game_, roots, max_states)
         self.seat = seat
         self._opp_first = seat == "second"
-        # The agent's first decision is at an N-position: with the opponent first, the
-        # opponent starts from a P-position (as in `resolve_start`).
-        self._wanted = t.p_ok if self._opp_first else t.is_n
+        info = game_.info
+        # The observation in the single env's encoding, with its space.
+        self._encode = ObservationEncoder(game_, observation)
+        # Kayles up to KAYLES_MAX_PINS pins: states are bit masks, moves bit operations,
+        # outcomes one byte per mask (every subset of pins is reachable: 2**20 states
+        # for kayles-20, too many to list in Python). Any other game: state tables.
+        self.kayles: _KaylesBits | None = None
+        self.tables: _Tables | None = None
         self._start_index = -1
-        if fixed is not None:
-            self._start_index = t.index[fixed]
-        elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != self._opp_first:
-            self._start_index = 0
-        self._max_len = max(game_.info.max_game_length, 1)
+        if isinstance(game_, Kayles) and sum(game_.rows) <= KAYLES_MAX_PINS:
+            self.kayles = k = _KaylesBits(game_.rows, game_.width, game_.misere)
+            if fixed is not None:
+                self._start_index = k.mask_of(fixed)
+            elif start == "auto" and bool(k.outcome[k.full]) != self._opp_first:
+                self._start_index = k.full
+        else:
+            roots = [initial] if fixed is None else [initial, fixed]
+            self.tables = t = _Tables(game_, roots, max_states)
+            # The agent's first decision is at an N-position: with the opponent first,
+            # the opponent starts from a P-position (as in `resolve_start`).
+            self._wanted = t.p_ok if self._opp_first else t.is_n
+            if fixed is not None:
+                self._start_index = t.index[fixed]
+            elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != self._opp_first:
+                self._start_index = 0
+            # Every state's observation, encoded once.
+            self._obs_table = np.ascontiguousarray(self._encode(t.obs).reshape(len(t.states), -1))
+        self._max_len = max(info.max_game_length, 1)
         self._mwat = bool(game_.mover_wins_at_terminal)
 
-        info = game_.info
         self.num_envs = num_envs
         self.single_action_space = spaces.Discrete(info.num_actions)
-        self.single_observation_space = spaces.Box(
-            low=0, high=info.observation_high, shape=info.observation_shape, dtype=np.int64
-        )
+        self.single_observation_space = self._encode.space
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
 
@@ -415,22 +754,39 @@ class ImpartialGameVectorEnv(VectorEnv):
             seeds = [int(fresh[i]) if s is None else s for i, s in enumerate(seed)]
         self._seeds[:] = [int(s) & _MASK64 for s in seeds]
         self._episodes[:] = 0
-        t = self.tables
-        _reset_all(
-            self._seeds,
-            self._episodes,
-            self._keys,
-            self._counts,
-            self._cur,
-            self._start_index,
-            self._tab(),
-            self._opp_kind,
-            self._epsilon,
-            self._opp_first,
-            self._max_len,
-        )
+        k = self.kayles
+        if k is not None:
+            _kayles_reset_all(
+                self._seeds,
+                self._episodes,
+                self._keys,
+                self._counts,
+                self._cur,
+                self._start_index,
+                k.full,
+                k.pairs,
+                k.outcome,
+                self._opp_kind,
+                self._epsilon,
+                self._opp_first,
+            )
+        else:
+            _reset_all(
+                self._seeds,
+                self._episodes,
+                self._keys,
+                self._counts,
+                self._cur,
+                self._start_index,
+                self._tab(),
+                self._opp_kind,
+                self._epsilon,
+                self._opp_first,
+                self._max_len,
+            )
         self._check_starts()
-        return self._obs_of(self._cur), {"action_mask": _rows(t.mask, self._cur)}
+        obs, mask = self._views(self._cur)
+        return obs, {"action_mask": mask}
 
     def step(
         self, actions: np.ndarray
@@ -443,32 +799,55 @@ class ImpartialGameVectorEnv(VectorEnv):
                 f"actions must be {self.num_envs} integer action ids, got shape {acts.shape} "
                 f"dtype {acts.dtype}"
             )
-        t = self.tables
-        _step(
-            acts.astype(np.int64, copy=False),
-            self._seeds,
-            self._episodes,
-            self._keys,
-            self._counts,
-            self._cur,
-            self._start_index,
-            self._tab(),
-            self._opp_kind,
-            self._epsilon,
-            self._opp_first,
-            self._max_len,
-            self._mwat,
-            self._rewards,
-            self._terminated,
-            self._final,
-        )
+        k = self.kayles
+        if k is not None:
+            _kayles_step(
+                acts.astype(np.int64, copy=False),
+                self._seeds,
+                self._episodes,
+                self._keys,
+                self._counts,
+                self._cur,
+                self._start_index,
+                k.full,
+                k.pairs,
+                k.outcome,
+                k.clears,
+                self._opp_kind,
+                self._epsilon,
+                self._opp_first,
+                self._mwat,
+                self._rewards,
+                self._terminated,
+                self._final,
+            )
+        else:
+            _step(
+                acts.astype(np.int64, copy=False),
+                self._seeds,
+                self._episodes,
+                self._keys,
+                self._counts,
+                self._cur,
+                self._start_index,
+                self._tab(),
+                self._opp_kind,
+                self._epsilon,
+                self._opp_first,
+                self._max_len,
+                self._mwat,
+                self._rewards,
+                self._terminated,
+                self._final,
+            )
         self._check_starts()
-        infos: dict[str, Any] = {"action_mask": _rows(t.mask, self._cur)}
+        obs, mask = self._views(self._cur)
+        infos: dict[str, Any] = {"action_mask": mask}
         if self._terminated.any():
-            infos["final_obs"] = self._obs_of(self._final)
+            infos["final_obs"] = self._views(self._final)[0]
             infos["_final_obs"] = self._terminated.copy()
         return (
-            self._obs_of(self._cur),
+            obs,
             self._rewards.copy(),
             self._terminated.copy(),
             self._truncated.copy(),
@@ -477,15 +856,22 @@ class ImpartialGameVectorEnv(VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of every board as a (num_envs, num_actions) bool array."""
-        return _rows(self.tables.mask, self._cur).astype(bool)
+        return self._views(self._cur)[1].astype(bool)
 
-    def _obs_of(self, index: np.ndarray) -> np.ndarray:
-        return _rows(self.tables.obs_flat, index).reshape(
-            (len(index), *self.single_observation_space.shape)
-        )
+    def _views(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(encoded observations, int8 action masks) of a batch of states."""
+        shape = (len(states), *self.single_observation_space.shape)
+        if self.kayles is not None:
+            k = self.kayles
+            mask, raw = _kayles_views(states, k.pairs, k.cell_of_bit, k.num_cells)
+            obs = self._encode(raw.reshape((len(states), *self._encode.raw_shape)))
+            return obs.reshape(shape), mask
+        assert self.tables is not None
+        return _rows(self._obs_table, states).reshape(shape), _rows(self.tables.mask, states)
 
     def _tab(self) -> tuple[np.ndarray, ...]:
         t = self.tables
+        assert t is not None
         return (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, self._wanted)
 
     def _check_starts(self) -> None:
@@ -504,4 +890,4 @@ class ImpartialGameVectorEnv(VectorEnv):
             )
 
 
-__all__ = ["ImpartialGameVectorEnv"]
+__all__ = ["KAYLES_MAX_PINS", "ImpartialGameVectorEnv"]
