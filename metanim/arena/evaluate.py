@@ -17,7 +17,6 @@ answers: they are counted apart, like decisions never run.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import math
 import time
@@ -29,6 +28,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from metanim import _aio
 from metanim.analysis.stats import item_accuracy
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
@@ -129,7 +129,7 @@ class EvaluationResult(RunResult):
 
 def run_evaluation(config: EvaluationConfig) -> EvaluationResult:
     """Run (or resume) an evaluation; blocks until done."""
-    return asyncio.run(arun_evaluation(config))
+    return _aio.run(arun_evaluation(config))
 
 
 async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:

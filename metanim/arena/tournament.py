@@ -9,7 +9,6 @@ keeps only the latest record of each id, so nothing is counted twice.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import math
@@ -23,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from metanim import _aio
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
 from metanim.arena._identity import config_identity, identity_hash
@@ -210,7 +210,7 @@ class TournamentResult(RunResult):
 
 def run_tournament(config: TournamentConfig) -> TournamentResult:
     """Run (or resume) a tournament; blocks until done. See `arun_tournament`."""
-    return asyncio.run(arun_tournament(config))
+    return _aio.run(arun_tournament(config))
 
 
 async def arun_tournament(config: TournamentConfig) -> TournamentResult:

@@ -21,6 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
+from metanim import _aio
 from metanim.llm.sim.policies import find_task, reply
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
@@ -381,7 +382,7 @@ class SimServer:
         failure: list[BaseException] = []
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            loop = _aio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
