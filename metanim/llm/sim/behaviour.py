@@ -255,6 +255,6 @@ def prediction(spec: ModelSpec, task: Task, answer: Any, shown: list[Any]) -> Pr
     return mix(*((1.0, belief(task, a, shown, conf)) for a in shown))
 
 
-def read(messages: list[Message], task: Task) -> Shown:
-    """The layout of `messages` and the answers it shows."""
-    return Shown(read_layout(messages), task)
+def read(messages: list[Message], task: Task, layout: Layout | None = None) -> Shown:
+    """The layout of `messages` (`layout` if already read) and the answers it shows."""
+    return Shown(layout if layout is not None else read_layout(messages), task)

@@ -14,6 +14,7 @@ are memoized).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 import re
@@ -26,6 +27,7 @@ from metanim.llm.sim import behaviour
 from metanim.llm.sim.behaviour import Shown, answers_in  # noqa: F401 - public
 from metanim.llm.sim.questions import AnswerKey, KeyEntry
 from metanim.llm.sim.spec import ModelSpec
+from metanim.llm.templates import Layout
 from metanim.solver import winning_moves
 
 
@@ -167,13 +169,21 @@ def find_task(messages: list[Message], questions: AnswerKey | None = None) -> Ta
         entry = questions.find(text) if questions is not None else None
         if entry is not None:
             return question_task(entry)
-        try:
-            game, state = game_from_prompt(text)
-        except (InvalidStateError, MoveError, ValueError, KeyError):
-            continue
-        if game.legal_moves(state):
-            return game_task(game, state)
+        position = _position(text)
+        if position is not None:
+            return game_task(*position)
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _position(text: str) -> tuple[Game[Any, Any], Any] | None:
+    """The game and a non-final state a prompt shows, or None (cached by text: a request
+    asks for it twice, and retries and debate rounds resend the same prompt)."""
+    try:
+        game, state = game_from_prompt(text)
+    except (InvalidStateError, MoveError, ValueError, KeyError):
+        return None
+    return (game, state) if game.legal_moves(state) else None
 
 
 # -------------------------------------------------------------------------- policy
@@ -317,12 +327,14 @@ def reply(
     temperature: float,
     questions: AnswerKey | None = None,
     fault_rng: random.Random | None = None,
+    layout: Layout | None = None,
 ) -> tuple[str, Any, str | None]:
     """One choice's text, the answer it names (None if malformed) and its fault, if any.
 
     `rng` draws the answer (from the request's seed, as a real model samples); `fault_rng`
     draws the answer faults (from the server seed, the request and its attempt index, so
-    a resent request can come out differently). It defaults to `rng`.
+    a resent request can come out differently). It defaults to `rng`. `layout` is
+    `read_layout(messages)` when the caller has it already.
     """
     fault_rng = fault_rng or rng
     task = find_task(messages, questions)
@@ -332,7 +344,7 @@ def reply(
     if task is None:
         obj = {key: "I cannot find a game or question in the prompt." for key in keys}
         return f"```json\n{json.dumps(obj)}\n```", None, "no_task"
-    shown = behaviour.read(messages, task)
+    shown = behaviour.read(messages, task, layout)
     answer = choose(spec, task, messages, rng, temperature, shown)
     fault = None
     if fault_rng.random() < spec["malformed"]:

@@ -26,7 +26,7 @@ from metanim.llm.sim.policies import find_task, reply
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
-from metanim.llm.templates import read_layout
+from metanim.llm.templates import Layout, read_layout
 
 #: Records `log` keeps in memory by default (`log_limit=`); `--log FILE` keeps all of them.
 LOG_LIMIT = 10_000
@@ -52,6 +52,10 @@ def _error(
 ) -> web.Response:
     status, body, headers = _fail(status, message, kind, code, **headers)
     return web.json_response(body, status=status, headers=headers)
+
+
+#: The fault generator of a model whose fault rates are all zero (its draws never count).
+_NO_FAULTS = random.Random(0)
 
 
 def _rng(*parts: Any) -> random.Random:
@@ -185,6 +189,7 @@ class SimApp:
         )
         n = int(body.get("n") or 1)
         seed = body.get("seed")
+        layout = read_layout(messages)  # once per request: every choice reads it
         record: dict[str, Any] = {
             "time": time.time(),
             "model": model,
@@ -195,7 +200,7 @@ class SimApp:
             "seed": seed,
             "max_tokens": body.get("max_tokens"),
             # Which method layout the simulator recognised (see metanim.llm.templates).
-            "layout": read_layout(messages).kind,
+            "layout": layout.kind,
         }
         # Retries resend the same body; counting attempts per body lets faults differ
         # between attempts (so retries can succeed) while staying reproducible.
@@ -222,7 +227,7 @@ class SimApp:
             return _fail(400, "n must be between 1 and 1000", "invalid_request_error")
         try:
             texts, actions, faults = self._answer(
-                spec, messages, temperature, n, seed, body_hash, attempt
+                spec, messages, temperature, n, seed, body_hash, attempt, layout
             )
             task = find_task(messages, self.questions)
         except Exception as exc:
@@ -273,6 +278,8 @@ class SimApp:
             )
         if attempt < spec["burst500"]:
             return _fail(500, "The server had an error (simulated burst).", "server_error")
+        if not (spec["quota"] or spec["http429"] or spec["http500"]):
+            return None  # no draw can fall below three zero rates: skip hashing for one
         rng = _rng("http", self.seed, self.session, body_hash, attempt)
         if rng.random() < spec["quota"]:
             return _fail(
@@ -296,6 +303,7 @@ class SimApp:
         seed: Any,
         body_hash: str,
         attempt: int,
+        layout: Layout | None = None,
     ) -> tuple[list[str], list[Any], list[str | None]]:
         if seed is None and temperature > 0:
             # An unseeded sample is a fresh draw, as from a real model.
@@ -303,12 +311,24 @@ class SimApp:
         else:
             base = seed if seed is not None else 0  # temperature 0 without seed: greedy, fixed
         texts, actions, faults = [], [], []
+        # With zero fault rates no fault draw can matter: a fixed generator spares the hash.
+        answer_faults = spec["malformed"] > 0 or spec["illegal"] > 0
         for index in range(n):
             rng = _rng("answer", base, spec.name, messages, index)
             # Answer faults, like HTTP faults, come from the request and its attempt.
-            faults_rng = _rng("fault", self.seed, self.session, body_hash, attempt, index)
+            faults_rng = (
+                _rng("fault", self.seed, self.session, body_hash, attempt, index)
+                if answer_faults
+                else _NO_FAULTS
+            )
             text, action, fault = reply(
-                spec, messages, rng, temperature, self.questions, fault_rng=faults_rng
+                spec,
+                messages,
+                rng,
+                temperature,
+                self.questions,
+                fault_rng=faults_rng,
+                layout=layout,
             )
             texts.append(text)
             actions.append(action)
