@@ -185,6 +185,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._records: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._texts: dict[Any, str] = {}
         self._ids: dict[Any, int] = {}
+        # A game that derives its mask without listing moves (Kayles: one slice per run
+        # of pins) gives it directly; the others get it from the cached legal moves.
+        overridden = type(self.game).action_mask is not Game.action_mask
+        self._game_mask = self.game.action_mask if overridden else None
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)
@@ -331,9 +335,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
     # ----------------------------------------------------------------- internals
     def _agent_move(self, action: Any) -> Any:
-        if isinstance(action, str):
+        if type(action) is int:  # the common case, checked first (bool is not int here)
+            index: int | None = action
+        elif isinstance(action, str):
             return self.game.parse_move(action, self._state)
-        index = as_action_index(action)
+        else:
+            index = as_action_index(action)
         if index is None:  # never truncate 0.7 to 0 or read True as 1
             raise UnparsableMoveError(
                 f"action {action!r} ({type(action).__name__}) is neither an integer action id "
@@ -392,11 +399,15 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             if len(self._records) >= _RECORD_LIMIT:
                 self._records.clear()
             game = self.game
-            legal = self._moves(state)
-            ids = self._ids
-            mask = np.zeros(self._num_actions, dtype=np.int8)
-            # Moves recur across states: their ids come from a dict, not a call each.
-            mask[[ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]] = 1
+            if self._game_mask is not None:
+                mask = self._game_mask(state)
+            else:
+                legal, ids = self._moves(state), self._ids
+                mask = np.zeros(self._num_actions, dtype=np.int8)
+                # Moves recur across states: their ids come from a dict, not a call each.
+                mask[
+                    [ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]
+                ] = 1
             # The observation in the env's encoding (raw, onehot or binary).
             found = (mask, self._encode(game.observation(state)), game.to_json(state))
             self._records[state] = found
