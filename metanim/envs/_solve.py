@@ -70,6 +70,25 @@ def outcome(game: Game[Any, Any], state: Any) -> str:
     return _memoized(entry.outcome, state, entry.solver.outcome)
 
 
+def outcome_lookup(game: Game[Any, Any]) -> Callable[[Any], str]:
+    """`outcome` for many states of one game: the memo and solver looked up once.
+
+    A `random_n` reset asks for every state of a playout (most of a reset's cost).
+    """
+    entry = _entry(game)
+    memo, compute = entry.outcome, entry.solver.outcome
+
+    def lookup(state: Any) -> str:
+        found = memo.get(state)
+        if found is None:
+            if len(memo) > _MEMO_LIMIT:
+                memo.clear()
+            found = memo[state] = compute(state)
+        return found
+
+    return lookup
+
+
 def winning_moves(game: Game[Any, Any], state: Any) -> list[Any]:
     """Every move to a P-position (memoized: do not mutate the list)."""
     entry = _entry(game)

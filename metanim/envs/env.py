@@ -545,6 +545,7 @@ def sample_start(
     `moves` is a cached `game.legal_moves` (the playout is most of a reset's cost).
     """
     legal_moves = game.legal_moves if moves is None else moves
+    outcome = _solve.outcome_lookup(game)
     initial = game.initial_state()
     for _ in range(_MAX_START_TRIES):
         state, trail = initial, []
@@ -557,7 +558,7 @@ def sample_start(
         candidates = [
             s
             for s in trail
-            if (_solve.outcome(game, s) == "N") == mover_wins
+            if (outcome(s) == "N") == mover_wins
             and (mover_wins or not any(not legal_moves(game._apply(s, m)) for m in legal_moves(s)))
         ]
         if candidates:
