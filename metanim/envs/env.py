@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -179,10 +179,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             self.opponent, OptimalOpponent | RandomOpponent | EpsilonOptimalOpponent
         )
         # Derived once per state instead of several times per step: the legal moves of
-        # every state met, and (int8 mask, observation, JSON form) of those returned to
-        # the agent; move texts and ids likewise.
-        self._legal_of: dict[Any, list[Any]] = {}
-        self._records: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
+        # every state met, and (int8 mask, observation) of those returned to the agent;
+        # move texts and ids likewise. Only tuples and arrays are kept, never lists: the
+        # garbage collector stops tracking them, where thousands of cached lists made
+        # every full collection scan them (a third of a Kayles step in long runs).
+        self._legal_of: dict[Any, tuple[Any, ...]] = {}
+        self._records: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self._texts: dict[Any, str] = {}
         self._ids: dict[Any, int] = {}
         # A game that derives its mask without listing moves (Kayles: one slice per run
@@ -372,7 +374,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _finish(
         self,
         state: Any,
-        legal: list[Any],
+        legal: Sequence[Any],
         agent_move: str,
         opponent_move: str | None,
         *,
@@ -387,13 +389,13 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=winner)
         return self._obs(), 1.0 if agent_wins else -1.0, True, False, info
 
-    def _set_state(self, state: Any, legal: list[Any] | None = None) -> None:
+    def _set_state(self, state: Any, legal: Sequence[Any] | None = None) -> None:
         self._state = state
         self._legal = self._moves(state) if legal is None else legal
         self._current = self._record(state)
 
-    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray, Any]:
-        """(int8 mask, encoded observation, JSON) of a state shown to the agent, cached."""
+    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(int8 mask, encoded observation) of a state shown to the agent, cached."""
         found = self._records.get(state)
         if found is None:
             if len(self._records) >= _RECORD_LIMIT:
@@ -409,17 +411,17 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                     [ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]
                 ] = 1
             # The observation in the env's encoding (raw, onehot or binary).
-            found = (mask, self._encode(game.observation(state)), game.to_json(state))
+            found = (mask, self._encode(game.observation(state)))
             self._records[state] = found
         return found
 
-    def _moves(self, state: Any) -> list[Any]:
-        """`game.legal_moves(state)`, cached (do not mutate the list)."""
+    def _moves(self, state: Any) -> tuple[Any, ...]:
+        """`game.legal_moves(state)` as a tuple, cached."""
         found = self._legal_of.get(state)
         if found is None:
             if len(self._legal_of) >= _RECORD_LIMIT:
                 self._legal_of.clear()
-            found = self._legal_of[state] = self.game.legal_moves(state)
+            found = self._legal_of[state] = tuple(self.game.legal_moves(state))
         return found
 
     def _text(self, move: Any) -> str:
@@ -428,7 +430,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             text = self._texts[move] = self.game.move_text(move)
         return text
 
-    def _builtin_reply(self, state: Any, legal: list[Any]) -> Any:
+    def _builtin_reply(self, state: Any, legal: Sequence[Any]) -> Any:
         """A built-in opponent's move, drawn from the episode stream.
 
         Draws exactly as `RandomOpponent`, `OptimalOpponent` and
@@ -454,7 +456,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "action_mask": self._mask(),
-            "state": self._current[2],
+            "state": self.game.to_json(self._state),
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
@@ -490,7 +492,7 @@ def resolve_start(
     rng: np.random.Generator | EpisodeStream,
     *,
     mover_wins: bool,
-    moves: Callable[[Any], list[Any]] | None = None,
+    moves: Callable[[Any], Sequence[Any]] | None = None,
 ) -> Any:
     """The start state for a `start` setting: "random_n", "initial", "auto" or a state.
 
@@ -533,7 +535,7 @@ def sample_start(
     rng: np.random.Generator | EpisodeStream,
     *,
     mover_wins: bool,
-    moves: Callable[[Any], list[Any]] | None = None,
+    moves: Callable[[Any], Sequence[Any]] | None = None,
 ) -> Any:
     """A random non-terminal state of the wanted outcome, from random playouts.
 
