@@ -115,9 +115,6 @@ class Chomp(Game[ChompState, ChompMove]):
             return "(0, 0) is the poisoned square; choose any other remaining square"
         return f"square ({r}, {c}) has already been removed"
 
-    def to_json(self, state: ChompState) -> list[int]:
-        return list(state)  # a flat tuple of ints (the env builds this every step)
-
     def action_id(self, move: ChompMove) -> int:
         return move[0] * self.cols + move[1]
 

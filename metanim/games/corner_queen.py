@@ -141,9 +141,6 @@ class CornerQueen(Game[QueenState, QueenMove]):
         """Wythoff coordinates (x, y) = (col, H-1-row): distances to the target."""
         return (state[1], self.height - 1 - state[0])
 
-    def to_json(self, state: QueenState) -> list[int]:
-        return list(state)  # a flat tuple of ints (the env builds this every step)
-
     def action_id(self, move: QueenMove) -> int:
         return move[0] * self.width + move[1]
 

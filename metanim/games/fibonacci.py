@@ -110,9 +110,6 @@ class FibonacciNim(Game[FibState, FibMove]):
             return f"only {remaining} stone(s) remain, so you cannot take {move}"
         return f"you may take at most {max_take} stone(s) this turn, not {move}"
 
-    def to_json(self, state: FibState) -> list[int]:
-        return list(state)  # a flat tuple of ints (the env builds this every step)
-
     def action_id(self, move: FibMove) -> int:
         return int(move) - 1
 

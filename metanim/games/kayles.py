@@ -204,7 +204,7 @@ class Kayles(Game[KaylesState, KaylesMove]):
         return obs
 
     def to_json(self, state: KaylesState) -> list[str]:
-        return list(state)  # the row strings (the env builds this every step)
+        return list(state)
 
     def move_text(self, move: KaylesMove) -> str:
         r, i, w = move

@@ -135,9 +135,6 @@ class Nim(Game[NimState, NimMove]):
         return tuple(sorted(h for h in state if h))
 
     # encodings
-    def to_json(self, state: NimState) -> list[int]:
-        return list(state)  # a flat tuple of ints (the env builds this every step)
-
     def action_id(self, move: NimMove) -> int:
         i, c = move
         return i * self._take_slots + (c - 1)
