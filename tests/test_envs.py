@@ -342,3 +342,23 @@ def test_an_opponent_forfeit_in_reset_raises_a_named_error() -> None:
     assert isinstance(err.value, MoveError) and err.value.text == "7"
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)  # no half-started episode is left to play
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "start"),
+    [
+        ({"game": "nim", "heaps": [3, 4], "max_take": None}, [3, 4]),
+        ({"game": "kayles", "preset": "kayles-20"}, None),
+    ],
+)
+def test_info_state_and_arrays_are_fresh_each_time(kwargs: dict[str, Any], start: Any) -> None:
+    # States are cached inside the env; what it hands out must not alias the cache.
+    env = ImpartialGameEnv(**kwargs, start="initial" if start is None else start)
+    obs, info = env.reset(seed=0)
+    expected_state, expected_obs = list(info["state"]), obs.copy()
+    info["state"].append("edited")
+    info["action_mask"][:] = 0
+    obs[...] = 7
+    obs2, info2 = env.reset(seed=0)
+    assert info2["state"] == expected_state
+    assert np.array_equal(obs2, expected_obs) and info2["action_mask"].any()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -180,3 +181,47 @@ def test_cli_solve_reads_positions_as_the_paper_does() -> None:
     # A bare number is a Fibonacci pile at its start: 20 = 13 + 5 + 2, so take 2.
     fib = run_cli("solve", "fibonacci", "20")
     assert "state: [20, 19]" in fib.stdout and "winning moves: 2" in fib.stdout
+
+
+def _kayles_brute(rows: list[int], state: tuple[str, ...]) -> tuple[list, np.ndarray, np.ndarray]:
+    """Legal moves, mask and observation of a Kayles state, pin by pin from the rules."""
+    width = max(rows)
+    moves, mask = [], np.zeros(len(rows) * width * 2, dtype=np.int8)
+    obs = np.zeros((len(rows), width), dtype=np.int64)
+    for r, row in enumerate(state):
+        for i in range(len(row)):
+            obs[r, i] = row[i] == "1"
+            for w in (1, 2):
+                if i + w <= len(row) and all(row[p] == "1" for p in range(i, i + w)):
+                    moves.append((r, i, w))
+                    mask[(r * width + i) * 2 + w - 1] = 1
+    return moves, mask, obs
+
+
+@pytest.mark.parametrize(
+    "rows", [[1], [2], [3], [8], [3, 1, 4], [5, 6], [1, 9], [20], [64], [200, 3]]
+)
+def test_kayles_moves_mask_and_observation_match_a_pin_by_pin_brute_force(rows) -> None:
+    # Every state where there are at most 2**12 of them, else seeded random states with
+    # each pin standing with probability 1/4, 1/2 or 3/4 (short and long runs alike).
+    game = Kayles(rows)
+    total = sum(rows)
+    rng = np.random.default_rng(total)
+    if total <= 12:
+        bits = [format(k, f"0{total}b") for k in range(2**total)]
+    else:
+        bits = [
+            "".join("1" if x < p else "0" for x in rng.random(total))
+            for p in (0.25, 0.5, 0.75)
+            for _ in range(100)
+        ]
+        bits += ["1" * total, "0" * total]
+    for flat in bits:
+        cut = np.cumsum([0, *rows])
+        state = tuple(flat[a:b] for a, b in itertools.pairwise(cut))
+        moves, mask, obs = _kayles_brute(rows, state)
+        assert game.legal_moves(state) == moves
+        assert np.array_equal(game.action_mask(state), mask)
+        got = game.observation(state)
+        assert got.dtype == np.int64 and np.array_equal(got, obs)
+        assert game.num_legal_moves(state) == len(moves)

@@ -293,6 +293,38 @@ def test_kayles_sequence_and_period_12_after_70() -> None:
     assert values[70] != values[82]
 
 
+@pytest.mark.parametrize(
+    "rows",
+    [
+        ("1" * 20,),
+        ("11011101111",),
+        ("1101", "0111011"),  # several rows
+        ("1" * 9 + "0" + "1" * 4 + "00" + "1" * 2,),
+        ("1" * 255 + "0" + "1" * 6,),  # the last run length of the direct table
+        ("1" * 280,),  # a run past it: values read through the period
+        ("1" * 260 + "0" + "1" * 3 + "0" + "1" * 17,),
+    ],
+)
+def test_kayles_winning_moves_match_brute_force(rows: tuple[str, ...]) -> None:
+    """Every move, pin by pin, whose child has brute-force XOR 0, in action-id order."""
+    game = Kayles([len(r) for r in rows])
+
+    def value(state: tuple[str, ...]) -> int:
+        runs = [len(run) for row in state for run in row.split("0") if run]
+        return reduce(xor, (brute_kayles_run(n) for n in runs), 0)
+
+    expected = []
+    for r, row in enumerate(rows):
+        for i in range(len(row)):
+            for take in (1, 2):
+                if row[i : i + take] == "1" * take:
+                    child = (*rows[:r], row[:i] + "0" * take + row[i + take :], *rows[r + 1 :])
+                    if value(child) == 0:
+                        expected.append((r, i, take))
+    assert winning_moves(game, rows) == expected
+    assert (expected == []) == (value(rows) == 0)
+
+
 def test_two_row_chomp_p_positions() -> None:
     """Two-row Chomp: the P-positions are exactly the shapes (a, a-1)."""
     game = Chomp(2, 12)

@@ -30,7 +30,9 @@ class _Entry:
         self.game = game
         self.solver: Solver = solver_for(game)
         self.outcome: dict[Any, str] = {}
-        self.winning: dict[Any, list[Any]] = {}
+        # Tuples, not lists: the garbage collector stops tracking them, so a memo of
+        # 200,000 states does not make every full collection scan it.
+        self.winning: dict[Any, tuple[Any, ...]] = {}
 
 
 # Keyed by object identity (checked with `is`): hashing a Game serializes its params,
@@ -70,10 +72,29 @@ def outcome(game: Game[Any, Any], state: Any) -> str:
     return _memoized(entry.outcome, state, entry.solver.outcome)
 
 
-def winning_moves(game: Game[Any, Any], state: Any) -> list[Any]:
-    """Every move to a P-position (memoized: do not mutate the list)."""
+def outcome_lookup(game: Game[Any, Any]) -> Callable[[Any], str]:
+    """`outcome` for many states of one game: the memo and solver looked up once.
+
+    A `random_n` reset asks for every state of a playout (most of a reset's cost).
+    """
     entry = _entry(game)
-    return _memoized(entry.winning, state, entry.solver.winning_moves)
+    memo, compute = entry.outcome, entry.solver.outcome
+
+    def lookup(state: Any) -> str:
+        found = memo.get(state)
+        if found is None:
+            if len(memo) > _MEMO_LIMIT:
+                memo.clear()
+            found = memo[state] = compute(state)
+        return found
+
+    return lookup
+
+
+def winning_moves(game: Game[Any, Any], state: Any) -> tuple[Any, ...]:
+    """Every move to a P-position, in action-id order (memoized)."""
+    entry = _entry(game)
+    return _memoized(entry.winning, state, lambda s: tuple(entry.solver.winning_moves(s)))
 
 
 def optimal_move(game: Game[Any, Any], state: Any, rng: np.random.Generator) -> Any:

@@ -46,7 +46,12 @@ class EpisodeStream:
 
     def integers(self, n: int) -> int:
         """A draw in `[0, n)` (the only form of `Generator.integers` the envs call)."""
-        return ((self._word() >> 32) * int(n)) >> 32
+        # `_word` and `mix` inlined: one draw per opponent move is on the env's step path.
+        self.count += 1
+        z = (self.key + self.count * GOLDEN) & MASK
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        return (((z ^ (z >> 31)) >> 32) * int(n)) >> 32
 
     def random(self) -> float:
         """A float in `[0, 1)`."""

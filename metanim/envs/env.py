@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -179,12 +179,18 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             self.opponent, OptimalOpponent | RandomOpponent | EpsilonOptimalOpponent
         )
         # Derived once per state instead of several times per step: the legal moves of
-        # every state met, and (int8 mask, observation, JSON form) of those returned to
-        # the agent; move texts and ids likewise.
-        self._legal_of: dict[Any, list[Any]] = {}
-        self._records: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
+        # every state met, and (int8 mask, observation) of those returned to the agent;
+        # move texts and ids likewise. Only tuples and arrays are kept, never lists: the
+        # garbage collector stops tracking them, where thousands of cached lists made
+        # every full collection scan them (a third of a Kayles step in long runs).
+        self._legal_of: dict[Any, tuple[Any, ...]] = {}
+        self._records: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self._texts: dict[Any, str] = {}
         self._ids: dict[Any, int] = {}
+        # A game that derives its mask without listing moves (Kayles: one slice per run
+        # of pins) gives it directly; the others get it from the cached legal moves.
+        overridden = type(self.game).action_mask is not Game.action_mask
+        self._game_mask = self.game.action_mask if overridden else None
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)
@@ -331,9 +337,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
     # ----------------------------------------------------------------- internals
     def _agent_move(self, action: Any) -> Any:
-        if isinstance(action, str):
+        if type(action) is int:  # the common case, checked first (bool is not int here)
+            index: int | None = action
+        elif isinstance(action, str):
             return self.game.parse_move(action, self._state)
-        index = as_action_index(action)
+        else:
+            index = as_action_index(action)
         if index is None:  # never truncate 0.7 to 0 or read True as 1
             raise UnparsableMoveError(
                 f"action {action!r} ({type(action).__name__}) is neither an integer action id "
@@ -365,7 +374,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _finish(
         self,
         state: Any,
-        legal: list[Any],
+        legal: Sequence[Any],
         agent_move: str,
         opponent_move: str | None,
         *,
@@ -380,35 +389,39 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=winner)
         return self._obs(), 1.0 if agent_wins else -1.0, True, False, info
 
-    def _set_state(self, state: Any, legal: list[Any] | None = None) -> None:
+    def _set_state(self, state: Any, legal: Sequence[Any] | None = None) -> None:
         self._state = state
         self._legal = self._moves(state) if legal is None else legal
         self._current = self._record(state)
 
-    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray, Any]:
-        """(int8 mask, encoded observation, JSON) of a state shown to the agent, cached."""
+    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(int8 mask, encoded observation) of a state shown to the agent, cached."""
         found = self._records.get(state)
         if found is None:
             if len(self._records) >= _RECORD_LIMIT:
                 self._records.clear()
             game = self.game
-            legal = self._moves(state)
-            ids = self._ids
-            mask = np.zeros(self._num_actions, dtype=np.int8)
-            # Moves recur across states: their ids come from a dict, not a call each.
-            mask[[ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]] = 1
+            if self._game_mask is not None:
+                mask = self._game_mask(state)
+            else:
+                legal, ids = self._moves(state), self._ids
+                mask = np.zeros(self._num_actions, dtype=np.int8)
+                # Moves recur across states: their ids come from a dict, not a call each.
+                mask[
+                    [ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]
+                ] = 1
             # The observation in the env's encoding (raw, onehot or binary).
-            found = (mask, self._encode(game.observation(state)), game.to_json(state))
+            found = (mask, self._encode(game.observation(state)))
             self._records[state] = found
         return found
 
-    def _moves(self, state: Any) -> list[Any]:
-        """`game.legal_moves(state)`, cached (do not mutate the list)."""
+    def _moves(self, state: Any) -> tuple[Any, ...]:
+        """`game.legal_moves(state)` as a tuple, cached."""
         found = self._legal_of.get(state)
         if found is None:
             if len(self._legal_of) >= _RECORD_LIMIT:
                 self._legal_of.clear()
-            found = self._legal_of[state] = self.game.legal_moves(state)
+            found = self._legal_of[state] = tuple(self.game.legal_moves(state))
         return found
 
     def _text(self, move: Any) -> str:
@@ -417,7 +430,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             text = self._texts[move] = self.game.move_text(move)
         return text
 
-    def _builtin_reply(self, state: Any, legal: list[Any]) -> Any:
+    def _builtin_reply(self, state: Any, legal: Sequence[Any]) -> Any:
         """A built-in opponent's move, drawn from the episode stream.
 
         Draws exactly as `RandomOpponent`, `OptimalOpponent` and
@@ -443,7 +456,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "action_mask": self._mask(),
-            "state": self._current[2],
+            "state": self.game.to_json(self._state),
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
@@ -479,7 +492,7 @@ def resolve_start(
     rng: np.random.Generator | EpisodeStream,
     *,
     mover_wins: bool,
-    moves: Callable[[Any], list[Any]] | None = None,
+    moves: Callable[[Any], Sequence[Any]] | None = None,
 ) -> Any:
     """The start state for a `start` setting: "random_n", "initial", "auto" or a state.
 
@@ -522,7 +535,7 @@ def sample_start(
     rng: np.random.Generator | EpisodeStream,
     *,
     mover_wins: bool,
-    moves: Callable[[Any], list[Any]] | None = None,
+    moves: Callable[[Any], Sequence[Any]] | None = None,
 ) -> Any:
     """A random non-terminal state of the wanted outcome, from random playouts.
 
@@ -534,6 +547,7 @@ def sample_start(
     `moves` is a cached `game.legal_moves` (the playout is most of a reset's cost).
     """
     legal_moves = game.legal_moves if moves is None else moves
+    outcome = _solve.outcome_lookup(game)
     initial = game.initial_state()
     for _ in range(_MAX_START_TRIES):
         state, trail = initial, []
@@ -546,7 +560,7 @@ def sample_start(
         candidates = [
             s
             for s in trail
-            if (_solve.outcome(game, s) == "N") == mover_wins
+            if (outcome(s) == "N") == mover_wins
             and (mover_wins or not any(not legal_moves(game._apply(s, m)) for m in legal_moves(s)))
         ]
         if candidates:

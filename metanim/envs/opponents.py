@@ -20,7 +20,7 @@ says why in `info`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -102,7 +102,7 @@ def make_opponent(spec: OpponentSpec) -> Callable[[Game[Any, Any], Any, np.rando
 
 
 def resolve_move(
-    game: Game[Any, Any], state: Any, choice: Any, legal: list[Any] | None = None
+    game: Game[Any, Any], state: Any, choice: Any, legal: Sequence[Any] | None = None
 ) -> Any:
     """The legal move a policy's return value names, or the precise `MoveError`.
 

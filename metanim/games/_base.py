@@ -303,8 +303,10 @@ class Game(ABC, Generic[StateT, MoveT]):
 
 
 def _listify(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_listify(v) for v in value]
+    if isinstance(value, (tuple, list)):
+        # Recurse only into nested sequences: states are mostly flat tuples of ints,
+        # and the env builds this JSON form on every step.
+        return [_listify(v) if isinstance(v, (tuple, list)) else v for v in value]
     return value
 
 

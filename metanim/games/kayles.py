@@ -21,17 +21,27 @@ KaylesState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing p
 KaylesMove = tuple[int, int, int]  # (row, first pin, width 1 or 2)
 
 
-_RUN = re.compile("1+")
+# '0'/'1' bytes to 0/1 bytes: an observation row is one C-level translate away.
+_PIN_BYTES = bytes.maketrans(b"01", b"\x00\x01")
 
 
 def runs(row: str) -> list[int]:
     """Lengths of the maximal runs of standing pins in a row."""
-    return [m.end() - m.start() for m in _RUN.finditer(row)]
+    return [len(part) for part in row.split("0") if part]
 
 
 def run_spans(row: str) -> list[tuple[int, int]]:
     """(first pin, length) of each maximal run of standing pins, left to right."""
-    return [(m.start(), m.end() - m.start()) for m in _RUN.finditer(row)]
+    # str.split walks the row in C; a regex match object per run costs more (solver hot path).
+    spans = []
+    i = 0
+    for part in row.split("0"):
+        if part:
+            spans.append((i, len(part)))
+            i += len(part) + 1
+        else:
+            i += 1
+    return spans
 
 
 class Kayles(Game[KaylesState, KaylesMove]):
@@ -70,6 +80,20 @@ class Kayles(Game[KaylesState, KaylesMove]):
         super().__init__(misere=misere)
         self.rows = param_ints(rows, "rows (pins per row)", low=1)
         self.width = max(self.rows)
+        self._flat: list[list[KaylesMove]] | None = None
+
+    def _row_moves(self) -> list[list[KaylesMove]]:
+        """Per row, every (pin, width) move in action-id order, built once.
+
+        The moves of a run of standing pins [i, e) are the contiguous slice
+        `[2 * i : 2 * e - 1]` of its row's list (each pin, then the pair from it,
+        except the pair past the run's end), so `legal_moves` only slices.
+        """
+        if self._flat is None:
+            self._flat = [
+                [(r, i, w) for i in range(size) for w in (1, 2)] for r, size in enumerate(self.rows)
+            ]
+        return self._flat
 
     @property
     def info(self) -> GameInfo:
@@ -116,14 +140,32 @@ class Kayles(Game[KaylesState, KaylesMove]):
         return sum(2 * n - 1 for row in state for n in runs(row))
 
     def legal_moves(self, state: KaylesState) -> list[KaylesMove]:
-        moves = []
-        for r, row in enumerate(state):
-            for i, pin in enumerate(row):
-                if pin == "1":
-                    moves.append((r, i, 1))
-                    if i + 1 < len(row) and row[i + 1] == "1":
-                        moves.append((r, i, 2))
+        # One slice per run of standing pins (the env's step is mostly this call).
+        moves: list[KaylesMove] = []
+        for flat, row in zip(self._row_moves(), state, strict=True):
+            i = 0
+            for part in row.split("0"):
+                if part:
+                    end = i + len(part)
+                    moves += flat[2 * i : 2 * end - 1]
+                    i = end + 1
+                else:
+                    i += 1
         return moves
+
+    def action_mask(self, state: KaylesState) -> np.ndarray:
+        # A run [i, e) of row r has the contiguous legal ids 2(rL + i) .. 2(rL + e - 1).
+        mask = np.zeros(len(self.rows) * self.width * 2, dtype=np.int8)
+        for r, row in enumerate(state):
+            i = r * self.width
+            for part in row.split("0"):
+                if part:
+                    end = i + len(part)
+                    mask[2 * i : 2 * end - 1] = 1
+                    i = end + 1
+                else:
+                    i += 1
+        return mask
 
     def _apply(self, state: KaylesState, move: KaylesMove) -> KaylesState:
         r, i, w = move
@@ -158,8 +200,11 @@ class Kayles(Game[KaylesState, KaylesMove]):
     def observation(self, state: KaylesState) -> np.ndarray:
         obs = np.zeros((len(self.rows), self.width), dtype=np.int64)
         for r, row in enumerate(state):
-            obs[r, : len(row)] = [int(c) for c in row]
+            obs[r, : len(row)] = np.frombuffer(row.encode().translate(_PIN_BYTES), np.uint8)
         return obs
+
+    def to_json(self, state: KaylesState) -> list[str]:
+        return list(state)
 
     def move_text(self, move: KaylesMove) -> str:
         r, i, w = move

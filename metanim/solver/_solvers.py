@@ -512,16 +512,21 @@ class KaylesSolver(Solver):
         # Values computed directly up to the certified period's search size; any longer
         # run is read through the period (Guy–Smith), so nothing grows with the row.
         self._base, self._n0, self._p = _octal._period_search(self.OCTAL)
+        # Plain ints of the directly computed values: read per run on every query.
+        self._base_list: list[int] = self._base.tolist()
+        # (run length, target value) -> sorted (offset, take) of the moves inside such a
+        # run that leave the value `target`; positions differ, run lengths recur.
+        self._hits: dict[tuple[int, int], list[tuple[int, int]]] = {}
 
     @staticmethod
     def _run_moves(n: int) -> list[tuple[int, ...]]:
         return [(a, n - k - a) for k in (1, 2) if k <= n for a in range(0, (n - k) // 2 + 1)]
 
     def _value(self, n: int) -> int:
-        base = self._base
+        base = self._base_list
         if n < len(base):
-            return int(base[n])
-        return int(base[self._n0 + (n - self._n0) % self._p])
+            return base[n]
+        return base[self._n0 + (n - self._n0) % self._p]
 
     def _values(self, ns: np.ndarray) -> np.ndarray:
         base = self._base
@@ -545,31 +550,59 @@ class KaylesSolver(Solver):
         return TABLE
 
     def grundy(self, state: tuple[str, ...]) -> int:
-        return reduce(xor, (self._value(n) for row in state for _, n in run_spans(row)), 0)
+        total = 0
+        for row in state:
+            for _, n in run_spans(row):
+                total ^= self._value(n)
+        return total
 
     def winning_moves(self, state: tuple[str, ...]) -> list[tuple[int, int, int]]:
         if self.game.misere:
             self.method(state, "winning_moves")
             return super().winning_moves(state)
-        total = self.grundy(state)
+        spans = [(r, start, n) for r, row in enumerate(state) for start, n in run_spans(row)]
+        total = 0
+        for _, _, n in spans:
+            total ^= self._value(n)
         if total == 0:
             return []
-        width = self.game.width
         found: list[tuple[int, int, int]] = []
-        for r, row in enumerate(state):
-            for start, n in run_spans(row):
-                target = self._value(n) ^ total
-                for take in (1, 2):
-                    if take > n:
-                        continue
-                    rest = n - take
-                    # Knocking pins start+a.. leaves runs a and rest - a.
-                    for lo in range(0, rest + 1, self.CHUNK):
-                        a = np.arange(lo, min(rest + 1, lo + self.CHUNK), dtype=np.int64)
-                        hits = a[(self._values(a) ^ self._values(rest - a)) == target]
-                        found += [(r, start + int(x), take) for x in hits]
-        found.sort(key=lambda m: (m[0] * width + m[1]) * 2 + m[2] - 1)
+        # Rows in order, runs left to right, hits sorted within a run: action-id order.
+        for r, start, n in spans:
+            found += [(r, start + a, take) for a, take in self._run_hits(n, self._value(n) ^ total)]
         return found
+
+    def _run_hits(self, n: int, target: int) -> list[tuple[int, int]]:
+        """(offset, take) of each move in a run of `n` pins leaving runs of XOR `target`.
+
+        Sorted by offset, then take. Memoized for runs inside the directly computed
+        table; longer runs are scored in numpy chunks (bounded memory), unmemoized.
+        """
+        key = (n, target)
+        found = self._hits.get(key)
+        if found is not None:
+            return found
+        hits: list[tuple[int, int]] = []
+        if n < len(self._base_list):
+            v = self._base_list
+            # Knocking pins a.. (take of them) leaves runs a and n - take - a.
+            hits = [
+                (a, take)
+                for a in range(n)
+                for take in (1, 2)
+                if a + take <= n and v[a] ^ v[n - take - a] == target
+            ]
+            self._hits[key] = hits
+            return hits
+        for take in (1, 2):
+            rest = n - take
+            for lo in range(0, rest + 1, self.CHUNK):
+                a = np.arange(lo, min(rest + 1, lo + self.CHUNK), dtype=np.int64)
+                hits += [
+                    (int(x), take) for x in a[(self._values(a) ^ self._values(rest - a)) == target]
+                ]
+        hits.sort()
+        return hits
 
     def _misere_mover_wins(self, state: tuple[str, ...]) -> bool:
         self.method(state, "outcome")
