@@ -195,7 +195,10 @@ def main() -> None:
         "log, client); server CPU = the simulated server's. When either exceeds the ideal, the "
         "run is bound by CPU, not latency (the two share the machine's 2 cores). The client's "
         "CPU per decision is shown beside the plain aiohttp POST's CPU per call at the same "
-        "latency and concurrency. Why more episodes than call slots: an episode holds no slot "
+        "latency and concurrency, and the floor's own wall time over the same ideal (as many "
+        "plain POSTs, independent of each other: no episodes, no arena, as many in flight, to "
+        "the same server; the best this machine, server and transport allow). Why more "
+        "episodes than call slots: an episode holds no slot "
         "between its calls (the opponent's move, parsing, logging), and a run of as many "
         "episodes as slots cannot keep them busy: its wall is bounded below by the longest "
         "run of episodes one slot plays in sequence (two 8-call episodes = 16 latencies "
@@ -213,6 +216,7 @@ def main() -> None:
                 "CPU µs/decision",
                 "aiohttp floor µs/call",
                 "CPU/floor",
+                "floor wall/ideal",
             ],
             tournament_rows,
         )
@@ -268,7 +272,9 @@ def tournament_goal(
         await asyncio.gather(*(post() for _ in range(calls)))
 
     cpu_start = time.process_time()
+    floor_start = time.perf_counter()
     loop.run_until_complete(floor())
+    floor_wall = time.perf_counter() - floor_start
     floor_cpu = (time.process_time() - cpu_start) / calls
     row = [
         latency,
@@ -282,6 +288,7 @@ def tournament_goal(
         f"{cpu / decisions * 1e6:.0f}",
         f"{floor_cpu * 1e6:.0f}",
         f"{cpu / decisions / floor_cpu:.2f}x",
+        f"{floor_wall / ideal:.2f}x",
     ]
     print(row, flush=True)
     return row
