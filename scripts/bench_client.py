@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine, table, write_section
 from bench_tournament import SERVER_PIDS, process_cpu, sim_server_process
 
+from metanim import _aio
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.games import make_game
 from metanim.llm import OpenAIChatClient, ResponseCache
@@ -72,7 +73,7 @@ def main() -> None:
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    loop = asyncio.new_event_loop()
+    loop = _aio.new_event_loop()  # the loop runs use (uvloop where installed)
     calls, conc = args.calls, args.concurrency
 
     with sim_server_process() as url, tempfile.TemporaryDirectory() as tmp:
@@ -130,11 +131,9 @@ def main() -> None:
         hit = (time.process_time() - start) / calls
         at_once = args.episodes_at_once or 2 * args.tournament_concurrency
         # A small run first: the server's and the arena's caches, as in any long session.
-        tournament_goal(url, loop, session, args.latency[-1], 64, 64, 64)
+        tournament_goal(url, loop, args.latency[-1], 64, 64, 64)
         tournament_rows = [
-            tournament_goal(
-                url, loop, session, lat, args.tournament_concurrency, at_once, args.episodes
-            )
+            tournament_goal(url, loop, lat, args.tournament_concurrency, at_once, args.episodes)
             for lat in args.latency
             for _ in range(args.tournament_repeats)
         ]
@@ -229,7 +228,6 @@ def main() -> None:
 def tournament_goal(
     url: str,
     loop: asyncio.AbstractEventLoop,
-    session: aiohttp.ClientSession,
     latency: float,
     concurrency: int,
     at_once: int,
@@ -263,6 +261,8 @@ def tournament_goal(
     # The floor: as many plain POSTs, as many in flight, to the same model and latency.
     body = {"model": model, "messages": MESSAGES, "temperature": 0.0, "n": 1}
     sem = asyncio.Semaphore(concurrency)
+    # A pool as large as the calls in flight (the shared session's is the client rows').
+    session = loop.run_until_complete(_session(concurrency))
 
     async def post() -> None:
         async with sem, session.post(f"{url}/chat/completions", json=body) as r:
@@ -276,6 +276,7 @@ def tournament_goal(
     loop.run_until_complete(floor())
     floor_wall = time.perf_counter() - floor_start
     floor_cpu = (time.process_time() - cpu_start) / calls
+    loop.run_until_complete(session.close())
     row = [
         latency,
         result.summary["groups"][0]["episodes"],
