@@ -189,7 +189,7 @@ class Context:
     ) -> None:
         self.task = task
         self.seed = seed
-        self.rng = random.Random(seed)
+        self._rng: random.Random | None = None
         self.max_reasks = max_reasks
         self.options = options or CallOptions()
         self.phase_max_tokens = dict(phase_max_tokens or {})
@@ -201,6 +201,13 @@ class Context:
         self.tie_breaks: list[TieBreak] = []
         self.extra: dict[str, Any] = {}
         self.failed_agents = 0
+
+    @property
+    def rng(self) -> random.Random:
+        """The decision's generator (tie-breaks, shuffles, fallback), seeded on first use."""
+        if self._rng is None:
+            self._rng = random.Random(self.seed)
+        return self._rng
 
     async def chat(
         self,

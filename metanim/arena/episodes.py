@@ -164,7 +164,9 @@ async def play_episode(
         seed: Episode seed (start state, decision seeds, solver choices).
         episode_id, setting, index: identifiers copied into the record.
     """
-    from metanim.solver import outcome, winning_moves
+    # The env layer's memoized solver door: every state here came from `game.apply`, so
+    # the public API's validation of each state on each query is not needed.
+    from metanim.envs._solve import outcome, winning_moves
 
     began = time.perf_counter()
     times = track_calls()
