@@ -65,8 +65,9 @@ class Policy(Protocol):
     """A player: `await policy.act(game, state, seed=...)` returns a `Turn`.
 
     A policy that draws randomness takes it from `rng`, or when none is given (the
-    arena gives none) from `np.random.default_rng(seed)`: building a generator costs
-    more than the rest of a solver move, and an LLM method never needs one.
+    arena gives none) from a generator seeded with `seed` (solver policies: the env's
+    counter-based `EpisodeStream`): an LLM method never needs one, and seeding a numpy
+    generator costs more than the rest of a solver move.
     """
 
     name: str
@@ -85,8 +86,9 @@ class Policy(Protocol):
 class SolverPolicy:
     """A solver-backed player: "optimal", "random" or "epsilon:<p>" (no model calls).
 
-    A solver policy never errs, so its turns are always "ok"; it draws only from `rng`
-    (else from the ply seed the episode derives), so the same seed gives the same moves.
+    A solver policy never errs, so its turns are always "ok"; it draws only from `rng`,
+    else from the env's stream of the ply seed the episode derives, so the same seed
+    gives the same moves.
     """
 
     name: str
@@ -104,12 +106,14 @@ class SolverPolicy:
         seed: int,
         rng: np.random.Generator | None = None,
     ) -> Turn:
+        from metanim.envs._stream import EpisodeStream
         from metanim.envs.opponents import resolve_move
 
         start = time.perf_counter()
-        if rng is None:
-            rng = np.random.default_rng(seed)
-        move = resolve_move(game, state, self._choose(game, state, rng))
+        # The env's counter-based stream (what its built-in opponents draw from): two
+        # integer mixes per draw, against ~20 µs to seed a numpy Generator per move.
+        draws = rng if rng is not None else EpisodeStream(seed, 0)
+        move = resolve_move(game, state, self._choose(game, state, draws))
         return Turn(move=move, status="ok", latency_s=time.perf_counter() - start)
 
 
