@@ -464,7 +464,8 @@ def serve(
     extra = f", answering {known} questions" if questions else ""
     print(f"MetaNIM simulated server at {server.base_url}{extra} (Ctrl-C to stop)", flush=True)
     try:
-        threading.Event().wait()
+        with _aio.quiet_gc():  # the process is the server's alone
+            threading.Event().wait()
     except KeyboardInterrupt:
         pass
     finally:
