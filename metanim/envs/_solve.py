@@ -79,16 +79,7 @@ def outcome_lookup(game: Game[Any, Any]) -> Callable[[Any], str]:
     """
     entry = _entry(game)
     memo, compute = entry.outcome, entry.solver.outcome
-
-    def lookup(state: Any) -> str:
-        found = memo.get(state)
-        if found is None:
-            if len(memo) > _MEMO_LIMIT:
-                memo.clear()
-            found = memo[state] = compute(state)
-        return found
-
-    return lookup
+    return lambda state: _memoized(memo, state, compute)
 
 
 def winning_moves(game: Game[Any, Any], state: Any) -> tuple[Any, ...]:
