@@ -169,21 +169,21 @@ def find_task(messages: list[Message], questions: AnswerKey | None = None) -> Ta
         entry = questions.find(text) if questions is not None else None
         if entry is not None:
             return question_task(entry)
-        position = _position(text)
-        if position is not None:
-            return game_task(*position)
+        task = _prompt_task(text)
+        if task is not None:
+            return task
     return None
 
 
 @functools.lru_cache(maxsize=1024)
-def _position(text: str) -> tuple[Game[Any, Any], Any] | None:
-    """The game and a non-final state a prompt shows, or None (cached by text: a request
+def _prompt_task(text: str) -> Task | None:
+    """The task of the game position a prompt shows, or None (cached by text: a request
     asks for it twice, and retries and debate rounds resend the same prompt)."""
     try:
         game, state = game_from_prompt(text)
     except (InvalidStateError, MoveError, ValueError, KeyError):
         return None
-    return (game, state) if game.legal_moves(state) else None
+    return game_task(game, state) if game.legal_moves(state) else None
 
 
 # -------------------------------------------------------------------------- policy
@@ -214,6 +214,12 @@ _TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"?|[{}]', re.DOTALL)
 
 def template_keys(text: str) -> list[str]:
     """Top-level keys of the last `{...}` block in `text` that has any (the asked format)."""
+    return list(_template_keys(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _template_keys(text: str) -> tuple[str, ...]:
+    """`template_keys`, cached by text (the same Output Format comes with every prompt)."""
     blocks: list[list[str]] = []
     keys: list[str] = []
     depth = 0
@@ -233,7 +239,7 @@ def template_keys(text: str) -> list[str]:
             key = match.group(1)
             if key not in keys:
                 keys.append(key)
-    return blocks[-1] if blocks else []
+    return tuple(blocks[-1]) if blocks else ()
 
 
 def _norm(key: str) -> str:
