@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import gc
 import os
+import threading
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -40,18 +41,41 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 #: Allocations between young-generation collections while a run lasts (Python's: 700).
 RUN_GC_THRESHOLD = 20_000
 
+# The collector's settings are the process's: the outermost of nested or overlapping
+# blocks (threads running runs side by side) changes them, and restores them last.
+_lock = threading.Lock()
+_depth = 0
+_saved: tuple[tuple[int, ...], bool] | None = None
+
 
 @contextlib.contextmanager
 def quiet_gc() -> Iterator[None]:
-    """Collect cycles less often while the block runs; the previous settings come back."""
-    previous = gc.get_threshold()
-    gc.freeze()  # what exists now lives on: later collections skip it
-    gc.set_threshold(max(previous[0], RUN_GC_THRESHOLD), *previous[1:])
+    """Collect cycles less often while the block runs; the previous settings come back.
+
+    Objects that exist at the start are frozen out of later collections, unless the
+    process froze some itself (a pre-fork server's): then its freeze is left as it is.
+    """
+    global _depth, _saved
+    with _lock:
+        if _depth == 0:
+            threshold = gc.get_threshold()
+            froze = gc.get_freeze_count() == 0
+            if froze:
+                gc.freeze()  # what exists now lives on: later collections skip it
+            gc.set_threshold(max(threshold[0], RUN_GC_THRESHOLD), *threshold[1:])
+            _saved = (threshold, froze)
+        _depth += 1
     try:
         yield
     finally:
-        gc.set_threshold(*previous)
-        gc.unfreeze()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _saved is not None:
+                threshold, froze = _saved
+                gc.set_threshold(*threshold)
+                if froze:
+                    gc.unfreeze()
+                _saved = None
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:

@@ -47,8 +47,10 @@ def test_quiet_gc_raises_the_threshold_and_restores_it() -> None:
     _aio.run(work())
     assert seen[0][0] == max(before[0], _aio.RUN_GC_THRESHOLD)
     assert seen[0][1:] == before[1:]
+    frozen = gc.get_freeze_count()
+    _aio.run(work())
     assert gc.get_threshold() == before
-    assert gc.get_freeze_count() == 0  # the frozen objects were handed back
+    assert gc.get_freeze_count() == frozen  # what the block froze was handed back
 
 
 def test_cycles_are_still_collected_under_quiet_gc() -> None:
@@ -67,3 +69,21 @@ def test_cycles_are_still_collected_under_quiet_gc() -> None:
         collected_without_asking = ref() is None
     assert len(keep) == 2 * _aio.RUN_GC_THRESHOLD
     assert collected_without_asking
+
+
+def test_quiet_gc_nests_and_keeps_a_freeze_made_before_it() -> None:
+    import gc
+
+    before = gc.get_threshold()
+    gc.freeze()  # as a pre-fork server would
+    frozen = gc.get_freeze_count()
+    try:
+        with _aio.quiet_gc():
+            with _aio.quiet_gc():
+                pass
+            # The inner block's end must not restore the settings under the outer one.
+            assert gc.get_threshold()[0] == max(before[0], _aio.RUN_GC_THRESHOLD)
+        assert gc.get_threshold() == before
+        assert gc.get_freeze_count() == frozen  # the process's own freeze stands
+    finally:
+        gc.unfreeze()

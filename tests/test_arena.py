@@ -534,3 +534,58 @@ def test_evaluation_shows_how_many_repeats_entered_the_mean(tmp_path: Path) -> N
     assert (row["repeats_in_mean"], row["repeats"]) == (2, 3)
     assert len(row["accuracy_per_repeat"]) == 2
     assert "| fibonacci | 8/12 | 2/3 |" in evaluate.render_report(summary)
+
+
+def test_a_policy_that_requires_rng_still_gets_the_seeded_generator() -> None:
+    """Policies written when `act` always got `rng=` keep working, with its old draws."""
+    import numpy as np
+
+    from metanim.arena._policies import Turn
+
+    game = make_game("nim-31-k3")
+    seen: list[tuple[int, int]] = []
+
+    class OldStyle:
+        name = "old-style"
+
+        async def act(self, game: Any, state: Any, *, seed: int, rng: np.random.Generator) -> Turn:
+            # The generator the arena used to pass: default_rng of the ply seed.
+            seen.append(
+                (int(rng.integers(2**31)), int(np.random.default_rng(seed).integers(2**31)))
+            )
+            return Turn(move=game.legal_moves(state)[0], status="ok")
+
+    record = asyncio.run(
+        play_episode(game, OldStyle(), SolverPolicy("optimal"), start="initial", seed=5)
+    )
+    assert record.status in ("win", "loss")
+    assert seen and all(got == expected for got, expected in seen)
+
+
+def test_preflight_names_a_port_that_does_not_speak_http() -> None:
+    """Something else on the port (here an SSH-like banner) is 'cannot connect', exit 3."""
+    import socket
+    import threading
+
+    from metanim._edge import Unreachable
+    from metanim.arena._preflight import check_servers
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+
+    def banner() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"SSH-2.0-OpenSSH_9.0\r\n")
+
+    thread = threading.Thread(target=banner, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(Unreachable, match="cannot connect to the server"):
+            check_servers([("gpt-4o", f"http://127.0.0.1:{port}/v1")], skip=None)
+    finally:
+        thread.join(timeout=5)
+        listener.close()

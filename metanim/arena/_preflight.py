@@ -10,6 +10,7 @@ of kind `auth` (a refused key, exit code 2) or `Unreachable` (exit code 3).
 from __future__ import annotations
 
 import functools
+import http.client
 import inspect
 import os
 import typing
@@ -22,6 +23,7 @@ from metanim.arena._policies import is_solver_spec
 
 #: How long a server gets to answer `GET /models` before the run is refused.
 PREFLIGHT_TIMEOUT_S = 10.0
+_AGENT = "metanim-preflight"
 
 
 def player_models(method: str, model: str, params: dict[str, Any]) -> list[str]:
@@ -134,12 +136,16 @@ def check_servers(
         # One plain GET from the standard library: the openai SDK did the same check in
         # ~0.8 s of import and client set-up, a third of a short run's wall time.
         request = urllib.request.Request(
-            f"{url}/models", headers={"Authorization": f"Bearer {key or 'no-key-set'}"}
+            f"{url}/models",
+            # urllib's own User-Agent is refused by some web firewalls (a 403 that would
+            # read as a refused key).
+            headers={"Authorization": f"Bearer {key or 'no-key-set'}", "User-Agent": _AGENT},
         )
         try:
             with urllib.request.urlopen(request, timeout=PREFLIGHT_TIMEOUT_S):
                 pass
         except urllib.error.HTTPError as exc:
+            exc.close()
             if exc.code in (401, 403):
                 raise InfrastructureError(
                     f"the server {url} refused the API key (HTTP {exc.code}); "
@@ -148,7 +154,10 @@ def check_servers(
                     status=exc.code,
                 ) from None
             # Any other status: it answered (many OpenAI-compatible servers list no models).
-        except (TimeoutError, urllib.error.URLError, OSError) as exc:
+        # OSError covers refused and reset connections (URLError is one); HTTPException a
+        # reply that is not HTTP (some other service on the port); ValueError a URL
+        # urllib cannot use.
+        except (OSError, http.client.HTTPException, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, TimeoutError):
                 raise Unreachable(

@@ -13,6 +13,7 @@ runs concurrently.
 
 from __future__ import annotations
 
+import inspect
 import time
 import traceback
 from typing import Any, Literal
@@ -141,6 +142,23 @@ def start_position(
     return state, outcome(game, state)  # type: ignore[return-value]
 
 
+def _wants_rng(policy: Policy) -> bool:
+    """Whether `policy.act` requires `rng` (the protocol had it required until policies
+    learned to seed their own generator from `seed`); checked once per policy class."""
+    kind = type(policy)
+    wants = _WANTS_RNG.get(kind)
+    if wants is None:
+        try:
+            param = inspect.signature(policy.act).parameters.get("rng")
+        except (TypeError, ValueError):
+            param = None
+        wants = _WANTS_RNG[kind] = param is not None and param.default is param.empty
+    return wants
+
+
+_WANTS_RNG: dict[type, bool] = {}
+
+
 async def play_episode(
     game: Game[Any, Any],
     agent: Policy,
@@ -186,7 +204,13 @@ async def play_episode(
         position = outcome(game, state)
         ply_seed = derive_seed(seed, "ply", ply)
         try:
-            turn = await players[mover].act(game, state, seed=ply_seed)
+            player = players[mover]
+            if _wants_rng(player):  # a policy written when `rng` was always passed
+                turn = await player.act(
+                    game, state, seed=ply_seed, rng=np.random.default_rng(ply_seed)
+                )
+            else:
+                turn = await player.act(game, state, seed=ply_seed)
         except Exception as exc:  # a bug in a policy: mark the episode, never score it
             status, end_reason = "error", "error"
             error = f"{mover}: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
