@@ -13,13 +13,12 @@ debate). `tests/test_recovery.py` asserts smaller versions in CI.
 from __future__ import annotations
 
 import argparse
-import itertools
 import re
 import time
 from pathlib import Path
 
 from metanim.analysis import recovery
-from metanim.analysis.debate import entrenchment_curve
+from metanim.analysis.debate import entrenchment_curve, two_agent_chain
 from metanim.analysis.stats import newcombe_difference, wilson_interval
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "analysis.md"
@@ -37,22 +36,6 @@ def tempered(p: float, t: float) -> float:
         return 1.0 if p > 0.5 else 0.0
     a, b = p ** (0.7 / t), (1 - p) ** (0.7 / t)
     return a / (a + b)
-
-
-def two_agent_chain(p0: float, rounds: int) -> list[float]:
-    joint = {(a, b): (p0 if a else 1 - p0) * (p0 if b else 1 - p0) for a in (0, 1) for b in (0, 1)}
-    out = [p0]
-    for _ in range(rounds):
-        nxt = dict.fromkeys(joint, 0.0)
-        for (a, b), w in joint.items():
-            if a == b:
-                nxt[(a, b)] += w
-                continue
-            for x, y in itertools.product((0, 1), repeat=2):
-                nxt[(x, y)] += w * (p0 if x else 1 - p0) * (p0 if y else 1 - p0)
-        joint = nxt
-        out.append(sum(w for (a, _), w in joint.items() if a))
-    return out
 
 
 def section_p0(scale: float) -> list[str]:

@@ -9,13 +9,12 @@ intervals are 99% intervals sized to the debates run, so a pass is not luck of t
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pytest
 
 from metanim.analysis import recovery
-from metanim.analysis.debate import entrenchment_curve
+from metanim.analysis.debate import entrenchment_curve, two_agent_chain
 from metanim.analysis.stats import newcombe_difference, wilson_interval
 
 LEVEL = 0.99
@@ -45,26 +44,6 @@ def test_p0_of_a_biased_model(p, temperature):
 def test_temperature_zero_takes_the_most_preferred_answer():
     assert recovery.heuristic_share("sim-biased:p=0.6", samples=70, temperature=0).value == 1.0
     assert recovery.heuristic_share("sim-biased:p=0.4", samples=70, temperature=0).value == 0.0
-
-
-def two_agent_chain(p0: float, rounds: int) -> list[float]:
-    """P(an agent gives the heuristic) per round, by enumerating the two agents' joint law.
-
-    Each agent keeps an answer the other shares; on disagreement each redraws from p0.
-    """
-    joint = {(a, b): (p0 if a else 1 - p0) * (p0 if b else 1 - p0) for a in (0, 1) for b in (0, 1)}
-    out = [sum(w for (a, _), w in joint.items() if a)]
-    for _ in range(rounds):
-        nxt = dict.fromkeys(joint, 0.0)
-        for (a, b), w in joint.items():
-            if a == b:
-                nxt[(a, b)] += w
-                continue
-            for x, y in itertools.product((0, 1), repeat=2):
-                nxt[(x, y)] += w * (p0 if x else 1 - p0) * (p0 if y else 1 - p0)
-        joint = nxt
-        out.append(sum(w for (a, _), w in joint.items() if a))
-    return out
 
 
 def test_mad_entrenchment_follows_eq1_for_agents_that_read_their_peers():

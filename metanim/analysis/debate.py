@@ -15,6 +15,7 @@ decision records convert to it (see docs/analysis.md).
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -104,6 +105,28 @@ def entrenchment_curve(p0: float, rounds: int = 3) -> list[float]:
     out = [p0]
     for _ in range(rounds):
         out.append(entrenchment_step(out[-1], p0))
+    return out
+
+
+def two_agent_chain(p0: float, rounds: int = 3) -> list[float]:
+    """[p⁽⁰⁾, …, p⁽ʳᵒᵘⁿᵈˢ⁾] for two agents, by enumerating their joint law exactly.
+
+    Each agent keeps an answer the other shares; on disagreement each redraws from p0.
+    After one round this equals Eq. 1; later, agents that agreed stay correlated, which
+    Eq. 1 (independent agents) ignores (docs/analysis.md).
+    """
+    joint = {(a, b): (p0 if a else 1 - p0) * (p0 if b else 1 - p0) for a in (0, 1) for b in (0, 1)}
+    out = [p0]
+    for _ in range(rounds):
+        nxt = dict.fromkeys(joint, 0.0)
+        for (a, b), w in joint.items():
+            if a == b:
+                nxt[(a, b)] += w
+                continue
+            for x, y in itertools.product((0, 1), repeat=2):
+                nxt[(x, y)] += w * (p0 if x else 1 - p0) * (p0 if y else 1 - p0)
+        joint = nxt
+        out.append(sum(w for (a, _), w in joint.items() if a))
     return out
 
 

@@ -103,7 +103,6 @@ class SimApp:
         self._attempts: OrderedDict[str, int] = OrderedDict()
         self._attempt_limit = max(ATTEMPT_LIMIT, log_limit)
         self._unseeded = random.Random(seed)
-        self._specs: dict[str, ModelSpec] = {}
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -182,7 +181,7 @@ class SimApp:
                 400, "the body must be JSON with 'model' and 'messages'", "invalid_request_error"
             )
         try:
-            spec = self._spec(model)
+            spec = parse_model_spec(model)
         except ModelSpecError as exc:
             return _fail(404, str(exc), "invalid_request_error", "model_not_found")
         temperature = float(
@@ -271,16 +270,6 @@ class SimApp:
             },
             {},
         )
-
-    def _spec(self, model: str) -> ModelSpec:
-        """`parse_model_spec(model)`, parsed once per name (a run sends one name per call)."""
-        spec = self._specs.get(model)
-        if spec is None:
-            spec = parse_model_spec(model)
-            if len(self._specs) >= 256:  # bounded: names are client input
-                self._specs.clear()
-            self._specs[model] = spec
-        return spec
 
     def _http_fault(self, spec: ModelSpec, body_hash: str, attempt: int) -> Reply | None:
         if attempt < spec["burst429"]:

@@ -8,6 +8,7 @@ faults. The full grammar is in docs/simulated_server.md.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,8 +67,13 @@ class ModelSpec:
         return self.params[key]
 
 
+@functools.lru_cache(maxsize=256)
 def parse_model_spec(name: str) -> ModelSpec:
-    """Parse `sim-<policy>[:k=v,...]`; raises `ModelSpecError` naming what is wrong."""
+    """Parse `sim-<policy>[:k=v,...]`; raises `ModelSpecError` naming what is wrong.
+
+    Cached by name (a spec is frozen): the simulator parses the model of every request,
+    and a run sends one name over and over.
+    """
     if not name.startswith("sim-"):
         raise ModelSpecError(f"model {name!r} is not a simulated model (names start with 'sim-')")
     head, _, tail = name[4:].partition(":")
