@@ -83,3 +83,20 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(out)
+
+
+def random_steps(env: Any, info: dict[str, Any], steps: int, picker: Any) -> tuple[float, Any]:
+    """`steps` random legal `env.step()` calls from `info` (the last reset's or step's):
+    the seconds spent inside `step()` (resets not counted) and the last info."""
+    import numpy as np
+
+    inside = 0.0
+    for _ in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        action = int(legal[int(picker.integers(len(legal)))])
+        start = time.perf_counter()
+        _, _, terminated, _, info = env.step(action)
+        inside += time.perf_counter() - start
+        if terminated:
+            _, info = env.reset()
+    return inside, info

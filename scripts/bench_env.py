@@ -25,14 +25,13 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 # scripts/ is on sys.path when this file runs, so the shared helpers import directly.
-from _bench import machine, median_time, table, write_section
+from _bench import machine, median_time, random_steps, table, write_section
 
 import metanim  # noqa: F401  (registers the env ids)
 
@@ -238,15 +237,7 @@ def steps_of(env: Any, steps: int) -> float:
 
     def run() -> float:
         nonlocal info
-        inside = 0.0
-        for _ in range(steps):
-            legal = np.flatnonzero(info["action_mask"])
-            action = int(legal[int(picker.integers(len(legal)))])
-            start = time.perf_counter()
-            _, _, terminated, _, info = env.step(action)
-            inside += time.perf_counter() - start
-            if terminated:
-                _, info = env.reset()
+        inside, info = random_steps(env, info, steps, picker)
         return inside
 
     run()

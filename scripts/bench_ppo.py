@@ -32,7 +32,7 @@ import gymnasium as gym
 import numpy as np
 
 # scripts/ is on sys.path when this file runs, so the shared helpers import directly.
-from _bench import machine, table, write_section
+from _bench import machine, random_steps, table, write_section
 
 import metanim  # noqa: F401  (registers the env ids)
 
@@ -114,15 +114,7 @@ def step_rates(steps: int) -> list[list[Any]]:
                 env = gym.make(env_id, observation=kind)
                 picker = np.random.default_rng(0)
                 _, info = env.reset(seed=0)
-                inside = 0.0
-                for _ in range(steps):
-                    legal = np.flatnonzero(info["action_mask"])
-                    action = int(legal[int(picker.integers(len(legal)))])
-                    start = time.perf_counter()
-                    _, _, terminated, _, info = env.step(action)
-                    inside += time.perf_counter() - start
-                    if terminated:
-                        _, info = env.reset()
+                inside, _ = random_steps(env, info, steps, picker)
                 best[kind] = min(best[kind], inside)
         rate = {kind: steps / best[kind] for kind in kinds}
         size = {kind: gym.make(env_id, observation=kind).observation_space.shape for kind in kinds}
