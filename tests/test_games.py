@@ -117,6 +117,40 @@ def test_random_playouts_round_trip_through_prompts(name: str, seed: int, misere
     assert length <= game.info.max_game_length
 
 
+def _near_misses(game, state) -> list:
+    """Moves around the legal ones: off by one in every coordinate, out of range, negative,
+    as numpy ints and bools, of the wrong shape or type."""
+    legal = game.legal_moves(state)
+    out: list = list(legal)
+    for move in legal[:6] + legal[-6:]:
+        parts = move if isinstance(move, tuple) else (move,)
+        for k in range(len(parts)):
+            for d in (-2, -1, 1, 2, 40):
+                bent = list(parts)
+                bent[k] += d
+                out.append(tuple(bent) if isinstance(move, tuple) else bent[0])
+        out.append(tuple(np.int64(p) for p in parts) if isinstance(move, tuple) else np.int64(move))
+        out.append(parts[:-1] if len(parts) > 1 else (move, move))
+        out.append(tuple(float(p) for p in parts) if isinstance(move, tuple) else float(move))
+    out += [0, -1, True, (0, 0), (-1, 1), (True, True), None, "1", (0, 1, 1), ()]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(sorted(PRESETS)), seed=st.integers(0, 10_000), misere=st.booleans())
+def test_is_legal_agrees_with_the_list_of_legal_moves(name: str, seed: int, misere: bool) -> None:
+    # The fast check games override must say exactly what membership in legal_moves says,
+    # for every move a parser or a policy could hand it, at every state of a playout.
+    game = make_game(name, misere=misere)
+    rng = np.random.default_rng(seed)
+    state = game.initial_state()
+    while not game.is_terminal(state):
+        legal = game.legal_moves(state)
+        for move in _near_misses(game, state):
+            assert game.is_legal(state, move) == (move in legal), (state, move)
+        state = game._apply(state, legal[int(rng.integers(len(legal)))])
+
+
 def test_prompt_has_the_paper_sections_in_order() -> None:
     text = make_game("fibonacci-20").prompt((20, 19), agent_name="Alice")
     heads = ["#Game Role: You are Alice", "#Objective:", "#Game Rule:", "#Current State:", "#Task:"]

@@ -160,7 +160,7 @@ class MethodPolicy:
             turn.latency_s = time.perf_counter() - start
             return turn
         turn = _turn_from_decision(decision, self.record_decisions)
-        if turn.move is not None and turn.move not in game.legal_moves(state):
+        if turn.move is not None and not game.is_legal(state, turn.move):
             # A method must hand back a legal move; anything else is a bug to surface,
             # not a move to repair (DESIGN §9).
             raise MoveError(f"method {self.name} returned an illegal move {turn.move!r}")

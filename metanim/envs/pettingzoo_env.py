@@ -180,7 +180,7 @@ class MetaNimAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if index is None or not 0 <= index < self.game.info.num_actions:
             raise IllegalMoveError(f"action {action!r} is not an action id of the action space")
         move = self.game.move_from_action(index)
-        if move not in self.game.legal_moves(self._state):
+        if not self.game.is_legal(self._state, move):
             raise IllegalMoveError(self.game.why_illegal(self._state, move), str(action))
         return move
 

@@ -152,9 +152,14 @@ class Game(ABC, Generic[StateT, MoveT]):
         parts = move if isinstance(move, tuple) else (move,)
         if not all(is_int(p) for p in parts):
             raise IllegalMoveError(f"a move is made of whole numbers, got {move!r}", repr(move))
-        if move not in self.legal_moves(state):
+        if not self.is_legal(state, move):
             raise IllegalMoveError(self.why_illegal(state, move), self.move_text(move))
         return self._apply(state, move)
+
+    def is_legal(self, state: StateT, move: Any) -> bool:
+        """`move in self.legal_moves(state)`; games override it to skip listing every move
+        (a tournament checks each answer's legality two or three times)."""
+        return move in self.legal_moves(state)
 
     def is_terminal(self, state: StateT) -> bool:
         return not self.legal_moves(state)
@@ -295,7 +300,7 @@ class Game(ABC, Generic[StateT, MoveT]):
                 raise UnparsableMoveError(f"expected an 'action' key, got keys {sorted(value)}")
             value = value["action"]
         move = self._move_from_value(value, state)
-        if move not in self.legal_moves(state):
+        if not self.is_legal(state, move):
             raise IllegalMoveError(
                 self.why_illegal(state, move), text if text is not None else str(value)
             )

@@ -14,6 +14,7 @@ from metanim.games._base import (
     IllegalMoveError,
     InvalidStateError,
     ints,
+    is_int,
     param_int,
     state_ints,
 )
@@ -102,6 +103,12 @@ class Chomp(Game[ChompState, ChompMove]):
 
     def legal_moves(self, state: ChompState) -> list[ChompMove]:
         return [(r, c) for r, n in enumerate(state) for c in range(n) if (r, c) != (0, 0)]
+
+    def is_legal(self, state: ChompState, move: Any) -> bool:
+        if not (isinstance(move, tuple) and len(move) == 2 and all(map(is_int, move))):
+            return super().is_legal(state, move)
+        r, c = move
+        return 0 <= r < len(state) and 0 <= c < state[r] and (r, c) != (0, 0)
 
     def _apply(self, state: ChompState, move: ChompMove) -> ChompState:
         r, c = move

@@ -13,6 +13,7 @@ from metanim.games._base import (
     InvalidStateError,
     find_int,
     ints,
+    is_int,
     param_int,
     plural,
     state_ints,
@@ -97,6 +98,11 @@ class FibonacciNim(Game[FibState, FibMove]):
 
     def legal_moves(self, state: FibState) -> list[FibMove]:
         return list(range(1, state[1] + 1))
+
+    def is_legal(self, state: FibState, move: Any) -> bool:
+        if not is_int(move):
+            return super().is_legal(state, move)
+        return 1 <= move <= state[1]
 
     def _apply(self, state: FibState, move: FibMove) -> FibState:
         left = state[0] - move

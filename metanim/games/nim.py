@@ -117,6 +117,12 @@ class Nim(Game[NimState, NimMove]):
     def legal_moves(self, state: NimState) -> list[NimMove]:
         return [(i, c) for i, h in enumerate(state) for c in range(1, self.take_limit(h) + 1)]
 
+    def is_legal(self, state: NimState, move: Any) -> bool:
+        if not (isinstance(move, tuple) and len(move) == 2 and all(map(is_int, move))):
+            return super().is_legal(state, move)  # odd input: compare as the list would
+        i, c = move
+        return 0 <= i < len(state) and 1 <= c <= self.take_limit(state[i])
+
     def _apply(self, state: NimState, move: NimMove) -> NimState:
         i, c = move
         return (*state[:i], state[i] - c, *state[i + 1 :])
