@@ -79,11 +79,23 @@ class CallOptions(BaseModel):
         return self.model_copy(update=changes)
 
     def record(self) -> dict[str, Any]:
-        """The JSON form kept in call records (the schema only when it was sent)."""
-        out = self.model_dump(mode="json", by_alias=True, exclude_defaults=False)
-        if self.structured_output == "off":
-            out.pop("schema", None)
-        return out
+        """The JSON form kept in call records (the schema only when it was sent).
+
+        Dumped once per options object (they are frozen; every call records its options).
+        """
+        hit = _OPTION_RECORDS.get(id(self))
+        if hit is None or hit[0] is not self:
+            if len(_OPTION_RECORDS) > 256:  # a caller making fresh options per call
+                _OPTION_RECORDS.clear()
+            out = self.model_dump(mode="json", by_alias=True, exclude_defaults=False)
+            if self.structured_output == "off":
+                out.pop("schema", None)
+            hit = _OPTION_RECORDS[id(self)] = (self, out)
+        return dict(hit[1])
+
+
+# id -> (options, record); the options object is kept, so its id is never reused meanwhile.
+_OPTION_RECORDS: dict[int, tuple[CallOptions, dict[str, Any]]] = {}
 
 
 class Usage(BaseModel):

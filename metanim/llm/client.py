@@ -103,9 +103,8 @@ class OpenAIChatClient:
         self.server_slots: dict[str, int | None] = {}
         self._rng = random.Random()
         # Per-call work that depends only on the client or on one options object is done
-        # once: the price lookup (prefix rules) and the options' record (a pydantic dump).
+        # once: the price lookup (prefix rules).
         self._price: tuple[PriceTable, Any] | None = None
-        self._options_records: dict[int, tuple[CallOptions, dict[str, Any]]] = {}
         # The SDK's connection pool and an asyncio.Semaphore are bound to one event loop;
         # a client reused under several `asyncio.run` calls gets its endpoints per loop.
         self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
@@ -299,7 +298,7 @@ class OpenAIChatClient:
             "seed": seed,
             "sample_index": sample_index,
             "max_tokens": options.max_tokens,
-            "options": self._options_record(options),
+            "options": options.record(),
         }
         start = time.perf_counter()
         key = None
@@ -357,16 +356,6 @@ class OpenAIChatClient:
             attempt_errors=reply.errors,
             endpoint=endpoint.url,
         )
-
-    def _options_record(self, options: CallOptions) -> dict[str, Any]:
-        """`options.record()`, computed once per options object (they are frozen)."""
-        hit = self._options_records.get(id(options))
-        if hit is None or hit[0] is not options:
-            if len(self._options_records) > 256:  # a caller making fresh options per call
-                self._options_records.clear()
-            hit = (options, options.record())
-            self._options_records[id(options)] = hit
-        return dict(hit[1])
 
     def _cost(self, usage: Usage) -> float:
         """`prices.cost` with the model's price looked up once per price table."""
