@@ -14,7 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from metanim.arena._log import read_records
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metanim.arena._log import encode_line, read_records
 from metanim.arena.evaluate import EvaluationConfig
 from metanim.arena.tournament import TournamentConfig, plan, run_tournament
 from metanim.datasets import build, write_jsonl
@@ -126,3 +129,32 @@ def test_another_server_is_another_log_and_the_in_process_sim_resumes(
     evaluation = EvaluationConfig(dataset=[str(ds)], model="sim-optimal")
     moved = evaluation.model_copy(update={"base_url": sim_server.base_url})
     assert evaluation.config_hash() != moved.config_hash()
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=6) | st.integers(-5, 5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(record=st.dictionaries(st.text(max_size=8), _JSON, max_size=6))
+def test_a_log_line_reads_back_as_the_standard_library_writes_it(record) -> None:
+    # orjson writes the lines; the stdlib's json is the reference (ints past 64 bits,
+    # int keys, any unicode and control characters included).
+    line = encode_line(record)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == json.loads(json.dumps(record))
+
+
+def test_a_log_line_with_an_int_past_64_bits_is_still_written() -> None:
+    record = {"state": [2**70, -(2**65)], "seed": 2**64 - 1}
+    assert json.loads(encode_line(record)) == record

@@ -109,14 +109,15 @@ def test_progress_postfix_comes_from_status_counts():
     assert _postfix(Counter({"loss": 4})) == "win 0/4"
 
 
-def test_episode_line_is_the_full_dump_byte_for_byte():
+def test_logged_decisions_round_trip_to_the_decisions_made():
     import asyncio
 
+    from metanim.agents.base import Decision
     from metanim.arena._players import ClientPool, build_policy
-    from metanim.arena.episodes import play_episode
-    from metanim.arena.tournament import episode_line
+    from metanim.arena.episodes import EpisodeRecord, play_episode
     from metanim.games import make_game
 
+    game = make_game("nim-31-k3")
     with SimServer() as server:
         pool = ClientPool(server.base_url, max_concurrency=4, timeout_s=10, max_retries=0)
         url = server.base_url
@@ -124,7 +125,6 @@ def test_episode_line_is_the_full_dump_byte_for_byte():
         opponent = build_policy("mad", f"sim-biased:p=0.5@{url}", {}, pool, record=True)
 
         async def episodes():
-            game = make_game("nim-31-k3")
             out = [
                 await play_episode(game, agent, opponent, start="initial", seed=s) for s in range(2)
             ]
@@ -132,7 +132,24 @@ def test_episode_line_is_the_full_dump_byte_for_byte():
             return out
 
         records = asyncio.run(episodes())
+    kept = 0
     for record in records:
-        line = episode_line(record)
-        assert any(m["decision"] for m in line["moves"])
-        assert json.dumps(line) == json.dumps(record.model_dump(mode="json"))
+        line = json.loads(json.dumps(record.model_dump(mode="json")))
+        for move, logged in zip(record.moves, line["moves"], strict=True):
+            made = move.decision
+            assert isinstance(made, Decision)
+            # The Python move is never written; its JSON form is, and it is the move played.
+            assert "move" not in logged["decision"]
+            answer = logged["decision"]["answer"]
+            if move.move is None:
+                assert answer is None
+            else:
+                assert game.move_text(tuple(answer)) == move.move == game.move_text(made.move)
+            back = Decision.model_validate(logged["decision"])
+            assert back == made.model_copy(update={"move": None})
+            kept += 1
+        # A line read back keeps its decisions as dicts (no method's model is guessed).
+        again = EpisodeRecord.model_validate(line)
+        assert all(isinstance(m.decision, dict) for m in again.moves)
+        assert again.model_dump(mode="json") == line
+    assert kept >= 4

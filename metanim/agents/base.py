@@ -115,7 +115,9 @@ class Decision(BaseModel):
     task: dict[str, Any]
     seed: int
     status: Status
-    move: Any = None  # the chosen answer as a Python value (a game move), or None
+    # The chosen answer as a Python value (a game move), or None; never serialised:
+    # `answer` is its JSON form.
+    move: Any = Field(None, exclude=True)
     answer: Any = None  # its JSON value
     answer_text: str | None = None
     action_id: Any = None

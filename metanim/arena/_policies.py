@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from metanim.agents.base import Decision
 from metanim.games import Game, MoveError
 from metanim.llm._types import ChatModel, Completion, InfrastructureError, Message
 
@@ -53,7 +54,9 @@ class Turn:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     error: str | None = None
-    detail: dict[str, Any] | None = None
+    # The method's full `Decision`, kept as the model: the log serialises it once, in
+    # pydantic-core, with the episode (a dict dumped here would be walked twice more).
+    detail: Decision | dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int | float]:
         """The answer-failure and usage counts, as the episode records copy and add them."""
@@ -182,7 +185,7 @@ def _turn_from_decision(decision: Any, keep: bool) -> Turn:
         cost_usd=float(decision.cost_usd),
         latency_s=float(decision.latency_s),
         error=decision.error,
-        detail=decision.model_dump(mode="json", exclude={"move"}) if keep else None,
+        detail=decision if keep else None,
     )
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim._seeds import derive_seed
+from metanim.agents.base import Decision
 from metanim.arena._policies import TURN_COUNTS, Policy, Turn, track_calls
 from metanim.games import Game
 
@@ -57,7 +58,9 @@ class MoveRecord(BaseModel):
     latency_s: float = 0.0
     seed: int = 0
     error: str | None = None
-    decision: dict[str, Any] | None = None  # the method's full record, when kept
+    # The method's full record, when kept: its `Decision` in a live episode, its JSON
+    # form (a dict, kept a dict) when read back from a log.
+    decision: dict[str, Any] | Decision | None = Field(None, union_mode="left_to_right")
 
 
 class SideTotals(BaseModel):

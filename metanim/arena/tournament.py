@@ -253,7 +253,8 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
             seat=item.seat, start=starts[item.setting], seed=item.seed,
             episode_id=item.id, setting=item.setting, index=item.index,
         )  # fmt: skip
-        return episode_line(record)
+        # Kept decisions are `Decision` models: pydantic-core dumps the episode in one pass.
+        return record.model_dump(mode="json")
 
     def failed(item: PlannedEpisode, reason: str) -> dict[str, Any]:
         game = games[item.setting]
@@ -280,18 +281,6 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
         postfix=_postfix,
         tally=TournamentTally,
     )
-
-
-def episode_line(record: EpisodeRecord) -> dict[str, Any]:
-    """`record.model_dump(mode="json")`, without walking the decisions a second time.
-
-    Each kept decision is JSON already (dumped once when it was made); dumping the
-    episode would walk every one again, a third of a recorded decision's CPU.
-    """
-    out = record.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
-    for line, move in zip(out["moves"], record.moves, strict=True):
-        line["decision"] = move.decision  # the last field: the key order is unchanged
-    return out
 
 
 def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
