@@ -14,10 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metanim.arena._log import encode_line, read_records
+from metanim._json import dumps, loads
+from metanim.arena._log import read_records
 from metanim.arena.evaluate import EvaluationConfig
 from metanim.arena.tournament import TournamentConfig, plan, run_tournament
 from metanim.datasets import build, write_jsonl
@@ -148,13 +150,21 @@ _JSON = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(record=st.dictionaries(st.text(max_size=8), _JSON, max_size=6))
 def test_a_log_line_reads_back_as_the_standard_library_writes_it(record) -> None:
-    # orjson writes the lines; the stdlib's json is the reference (ints past 64 bits,
-    # int keys, any unicode and control characters included).
-    line = encode_line(record)
+    # orjson writes log lines and bodies; the stdlib's json is the reference (ints past
+    # 64 bits, int keys, any unicode and control characters included), both ways.
+    line = dumps(record, newline=True)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line) == json.loads(json.dumps(record))
+    assert loads(json.dumps(record)) == json.loads(json.dumps(record))
 
 
 def test_a_log_line_with_an_int_past_64_bits_is_still_written() -> None:
     record = {"state": [2**70, -(2**65)], "seed": 2**64 - 1}
-    assert json.loads(encode_line(record)) == record
+    assert json.loads(dumps(record, newline=True)) == record
+    assert loads(json.dumps(record)) == record
+
+
+def test_json_that_only_the_standard_library_reads_still_reads() -> None:
+    assert loads(b'{"x": NaN}')["x"] != loads(b'{"x": NaN}')["x"]  # NaN
+    with pytest.raises(json.JSONDecodeError):
+        loads(b'{"x": ')

@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 
+from metanim import _json
 from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.prices import PriceTable
@@ -382,7 +383,7 @@ class OpenAIChatClient:
         body = {k: v for k, v in request.items() if k != "extra_body"}
         if extra:
             body.update(extra)
-        data = _dumps(body).encode()
+        data = _json.dumps(body)
         while True:
             try:
                 async with session.post(endpoint.chat_url, data=data) as response:
@@ -563,13 +564,9 @@ def _has_thinking(text: str, thought: Any) -> bool:
     return bool(thought) or "<think>" in text
 
 
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
 def _parse_reply(raw: bytes, errors: list[dict[str, Any]]) -> _Reply:
     """A chat completion's texts, usage, finish reasons and thinking, from its JSON body."""
-    body = json.loads(raw)
+    body = _json.loads(raw)
     choices = body.get("choices")
     if not choices:
         raise _BadResponse("the server returned no choices")

@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from metanim import _aio
+from metanim import _aio, _json
 from metanim.llm.sim.policies import find_task, reply
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
@@ -50,8 +50,14 @@ def _fail(status: int, message: str, kind: str, code: str | None = None, **heade
 def _error(
     status: int, message: str, kind: str, code: str | None = None, **headers: str
 ) -> web.Response:
-    status, body, headers = _fail(status, message, kind, code, **headers)
-    return web.json_response(body, status=status, headers=headers)
+    return _respond(*_fail(status, message, kind, code, **headers))
+
+
+def _respond(status: int, body: dict[str, Any], headers: dict[str, str]) -> web.Response:
+    # orjson: a response's JSON in a fraction of `web.json_response`'s json.dumps.
+    return web.Response(
+        body=_json.dumps(body), status=status, headers=headers, content_type="application/json"
+    )
 
 
 #: The fault generator of a model whose fault rates are all zero (its draws never count).
@@ -160,8 +166,7 @@ class SimApp:
             return _error(
                 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
             )
-        status, body, headers = await self.complete(await request.read())
-        return web.json_response(body, status=status, headers=headers)
+        return _respond(*await self.complete(await request.read()))
 
     async def complete(self, raw: bytes) -> Reply:
         """Answer one chat-completions request body: (status, JSON body, headers).
@@ -170,7 +175,7 @@ class SimApp:
         the answers, faults and log are the same either way.
         """
         try:
-            body = json.loads(raw)
+            body = _json.loads(raw)
             model = str(body["model"])
             messages = [
                 {"role": str(m["role"]), "content": str(m.get("content") or "")}
