@@ -159,9 +159,13 @@ def test_a_log_line_reads_back_as_the_standard_library_writes_it(record) -> None
 
 
 def test_a_log_line_with_an_int_past_64_bits_is_still_written() -> None:
-    record = {"state": [2**70, -(2**65)], "seed": 2**64 - 1}
+    # Both sides of orjson's int range, and floats as large that must stay floats.
+    edges = [2**64 - 1, 2**64, -(2**63), -(2**63) - 1, 2**70, -(2**65), 1e19, -1e19, 2.0**64]
+    record = {"state": edges, "seed": 2**64 - 1, "nested": [{"x": 2**64}]}
     assert json.loads(dumps(record, newline=True)) == record
-    assert loads(json.dumps(record)) == record
+    back = loads(json.dumps(record))
+    assert back == record
+    assert [type(v) for v in back["state"]] == [type(v) for v in edges]
 
 
 def test_json_that_only_the_standard_library_reads_still_reads() -> None:
