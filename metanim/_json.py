@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 
@@ -25,11 +26,45 @@ def dumps(obj: Any, *, newline: bool = False) -> bytes:
     """
     try:
         return orjson.dumps(
-            obj, option=_OPTIONS | orjson.OPT_APPEND_NEWLINE if newline else _OPTIONS
+            obj,
+            default=_orjson_default,
+            option=_OPTIONS | orjson.OPT_APPEND_NEWLINE if newline else _OPTIONS,
         )
     except TypeError:  # orjson.JSONEncodeError is a TypeError
-        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=_json_default)
         return (text + "\n" if newline else text).encode()
+
+
+class Ready:
+    """JSON text made in advance (a pydantic model's own dump), written as it is.
+
+    Not a dataclass: orjson would write a dataclass's fields instead of asking `default`.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+
+
+def fragment(value: Any) -> Any:
+    """`value` for a line `dumps` writes: a pydantic model as its JSON text, made now in
+    one pydantic-core call (`Ready`); anything else as it is."""
+    if isinstance(value, BaseModel):
+        return Ready(value.__pydantic_serializer__.to_json(value))  # model_dump_json, as bytes
+    return value
+
+
+def _orjson_default(value: Any) -> Any:
+    if isinstance(value, Ready):
+        return orjson.Fragment(value.text)
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Ready):
+        return json.loads(value.text)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def loads(data: bytes | str) -> Any:

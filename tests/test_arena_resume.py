@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metanim._json import dumps, loads
+from metanim._json import Ready, dumps, fragment, loads
 from metanim.arena._log import read_records
 from metanim.arena.evaluate import EvaluationConfig
 from metanim.arena.tournament import TournamentConfig, plan, run_tournament
@@ -166,6 +166,21 @@ def test_a_log_line_with_an_int_past_64_bits_is_still_written() -> None:
     back = loads(json.dumps(record))
     assert back == record
     assert [type(v) for v in back["state"]] == [type(v) for v in edges]
+
+
+def test_a_line_with_ready_json_and_an_int_orjson_refuses_falls_back_whole() -> None:
+    from metanim.llm._types import Usage
+
+    ready = fragment(Usage(prompt_tokens=3, completion_tokens=4))
+    assert isinstance(ready, Ready) and fragment({"a": 1}) == {"a": 1}
+    # orjson writes the ready text itself (the stdlib's fallback is never needed for it).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json, "dumps", None)
+        line = dumps({"decision": ready})
+    assert json.loads(line) == {"decision": json.loads(ready.text)}
+    record = {"big": 2**70, "decision": ready}
+    want = {"big": 2**70, "decision": {"prompt_tokens": 3, "completion_tokens": 4}}
+    assert json.loads(dumps(record)) == want
 
 
 def test_json_that_only_the_standard_library_reads_still_reads() -> None:

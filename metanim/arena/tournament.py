@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from metanim import _aio
+from metanim import _aio, _json
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
 from metanim.arena._identity import config_identity, identity_hash
@@ -253,8 +253,7 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
             seat=item.seat, start=starts[item.setting], seed=item.seed,
             episode_id=item.id, setting=item.setting, index=item.index,
         )  # fmt: skip
-        # Kept decisions are `Decision` models: pydantic-core dumps the episode in one pass.
-        return record.model_dump(mode="json")
+        return episode_line(record)
 
     def failed(item: PlannedEpisode, reason: str) -> dict[str, Any]:
         game = games[item.setting]
@@ -281,6 +280,20 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
         postfix=_postfix,
         tally=TournamentTally,
     )
+
+
+def episode_line(record: EpisodeRecord) -> dict[str, Any]:
+    """One log line: the episode's JSON form, each kept decision as its finished JSON text.
+
+    A kept decision (a `Decision` model) goes to JSON bytes in one pydantic-core call and
+    into the line as an `orjson.Fragment`, written as it is: as a tree of dicts it would
+    be ~100 small objects per decision, built, kept while the line waits, and walked again.
+    """
+    line = record.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
+    for out, move in zip(line["moves"], record.moves, strict=True):
+        # `decision` is the last field: appending it keeps the key order.
+        out["decision"] = _json.fragment(move.decision)
+    return line
 
 
 def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
