@@ -259,3 +259,21 @@ def test_kayles_moves_mask_and_observation_match_a_pin_by_pin_brute_force(rows) 
         got = game.observation(state)
         assert got.dtype == np.int64 and np.array_equal(got, obs)
         assert game.num_legal_moves(state) == len(moves)
+
+
+class _MyInt(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "whole"),
+    [
+        (3, True), (-2, True), (2**70, True), (_MyInt(4), True), (np.int64(5), True),
+        (np.uint8(1), True), (True, False), (np.bool_(True), False), (3.0, False),
+        (np.float64(2), False), ("3", False), (None, False), ((3,), False),
+    ],
+)  # fmt: skip
+def test_is_int_accepts_whole_number_types_and_never_a_bool(value, whole: bool) -> None:
+    from metanim.games._base import is_int
+
+    assert is_int(value) is whole
