@@ -13,7 +13,7 @@ import inspect
 import random
 import time
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from types import FunctionType
 from typing import Any, ClassVar, Literal
@@ -588,15 +588,14 @@ class Method:
     ) -> Decision:
         task = ctx.task
         calls = [c for c in ctx.calls if c is not None]
-        usage = Usage()
-        for call in calls:
-            usage = usage + call.usage
-        invalid_usage = Usage()
+        usage = _total_usage(c.usage for c in calls)
         # By the call's own index: a partial record has dropped the calls still in flight.
         by_index = {c.index: c for c in calls}
-        for call_index in {s.call for s in ctx.samples if s.error is not None}:
-            if call_index in by_index:
-                invalid_usage = invalid_usage + by_index[call_index].usage
+        invalid_usage = _total_usage(
+            by_index[i].usage
+            for i in {s.call for s in ctx.samples if s.error is not None}
+            if i in by_index
+        )
         errors = [s.error for s in ctx.samples if s.error is not None]
         return Decision(
             method=self.name,
@@ -624,6 +623,15 @@ class Method:
             latency_s=time.perf_counter() - start,
             error=error,
         )
+
+
+def _total_usage(usages: Iterable[Usage]) -> Usage:
+    """The sum of `usages`, as one `Usage` (not one per addition)."""
+    prompt = completion = 0
+    for usage in usages:
+        prompt += usage.prompt_tokens
+        completion += usage.completion_tokens
+    return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
 
 def _takes_options(client: ChatModel) -> bool:
