@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,79 @@ def test_log_ignores_and_cuts_a_partial_last_line(tmp_path: Path) -> None:
     path.write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
     with pytest.raises(ValueError, match=":2: corrupt"):
         read_records(path)
+
+
+def test_submitted_lines_are_on_disk_whole_and_in_order_when_their_futures_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The writer thread batches the lines waiting (one write, one fsync): each future
+    # may finish only once an fsync that followed its line's write has returned.
+    path = tmp_path / "log.jsonl"
+    synced: list[int] = []  # file size at each fsync
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        synced.append(os.fstat(fd).st_size)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+    async def many() -> list[bool]:
+        with AppendLog(path) as log:
+            sizes = []
+
+            async def one(i: int) -> bool:
+                await asyncio.sleep(0.001 * (i % 7))
+                sent = log.submit({"id": i, "pad": "x" * (i * 37 % 500)})
+                await sent
+                # Done: the file holds the line, and an fsync came after it was written.
+                lines = path.read_bytes().splitlines()
+                ok = any(json.loads(x)["id"] == i for x in lines)
+                sizes.append(path.stat().st_size)
+                return ok and max(synced, default=0) >= _offset_after(path, i)
+
+            results = await asyncio.gather(*(one(i) for i in range(300)))
+            # Cancelled while waiting: the line is still written.
+            task = asyncio.ensure_future(log.append_async({"id": "late"}))
+            await asyncio.sleep(0)
+            task.cancel()
+        return results
+
+    results = asyncio.run(many())
+    assert all(results)
+    ids = [r["id"] for r in read_records(path)]
+    assert sorted(ids[:-1]) == list(range(300)) and ids[-1] == "late"
+    assert len(synced) < 300  # lines that finished together shared an fsync
+
+
+def _offset_after(path: Path, wanted: int) -> int:
+    """The file size just past the line of record `wanted`."""
+    offset = 0
+    for line in path.read_bytes().splitlines(keepends=True):
+        offset += len(line)
+        if json.loads(line)["id"] == wanted:
+            return offset
+    raise AssertionError(f"record {wanted} is not in the log")
+
+
+def test_a_write_error_reaches_every_caller_of_the_batch(tmp_path: Path) -> None:
+    log = AppendLog(tmp_path / "log.jsonl")
+
+    def broken(data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    log._write = broken  # type: ignore[method-assign]
+
+    async def two() -> list:
+        return await asyncio.gather(
+            log.submit({"id": 1}), log.submit({"id": 2}), return_exceptions=True
+        )
+
+    errors = asyncio.run(two())
+    log.close()
+    assert [type(e) for e in errors] == [OSError, OSError]
+    with pytest.raises(RuntimeError, match="closed"):
+        asyncio.run(two())
 
 
 def test_stats() -> None:
