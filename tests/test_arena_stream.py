@@ -8,6 +8,8 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.arena._log import iter_records, read_records
 from metanim.arena._run import LoggedRecords
@@ -157,3 +159,42 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
         assert all(isinstance(m.decision, dict) for m in again.moves)
         assert again.model_dump(mode="json") == line
     assert kept >= 4
+
+
+def test_workers_start_a_few_per_loop_turn_and_stop_together():
+    import asyncio
+
+    from metanim.arena._run import _start_staggered
+
+    events: list[tuple[str, int]] = []
+
+    async def worker(i: int, fail: bool = False) -> None:
+        events.append(("start", i))
+        await asyncio.sleep(0)  # its first model call, say
+        events.append(("sent", i))
+        if fail:
+            raise OSError("disk full")
+        await asyncio.sleep(0.05)
+        events.append(("done", i))
+
+    asyncio.run(_start_staggered(worker(i) for i in range(64)))
+    # The first call goes out before the last worker has even started.
+    assert events.index(("sent", 0)) < events.index(("start", 63))
+    assert sorted(i for kind, i in events if kind == "done") == list(range(64))
+
+    events.clear()
+    with pytest.raises(OSError, match="disk full"):
+        asyncio.run(_start_staggered(worker(i, fail=i == 3) for i in range(64)))
+    assert not any(kind == "done" for kind, _ in events)  # the others were cancelled
+
+    async def cancelled() -> None:
+        run = asyncio.ensure_future(_start_staggered(worker(i) for i in range(64)))
+        await asyncio.sleep(0.01)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        assert len(asyncio.all_tasks()) == 1  # only this one: no worker left running
+
+    events.clear()
+    asyncio.run(cancelled())
+    assert not any(kind == "done" for kind, _ in events)

@@ -17,7 +17,7 @@ import json
 import signal
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, overload
@@ -315,8 +315,9 @@ async def run_logged(
 
         try:
             with AppendLog(log_path) as log, _cancel_on_sigterm():
-                n_workers = min(config.concurrency, len(todo))
-                await asyncio.gather(*(worker(log) for _ in range(n_workers)))
+                await _start_staggered(
+                    worker(log) for _ in range(min(config.concurrency, len(todo)))
+                )
         except asyncio.CancelledError:
             # Ctrl-C or SIGTERM (asyncio cancels the run): every line written is on disk;
             # summarize what finished, then say so (`Interrupted`) instead of a traceback.
@@ -353,6 +354,32 @@ async def run_logged(
 
 
 _UNIT_WORDS = {"ep": "episodes", "dec": "decisions"}
+
+#: Workers started per event-loop turn (see `_start_staggered`).
+_START_BATCH = 8
+
+
+async def _start_staggered(workers: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run `workers` to the end, starting them a few per event-loop turn.
+
+    Started all at once, every worker would run its first item up to its first model
+    call before the loop sends any request: with hundreds in flight, the first call
+    would leave only after all of their set-up (0.1-0.2 s on a small machine). A few per
+    turn, the first calls go out while the rest are still starting. If this task is
+    cancelled or a worker fails, the workers started are cancelled and awaited.
+    """
+    tasks: list[asyncio.Future[None]] = []
+    try:
+        for number, worker in enumerate(workers, start=1):
+            tasks.append(asyncio.ensure_future(worker))
+            if number % _START_BATCH == 0:
+                await asyncio.sleep(0)
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 @contextlib.contextmanager
