@@ -1,0 +1,86 @@
+"""The simulated server answers exactly as before its CPU work was cut.
+
+tests/data/sim_golden.json.gz was recorded from the unoptimised server (see
+tests/sim_golden.py) on a corpus of real prompts of every method layout, with varied
+models, temperatures, n, seeds, sessions, retries and bad bodies: the reply texts,
+finish reasons, usage, statuses, error bodies, faults and request log records must be
+the same, request by request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import sim_golden
+
+from metanim.llm.sim import SimServer
+
+
+def _where(run: int, index: int) -> str:
+    kwargs, bodies = sim_golden.plan()[run]
+    return f"server {kwargs.get('seed')}/{kwargs.get('session', 0)}, request {index}: {bodies[index][:300]!r}"
+
+
+def test_answers_records_and_errors_match_the_recorded_ones() -> None:
+    expected = sim_golden.load()
+    got = sim_golden.replay()
+    assert [len(run) for run in got] == [len(run) for run in expected]
+    for run, (got_run, want_run) in enumerate(zip(got, expected, strict=True)):
+        for index, (g, w) in enumerate(zip(got_run, want_run, strict=True)):
+            assert g == w, _where(run, index)
+
+
+def test_the_corpus_covers_what_it_must() -> None:
+    """The golden file is only as good as its coverage: every layout, fault and status."""
+    results = [r for run in sim_golden.load() for r in run]
+    records = [r["record"] for r in results if r.get("record")]
+    layouts = {r["layout"] for r in records}
+    assert layouts >= {"single", "history", "mad", "anonymous", "cross", "mpd", "judge"}
+    assert layouts >= {"acemad_argue", "acemad_commit"}
+    faults = {f for r in records for f in r.get("faults") or []}
+    assert faults >= {None, "malformed", "illegal", "no_task"}
+    assert {r.get("status") for r in results} >= {200, 400, 404, 429, 500}
+    assert {r["task"]["kind"] for r in records if r.get("task")} == {"game", "question"}
+    assert any(r["n"] == 3 and len(set(r["answers"])) > 1 for r in records)
+    assert {r["temperature"] for r in records} >= {0.0, 0.7, 1.0}
+
+
+def test_http_replies_match_the_recorded_ones() -> None:
+    """The same requests through HTTP (aiohttp's server, as `serve-sim` runs it): statuses,
+    JSON bodies, content types and the log; ids unique."""
+    kwargs, bodies = sim_golden.plan()[0]
+    expected = sim_golden.load()[0]
+
+    async def send(url: str) -> list[tuple[int, str, bytes]]:
+        async with aiohttp.ClientSession() as session:
+            out = []
+            for raw in bodies:
+                async with session.post(
+                    f"{url}/chat/completions",
+                    data=raw,
+                    headers={"Content-Type": "application/json"},
+                ) as r:
+                    out.append((r.status, r.content_type, await r.read()))
+            return out
+
+    with SimServer(**kwargs) as server:
+        replies = asyncio.run(send(server.base_url))
+        log = server.log
+    ids = set()
+    for i, ((status, content_type, raw), want) in enumerate(zip(replies, expected, strict=True)):
+        if "raises" in want:  # the handler raised: aiohttp's own 500
+            assert status == 500, _where(0, i)
+            continue
+        assert content_type == "application/json", _where(0, i)
+        body = json.loads(raw)
+        if status == 200:
+            assert body["id"].startswith("chatcmpl-sim-") and len(body["id"]) == 25
+            assert isinstance(body["created"], int)
+            ids.add(body["id"])
+        got = sim_golden._clean(status, body, {}, None)
+        assert (got["status"], got["body"]) == (want["status"], want["body"]), _where(0, i)
+    assert len(ids) == sum(1 for status, _, _ in replies if status == 200)
+    records = [sim_golden._clean(0, None, {}, r)["record"] for r in log]
+    assert records == [w["record"] for w in expected if w.get("record")]
