@@ -38,7 +38,8 @@ def server(pythonpath: str) -> Iterator[tuple[str, int]]:
         port = sock.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": pythonpath}
     cmd = [sys.executable, "-m", "metanim.cli", "serve-sim", "--port", str(port)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
+    # cwd too: `python -m` puts the working directory first on the path.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=pythonpath)
     try:
         assert proc.stdout is not None
         proc.stdout.readline()  # printed once it listens
