@@ -10,7 +10,9 @@ the same, request by request.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import random
 
 import aiohttp
 import sim_golden
@@ -84,3 +86,47 @@ def test_http_replies_match_the_recorded_ones() -> None:
     assert len(ids) == sum(1 for status, _, _ in replies if status == 200)
     records = [sim_golden._clean(0, None, {}, r)["record"] for r in log]
     assert records == [w["record"] for w in expected if w.get("record")]
+
+
+def _old_seed(*parts: object) -> int:
+    """The answer and fault seeds as the server first derived them (from the rules of
+    that formula, not from the server's code)."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def _text(rng: random.Random) -> str:
+    alphabet = 'ab "\\\n\t\x00\x1féü✓😀\u2028\ud800{}[]:,0'
+    return "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+
+
+def _value(rng: random.Random, depth: int = 0) -> object:
+    """Any JSON value a request's seed can be, and a few a caller might pass."""
+    kind = rng.randrange(11 if depth < 2 else 8)
+    return [
+        lambda: rng.randrange(-(2**70), 2**70),
+        lambda: rng.randrange(-5, 5),
+        lambda: rng.choice([True, False, None]),
+        lambda: rng.uniform(-1e6, 1e6),
+        lambda: rng.choice([0.0, -0.0, 1e-7, 1e300, 2.5]),
+        lambda: _text(rng),
+        lambda: _text(rng),
+        lambda: rng.choice([(1, 2), b"x", ValueError("x")]),
+        lambda: [_value(rng, depth + 1) for _ in range(rng.randrange(3))],
+        lambda: {_text(rng): _value(rng, depth + 1) for _ in range(rng.randrange(3))},
+        lambda: {rng.randrange(9): 1, rng.randrange(9): [None]},
+    ][kind]()
+
+
+def test_seeds_are_the_old_formulas_on_many_inputs() -> None:
+    from metanim.llm.sim import server
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        messages = [{"role": _text(rng), "content": _text(rng)} for _ in range(rng.randrange(0, 4))]
+        base, model, index = _value(rng), _text(rng), rng.randrange(0, 1001)
+        head = server._answer_head(base, model, server._messages_json(messages))
+        want = random.Random(_old_seed("answer", base, model, messages, index)).getstate()
+        assert server._seeded(f"{head}{index}]").getstate() == want, (base, model, messages)
+        parts = [_value(rng) for _ in range(rng.randrange(1, 7))]
+        assert server._rng(*parts).getstate() == random.Random(_old_seed(*parts)).getstate()

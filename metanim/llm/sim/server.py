@@ -7,31 +7,36 @@ request `log`); `serve` runs it in the foreground for `metanim serve-sim`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
+import itertools
 import json
 import math
+import os
 import random
 import threading
 import time
-import uuid
 from collections import OrderedDict, deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from metanim import _aio, _json
-from metanim.llm.sim.policies import find_task, reply
+from metanim.llm.sim.policies import Prompt, Task
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
-from metanim.llm.templates import Layout, read_layout
+from metanim.llm.templates import read_layout
 
 #: Records `log` keeps in memory by default (`log_limit=`); `--log FILE` keeps all of them.
 LOG_LIMIT = 10_000
 #: Request bodies whose attempt counts are remembered (at least `log_limit`).
 ATTEMPT_LIMIT = 10_000
+#: Distinct message lists whose reading (task, layout, seed text...) is kept.
+PROMPT_LIMIT = 1024
 
 
 def count_tokens(text: str) -> int:
@@ -65,8 +70,104 @@ _NO_FAULTS = random.Random(0)
 
 
 def _rng(*parts: Any) -> random.Random:
-    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+    """A generator seeded by `parts`: the first 8 bytes of the SHA-256 of
+    `json.dumps(parts, sort_keys=True, default=str)` (`_seed_text` writes that text)."""
+    return _seeded(_seed_text(*map(_json_part, parts)))
+
+
+def _seeded(text: str) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+
+
+def _seed_text(*parts_json: str) -> str:
+    """`json.dumps` of a tuple whose items' JSON is given (its list syntax)."""
+    return "[" + ", ".join(parts_json) + "]"
+
+
+#: What `json.dumps` writes for a str (ensure_ascii, the default).
+_str_json = json.encoder.encode_basestring_ascii
+
+
+def _json_part(value: Any) -> str:
+    """`json.dumps(value, sort_keys=True, default=str)`; a str or an int without building
+    an encoder (most parts are one)."""
+    kind = type(value)
+    if kind is str:
+        return _str_json(value)
+    if kind is int:
+        return int.__repr__(value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _messages_json(messages: list[dict[str, str]]) -> str:
+    """`_json_part(messages)` for messages of a str role and content (keys sorted)."""
+    return _seed_text(
+        *(
+            f'{{"content": {_str_json(m["content"])}, "role": {_str_json(m["role"])}}}'
+            for m in messages
+        )
+    )
+
+
+def _answer_head(base: Any, model: str, messages_json: str) -> str:
+    """The seed text of `_rng("answer", base, model, messages, index)` up to `index`, with
+    the messages' JSON (`_messages_json`) written once per message list."""
+    return f'["answer", {_json_part(base)}, {_json_part(model)}, {messages_json}, '
+
+
+class _Messages:
+    """One distinct message list and what the server works out from it, once: retries,
+    samples, seats and episodes that reach the same position resend the same messages."""
+
+    def __init__(self, messages: list[dict[str, str]], questions: AnswerKey) -> None:
+        self.messages = messages
+        self.layout = read_layout(messages)
+        self._questions = questions
+        self._prompt: Prompt | None = None
+        self._json: str | None = None
+        self._tokens: int | None = None
+        self._describe: dict[str, Any] | None = None
+
+    @property
+    def prompt(self) -> Prompt:
+        """The policies' reading of the messages (built on first use, so an error in it
+        comes where answering starts, as before)."""
+        if self._prompt is None:
+            self._prompt = Prompt(self.messages, self._questions, self.layout)
+        return self._prompt
+
+    @property
+    def json(self) -> str:
+        """The messages' JSON in the answer seeds' text."""
+        if self._json is None:
+            self._json = _messages_json(self.messages)
+        return self._json
+
+    @property
+    def prompt_tokens(self) -> int:
+        if self._tokens is None:
+            self._tokens = sum(count_tokens(m["content"]) for m in self.messages)
+        return self._tokens
+
+    def describe(self) -> dict[str, Any] | None:
+        """`task.describe()` for the log (a fresh outer dict per record)."""
+        task: Task | None = self.prompt.task
+        if task is None:
+            return None
+        if self._describe is None:
+            self._describe = task.describe()
+        return dict(self._describe)
+
+
+#: `count_tokens` of reply texts: most replies are texts given before.
+_completion_tokens = functools.lru_cache(maxsize=4096)(count_tokens)
+
+
+def _ids() -> Iterator[str]:
+    """Reply ids: a counter from a random start (unique in a process for 2**48 replies;
+    `uuid4` read the OS's random source on every reply)."""
+    start = int.from_bytes(os.urandom(6), "big")
+    return (f"chatcmpl-sim-{n & 0xFFFFFFFFFFFF:012x}" for n in itertools.count(start))
 
 
 class SimApp:
@@ -109,6 +210,9 @@ class SimApp:
         self._attempts: OrderedDict[str, int] = OrderedDict()
         self._attempt_limit = max(ATTEMPT_LIMIT, log_limit)
         self._unseeded = random.Random(seed)
+        # Distinct message lists, least recently used first (bounded: see `_Messages`).
+        self._messages: OrderedDict[tuple[tuple[str, str], ...], _Messages] = OrderedDict()
+        self._ids = _ids()
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -127,6 +231,20 @@ class SimApp:
         with self._lock:
             self._log.clear()
             self._attempts.clear()
+
+    def _read(self, messages: list[dict[str, str]]) -> _Messages:
+        key = tuple([(m["role"], m["content"]) for m in messages])
+        with self._lock:
+            known = self._messages.get(key)
+            if known is not None:
+                self._messages.move_to_end(key)
+                return known
+        known = _Messages(messages, self.questions)
+        with self._lock:
+            self._messages[key] = known
+            if len(self._messages) > PROMPT_LIMIT:
+                self._messages.popitem(last=False)
+        return known
 
     def _attempt(self, body_hash: str) -> int:
         with self._lock:
@@ -194,7 +312,8 @@ class SimApp:
         )
         n = int(body.get("n") or 1)
         seed = body.get("seed")
-        layout = read_layout(messages)  # once per request: every choice reads it
+        read = self._read(messages)  # the layout, and more, once per message list
+        layout = read.layout
         record: dict[str, Any] = {
             "time": time.time(),
             "model": model,
@@ -232,9 +351,8 @@ class SimApp:
             return _fail(400, "n must be between 1 and 1000", "invalid_request_error")
         try:
             texts, actions, faults = self._answer(
-                spec, messages, temperature, n, seed, body_hash, attempt, layout
+                spec, read, temperature, n, seed, body_hash, attempt
             )
-            task = find_task(messages, self.questions)
         except Exception as exc:
             self._record({**record, "status": 500, "error": repr(exc), "task": None, "answers": []})
             return _fail(500, f"simulator error: {exc}", "server_error")
@@ -242,18 +360,18 @@ class SimApp:
             {
                 **record,
                 "status": 200,
-                "task": task.describe() if task is not None else None,
+                "task": read.describe(),
                 "answers": texts,
                 "actions": actions,
                 "faults": faults,
             }
         )
-        prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
-        completion_tokens = sum(count_tokens(t) for t in texts)
+        prompt_tokens = read.prompt_tokens
+        completion_tokens = sum(map(_completion_tokens, texts))
         return (
             200,
             {
-                "id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}",
+                "id": next(self._ids),
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
@@ -302,13 +420,12 @@ class SimApp:
     def _answer(
         self,
         spec: ModelSpec,
-        messages: list[dict[str, str]],
+        read: _Messages,
         temperature: float,
         n: int,
         seed: Any,
         body_hash: str,
         attempt: int,
-        layout: Layout | None = None,
     ) -> tuple[list[str], list[Any], list[str | None]]:
         if seed is None and temperature > 0:
             # An unseeded sample is a fresh draw, as from a real model.
@@ -318,23 +435,16 @@ class SimApp:
         texts, actions, faults = [], [], []
         # With zero fault rates no fault draw can matter: a fixed generator spares the hash.
         answer_faults = spec["malformed"] > 0 or spec["illegal"] > 0
+        head = _answer_head(base, spec.name, read.json)
         for index in range(n):
-            rng = _rng("answer", base, spec.name, messages, index)
+            rng = _seeded(f"{head}{index}]")
             # Answer faults, like HTTP faults, come from the request and its attempt.
             faults_rng = (
                 _rng("fault", self.seed, self.session, body_hash, attempt, index)
                 if answer_faults
                 else _NO_FAULTS
             )
-            text, action, fault = reply(
-                spec,
-                messages,
-                rng,
-                temperature,
-                self.questions,
-                fault_rng=faults_rng,
-                layout=layout,
-            )
+            text, action, fault = read.prompt.reply(spec, rng, temperature, faults_rng)
             texts.append(text)
             actions.append(action)
             faults.append(fault)
