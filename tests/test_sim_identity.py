@@ -130,3 +130,83 @@ def test_seeds_are_the_old_formulas_on_many_inputs() -> None:
         assert server._seeded(f"{head}{index}]").getstate() == want, (base, model, messages)
         parts = [_value(rng) for _ in range(rng.randrange(1, 7))]
         assert server._rng(*parts).getstate() == random.Random(_old_seed(*parts)).getstate()
+
+
+def _steady(value: object) -> object:
+    """A reply without its ids and times."""
+    if isinstance(value, dict):
+        drop = ("id", "created", "created_at")
+        return {k: _steady(v) for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [_steady(v) for v in value]
+    return value
+
+
+def test_routes_answer_as_the_apps_own_router_would() -> None:
+    """`SimServer` calls plain routes' handlers itself: every route, method and odd path
+    must come back as from the app's router (a plain `AppRunner` of the same app)."""
+    import threading
+
+    from aiohttp import web
+
+    from metanim.llm.sim import SimApp
+
+    game = sim_golden._prompts()[0]
+    chat = json.dumps({"model": "sim-optimal", "messages": game, "seed": 1}).encode()
+    requests = [
+        ("GET", "/v1/models", b"", {}),
+        ("HEAD", "/v1/models", b"", {}),
+        ("POST", "/v1/models", b"", {}),
+        ("POST", "/v1/chat/completions", chat, {}),
+        ("POST", "/v1/chat/completions?x=1", chat, {}),
+        ("POST", "/v1/chat/completions", chat, {"Expect": "100-continue"}),
+        ("POST", "/v1/chat/completions/", chat, {}),
+        ("POST", "/v1/chat%2Fcompletions", chat, {}),
+        ("POST", "/v1//chat/completions", chat, {}),
+        ("GET", "/v1/chat/completions", b"", {}),
+        ("PUT", "/v1/chat/completions", chat, {}),
+        ("POST", "/v1/responses", b'{"model": "sim-optimal", "input": "hi"}', {}),
+        ("GET", "/", b"", {}),
+        ("POST", "/v1/chat/completions", chat, {"Authorization": "Bearer wrong"}),
+    ]
+
+    async def send(url: str, key: str | None) -> list[tuple[int, dict[str, str], bytes]]:
+        out = []
+        async with aiohttp.ClientSession() as session:
+            for method, path, data, headers in requests:
+                if key and not headers:
+                    headers = {"Authorization": f"Bearer {key}"}
+                async with session.request(
+                    method, url + path, data=data, headers=headers, skip_auto_headers=["Date"]
+                ) as r:
+                    body = await r.read()
+                    kept = {k: v for k, v in r.headers.items() if k not in ("Date",)}
+                    if r.status == 200 and body:
+                        body = json.dumps(_steady(json.loads(body))).encode()
+                    out.append((r.status, kept, body))
+        return out
+
+    def plain(handlers: SimApp, key: str | None) -> list[tuple[int, dict[str, str], bytes]]:
+        loop = asyncio.new_event_loop()
+        runner = web.AppRunner(handlers.app(), access_log=None)
+        loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        thread = threading.Thread(target=loop.run_forever, daemon=True)
+        thread.start()
+        try:
+            return asyncio.run(send(f"http://127.0.0.1:{port}", key))
+        finally:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
+
+    for key in (None, "secret"):
+        with SimServer(api_key=key) as server:
+            direct = asyncio.run(send(server.base_url.removesuffix("/v1"), key))
+        expected = plain(SimApp(api_key=key), key)
+        for request, got, want in zip(requests, direct, expected, strict=True):
+            assert got == want, request
+        assert {status for status, _, _ in direct} >= {200, 401 if key else 200, 404, 405}
