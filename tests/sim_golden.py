@@ -39,6 +39,10 @@ MODELS = (
     "sim-faulty:malformed=0.5",
     "sim-random:quota=0.2,illegal=0.4",
 )
+CUE_MODELS = (
+    "sim-optimal:cue=pattern,insight=0.5",
+    "sim-biased:heuristic=max_take,p=0.8,cue=winning,cue_p=1.0,insight=1.0",
+)
 TEMPERATURES = (0.0, 0.7, None, 1.3, 0.1)
 SEEDS = (None, None, 7, 12345, -3, "s", 2.5, 2**70, True, [1, 2])
 ODD_TEXT = 'Ünïcödé ✓ "quoted" \\back\\ \u2028 \x00\t tab 😀 {"action": 3}'
@@ -119,6 +123,14 @@ def plan() -> list[tuple[dict[str, Any], list[bytes]]]:
         _raw({"model": "sim-optimal", "messages": game_prompt, "n": "many"}),
         _raw({"model": "sim-optimal", "messages": game_prompt, "n": 2.7, "seed": 1}),
     ]
+    # Cue words: a cue sentence may be drawn into strategies and rewritten prompts, also
+    # where only one answer is possible (so nothing else draws).
+    for messages in prompts:
+        if '"reasoning": "..."' in str(messages[-1].get("content")):
+            continue  # the common react format: no text a cue can go into
+        for model in CUE_MODELS:
+            main.append(_raw({"model": model, "messages": messages, "temperature": 0.7}))
+            main.append(_raw({"model": model, "messages": messages, "temperature": 0, "seed": 3}))
     other = [_raw(_body(m, rng)) for m in prompts[::3]]
     bare = [_raw(_body(m, rng)) for m in prompts[1::4]]
     return [

@@ -47,6 +47,7 @@ def test_the_corpus_covers_what_it_must() -> None:
     assert {r["task"]["kind"] for r in records if r.get("task")} == {"game", "question"}
     assert any(r["n"] == 3 and len(set(r["answers"])) > 1 for r in records)
     assert {r["temperature"] for r in records} >= {0.0, 0.7, 1.0}
+    assert any("Reason about it through" in a for r in records for a in r.get("answers") or [])
 
 
 def test_http_replies_match_the_recorded_ones() -> None:
