@@ -396,21 +396,13 @@ class Prompt:
             known = self._models[spec.name] = (cued, prefs)
         return known
 
-    def _choose(self, spec: ModelSpec, rng: random.Random, temperature: float) -> Any:
-        """`choose`, with what needs no draw read once."""
-        task, shown = self.task, self.shown
-        assert task is not None and shown is not None
-        if shown.layout.kind == "acemad_commit" and shown.own is not None:
-            return shown.own
-        cued, prefs = self._model(spec)
-        if prefs is None:  # a debate read by consensus: the peer is drawn
-            base = behaviour.prior(spec, task, cued)
-            prefs = behaviour.debate_prefs(spec, task, shown, base, rng)
-            return behaviour.sample(prefs, temperature, rng)
+    def _sampler(
+        self, spec: ModelSpec, prefs: behaviour.Prefs, temperature: float
+    ) -> tuple[list[str], list[float]]:
+        """`behaviour.sample`'s table, once: the same keys and weights, accumulated as
+        `random.choices` accumulates them, so the draw is the same."""
         sampler = self._samplers.get((spec.name, temperature))
         if sampler is None:
-            # `behaviour.sample`'s table, once: the same keys and weights, accumulated
-            # as `random.choices` accumulates them, so the draw is the same.
             dist = behaviour.at_temperature(prefs, temperature)
             keys = sorted(dist)
             if len(self._samplers) >= _PER_PROMPT:
@@ -419,18 +411,54 @@ class Prompt:
                 keys,
                 list(itertools.accumulate(dist[k] for k in keys)),
             )
-        keys, cum = sampler
+        return sampler
+
+    def draws(self, spec: ModelSpec, temperature: float) -> bool:
+        """Whether an answer of `spec` at `temperature` draws from its generator at all.
+
+        Where it does not (one answer possible and no cue sentence to draw), `reply`
+        takes `rng=None`: seeding a generator costs more than the rest of a reply.
+        """
+        if self.task is None:
+            return False
+        if spec["cue"]:
+            return True  # `insight` may draw
+        shown = self.shown
+        assert shown is not None
+        if shown.layout.kind == "acemad_commit" and shown.own is not None:
+            return False
+        prefs = self._model(spec)[1]
+        return prefs is None or len(self._sampler(spec, prefs, temperature)[0]) > 1
+
+    def _choose(self, spec: ModelSpec, rng: random.Random | None, temperature: float) -> Any:
+        """`choose`, with what needs no draw read once."""
+        task, shown = self.task, self.shown
+        assert task is not None and shown is not None
+        if shown.layout.kind == "acemad_commit" and shown.own is not None:
+            return shown.own
+        cued, prefs = self._model(spec)
+        if prefs is None:  # a debate read by consensus: the peer is drawn
+            assert rng is not None
+            base = behaviour.prior(spec, task, cued)
+            prefs = behaviour.debate_prefs(spec, task, shown, base, rng)
+            return behaviour.sample(prefs, temperature, rng)
+        keys, cum = self._sampler(spec, prefs, temperature)
+        if rng is None:  # the caller knows no draw can change the answer (`draws`)
+            assert len(keys) == 1, "a draw was needed"
+            return json.loads(keys[0])
         return json.loads(rng.choices(keys, cum_weights=cum)[0])
 
     def reply(
         self,
         spec: ModelSpec,
-        rng: random.Random,
+        rng: random.Random | None,
         temperature: float,
         fault_rng: random.Random | None = None,
     ) -> tuple[str, Any, str | None]:
-        """`reply` for these messages (see there)."""
+        """`reply` for these messages (see there); `rng` may be None where `draws` is
+        false, if `fault_rng` is given."""
         fault_rng = fault_rng or rng
+        assert fault_rng is not None
         task, keys = self.task, self.keys
         if task is None:
             obj = {key: "I cannot find a game or question in the prompt." for key in keys}
@@ -464,9 +492,10 @@ class Prompt:
         answer_text: str,
         cued: bool,
         temperature: float,
-        rng: random.Random,
+        rng: random.Random | None,
     ) -> str:
-        reading = Reading(self.task, answer, self.shown, cued, temperature, rng)
+        # No generator where no cue can be drawn: one that refuses to draw stands in.
+        reading = Reading(self.task, answer, self.shown, cued, temperature, rng or _NO_DRAWS)
         obj = {key: field_value(key, spec, reading) for key in self.keys}
         text = (
             f"{_text(self.task, answer_text)}\n```json\n{json.dumps(obj, ensure_ascii=False)}\n```"

@@ -435,16 +435,18 @@ class SimApp:
         texts, actions, faults = [], [], []
         # With zero fault rates no fault draw can matter: a fixed generator spares the hash.
         answer_faults = spec["malformed"] > 0 or spec["illegal"] > 0
-        head = _answer_head(base, spec.name, read.json)
+        prompt = read.prompt
+        # Only a generator that draws is seeded (seeding one is most of an answer's CPU).
+        head = _answer_head(base, spec.name, read.json) if prompt.draws(spec, temperature) else None
         for index in range(n):
-            rng = _seeded(f"{head}{index}]")
+            rng = _seeded(f"{head}{index}]") if head is not None else None
             # Answer faults, like HTTP faults, come from the request and its attempt.
             faults_rng = (
                 _rng("fault", self.seed, self.session, body_hash, attempt, index)
                 if answer_faults
                 else _NO_FAULTS
             )
-            text, action, fault = read.prompt.reply(spec, rng, temperature, faults_rng)
+            text, action, fault = prompt.reply(spec, rng, temperature, faults_rng)
             texts.append(text)
             actions.append(action)
             faults.append(fault)
