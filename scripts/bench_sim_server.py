@@ -1,11 +1,13 @@
 """Server CPU per chat request of `metanim serve-sim`, against a reference checkout.
 
 Each server runs in its own process (`metanim serve-sim`, as a tournament's would); a
-plain aiohttp client sends `--calls` requests with a Nim 31 react prompt, `--concurrency`
-in flight, and the server's CPU seconds (user + system, /proc) over those calls are
-divided by their number. With `--ref PATH` a second server runs from another checkout
-(e.g. `git worktree add /tmp/srvref <commit>`), and the two are measured in turns, so the
-ratio is same-run; medians over `--rounds`.
+plain aiohttp client sends `--calls` requests with a Nim 31 react prompt (sampled at
+T = 0.7 with a seed per call, as a tournament's agents call), `--concurrency` in flight,
+and the server's CPU seconds (user + system, /proc) over those calls are divided by
+their number. One row per model and latency: `sim-optimal` has one possible answer
+there, `sim-biased:heuristic=min_take,p=0.6` draws between two. With `--ref PATH` a
+second server runs from another checkout (e.g. `git worktree add /tmp/srvref <commit>`),
+and the two are measured in turns, so the ratio is same-run; medians over `--rounds`.
 
     PYTHONPATH=$PWD python scripts/bench_sim_server.py --ref /tmp/srvref
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import socket
 import statistics
@@ -49,8 +52,8 @@ def server(pythonpath: str) -> Iterator[tuple[str, int]]:
         proc.wait(timeout=10)
 
 
-async def _send(url: str, calls: int, concurrency: int, latency: float) -> None:
-    model = f"sim-optimal:latency={latency}" if latency else "sim-optimal"
+async def _send(url: str, calls: int, concurrency: int, latency: float, model: str) -> None:
+    model = f"{model}{',' if ':' in model else ':'}latency={latency}" if latency else model
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         gate = asyncio.Semaphore(concurrency)
@@ -65,10 +68,12 @@ async def _send(url: str, calls: int, concurrency: int, latency: float) -> None:
         await asyncio.gather(*(one(i) for i in range(calls)))
 
 
-def cpu_per_call(url: str, pid: int, calls: int, concurrency: int, latency: float) -> float:
+def cpu_per_call(
+    url: str, pid: int, calls: int, concurrency: int, latency: float, model: str
+) -> float:
     """Server CPU µs per request over `calls` requests."""
     before = process_cpu(pid)
-    asyncio.run(_send(url, calls, concurrency, latency))
+    asyncio.run(_send(url, calls, concurrency, latency, model))
     return (process_cpu(pid) - before) / calls * 1e6
 
 
@@ -77,6 +82,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--latency", type=float, nargs="+", default=[0.0, 0.2])
+    parser.add_argument(
+        "--model",
+        nargs="+",
+        # One answer possible (Nim 31: take 3), and a draw between two.
+        default=["sim-optimal", "sim-biased:heuristic=min_take,p=0.6"],
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ref", default=None, help="checkout of the reference code")
     args = parser.parse_args()
@@ -85,18 +96,18 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         servers = {name: stack.enter_context(server(path)) for name, path in paths.items()}
         for url, pid in servers.values():  # warm up: imports, caches, first connections
-            cpu_per_call(url, pid, 300, args.concurrency, 0.0)
-        for latency in args.latency:
+            cpu_per_call(url, pid, 300, args.concurrency, 0.0, args.model[0])
+        for model, latency in itertools.product(args.model, args.latency):
             times: dict[str, list[float]] = {name: [] for name in servers}
             for r in range(args.rounds):
                 order = list(servers) if r % 2 == 0 else list(servers)[::-1]
                 for name in order:
                     url, pid = servers[name]
                     times[name].append(
-                        cpu_per_call(url, pid, args.calls, args.concurrency, latency)
+                        cpu_per_call(url, pid, args.calls, args.concurrency, latency, model)
                     )
             med = {name: statistics.median(t) for name, t in times.items()}
-            line = f"latency {latency:g} s: " + ", ".join(
+            line = f"{model}, latency {latency:g} s: " + ", ".join(
                 f"{name} {med[name]:.0f} µs/request (runs {', '.join(f'{t:.0f}' for t in ts)})"
                 for name, ts in times.items()
             )
