@@ -121,6 +121,14 @@ def plan() -> list[tuple[dict[str, Any], list[bytes]]]:
         _raw({"model": "sim-faulty:http429=1", "messages": game_prompt, "n": 0}),
         _raw({"model": "sim-optimal", "messages": game_prompt, "temperature": "hot"}),
         _raw({"model": "sim-optimal", "messages": game_prompt, "n": "many"}),
+        # Temperatures only the stdlib's JSON reads: one answer, and a draw between several.
+        *(
+            _raw({"model": m, "messages": game_prompt, "temperature": t})
+            .replace(b'"NaN"', b"NaN")
+            .replace(b'"Infinity"', b"Infinity")
+            for m in ("sim-optimal", "sim-random")
+            for t in ("NaN", "Infinity", -1)
+        ),
         _raw({"model": "sim-optimal", "messages": game_prompt, "n": 2.7, "seed": 1}),
     ]
     # Cue words: a cue sentence may be drawn into strategies and rewritten prompts, also
