@@ -211,3 +211,25 @@ def test_routes_answer_as_the_apps_own_router_would() -> None:
         for request, got, want in zip(requests, direct, expected, strict=True):
             assert got == want, request
         assert {status for status, _, _ in direct} >= {200, 401 if key else 200, 404, 405}
+
+
+def test_a_changed_log_record_changes_no_later_answer() -> None:
+    """The server keeps what it read from a message list; the log's copy is the reader's."""
+    from metanim.llm.sim import SimApp
+
+    def ask(app: SimApp, model: str) -> list[str]:
+        raw = json.dumps({"model": model, "messages": messages, "temperature": 0}).encode()
+        return [c["message"]["content"] for c in asyncio.run(app.complete(raw))[1]["choices"]]
+
+    # A cue word in its instructions turns this model from its heuristic to optimal play.
+    cued = "sim-biased:heuristic=max_take,p=1.0,cue=nothing,cue_p=0.0"
+    for messages in sim_golden._prompts():
+        fresh = ask(SimApp(seed=0), cued)
+        app = SimApp(seed=0)
+        ask(app, "sim-random")
+        for logged in app.log[-1]["messages"]:
+            logged["content"] += " nothing"
+        assert ask(app, cued) == fresh
+        assert app.log[-1]["messages"] == [
+            {"role": m["role"], "content": str(m.get("content") or "")} for m in messages
+        ]

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import itertools
 import json
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -428,7 +429,12 @@ class Prompt:
         if shown.layout.kind == "acemad_commit" and shown.own is not None:
             return False
         prefs = self._model(spec)[1]
-        return prefs is None or len(self._sampler(spec, prefs, temperature)[0]) > 1
+        if prefs is None:
+            return True
+        keys, cum = self._sampler(spec, prefs, temperature)
+        # One answer, unless its weight is one `random.choices` refuses (a NaN
+        # temperature): then the draw raises as it did.
+        return len(keys) > 1 or not 0 < cum[-1] < math.inf
 
     def _choose(self, spec: ModelSpec, rng: random.Random | None, temperature: float) -> Any:
         """`choose`, with what needs no draw read once."""

@@ -163,11 +163,11 @@ class _Messages:
 _completion_tokens = functools.lru_cache(maxsize=4096)(count_tokens)
 
 
-def _ids() -> Iterator[str]:
-    """Reply ids: a counter from a random start (unique in a process for 2**48 replies;
-    `uuid4` read the OS's random source on every reply)."""
-    start = int.from_bytes(os.urandom(6), "big")
-    return (f"chatcmpl-sim-{n & 0xFFFFFFFFFFFF:012x}" for n in itertools.count(start))
+def _id_counter() -> Iterator[int]:
+    """Numbers of reply ids: a counter from a random start, so ids are unique in a process
+    for 2**48 replies (`uuid4` read the OS's random source on every reply). A counter,
+    not a generator: `next` on it is atomic, so threads can share it."""
+    return itertools.count(int.from_bytes(os.urandom(6), "big"))
 
 
 class SimApp:
@@ -212,7 +212,7 @@ class SimApp:
         self._unseeded = random.Random(seed)
         # Distinct message lists, least recently used first (bounded: see `_Messages`).
         self._messages: OrderedDict[tuple[tuple[str, str], ...], _Messages] = OrderedDict()
-        self._ids = _ids()
+        self._ids = _id_counter()
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -239,7 +239,8 @@ class SimApp:
             if known is not None:
                 self._messages.move_to_end(key)
                 return known
-        known = _Messages(messages, self.questions)
+        # Its own copy: `messages` goes into a log record, which its reader may change.
+        known = _Messages([{"role": r, "content": c} for r, c in key], self.questions)
         with self._lock:
             self._messages[key] = known
             if len(self._messages) > PROMPT_LIMIT:
@@ -371,7 +372,7 @@ class SimApp:
         return (
             200,
             {
-                "id": next(self._ids),
+                "id": f"chatcmpl-sim-{next(self._ids) & 0xFFFFFFFFFFFF:012x}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
