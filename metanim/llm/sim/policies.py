@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -342,26 +344,180 @@ def reply(
     a resent request can come out differently). It defaults to `rng`. `layout` is
     `read_layout(messages)` when the caller has it already.
     """
-    fault_rng = fault_rng or rng
-    task = find_task(messages, questions)
-    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {"content": ""})
-    last_text = str(last_user.get("content") or "")
-    keys = template_keys(last_text) or ["reasoning", "action"]
-    if task is None:
-        obj = {key: "I cannot find a game or question in the prompt." for key in keys}
-        return f"```json\n{json.dumps(obj)}\n```", None, "no_task"
-    shown = behaviour.read(messages, task, layout)
-    answer = choose(spec, task, messages, rng, temperature, shown)
-    fault = None
-    if fault_rng.random() < spec["malformed"]:
-        return fault_rng.choice(_MALFORMED), None, "malformed"
-    if fault_rng.random() < spec["illegal"]:
-        answer, fault = task.illegal_value, "illegal"
-    answer_text = json.dumps(answer)
-    cued = behaviour.cue_present(spec, task, messages, shown.layout)
-    if shown.layout.kind == "acemad_argue":  # plain text was asked for
-        return f"{_text(task, answer_text)} My answer: {answer_text}.", answer, fault
-    reading = Reading(task, answer, shown, cued, temperature, rng)
-    obj = {key: field_value(key, spec, reading) for key in keys}
-    text = f"{_text(task, answer_text)}\n```json\n{json.dumps(obj, ensure_ascii=False)}\n```"
-    return text, answer, fault
+    return Prompt(messages, questions, layout).reply(spec, rng, temperature, fault_rng)
+
+
+#: Models, temperatures and answers a `Prompt` keeps what it worked out for (then forgets).
+_PER_PROMPT = 256
+
+
+class Prompt:
+    """What one request's messages show, read once for any number of answers.
+
+    The task, the asked JSON keys, the debate's answers and, per model, the cue and the
+    preferences are functions of the messages (and the answer key) alone, so a server
+    keeps one `Prompt` per distinct message list: retries, samples (n > 1), seats and
+    episodes that reach the same position resend the same messages. `reply` then only
+    draws; a reply's text, a function of the answer where no cue word can be drawn
+    into it, is kept per answer too.
+    """
+
+    def __init__(
+        self,
+        messages: list[Message],
+        questions: AnswerKey | None = None,
+        layout: Layout | None = None,
+    ) -> None:
+        self.messages = messages
+        self.task = find_task(messages, questions)
+        last_user = next(
+            (m for m in reversed(messages) if m.get("role") == "user"), {"content": ""}
+        )
+        self.keys = template_keys(str(last_user.get("content") or "")) or ["reasoning", "action"]
+        self.shown = behaviour.read(messages, self.task, layout) if self.task is not None else None
+        # Per model name: (cued, the preferences where no draw changes them, or None).
+        self._models: dict[str, tuple[bool, behaviour.Prefs | None]] = {}
+        # (model name, temperature) -> (answers, cumulative weights) to draw from.
+        self._samplers: dict[tuple[str, float], tuple[list[str], list[float]]] = {}
+        self._texts: dict[tuple[str, str], str] = {}  # (model name, answer JSON) -> text
+
+    def _model(self, spec: ModelSpec) -> tuple[bool, behaviour.Prefs | None]:
+        known = self._models.get(spec.name)
+        if known is None:
+            task, shown = self.task, self.shown
+            assert task is not None and shown is not None
+            cued = behaviour.cue_present(spec, task, self.messages, shown.layout)
+            prefs = None
+            if spec.policy == "conform" or spec["read"] != "consensus":
+                # No draw in `debate_prefs` (only reading by consensus draws a peer).
+                base = behaviour.prior(spec, task, cued)
+                prefs = behaviour.debate_prefs(spec, task, shown, base, _NO_DRAWS)
+            if len(self._models) >= _PER_PROMPT:
+                self._models.clear()
+            known = self._models[spec.name] = (cued, prefs)
+        return known
+
+    def _sampler(
+        self, spec: ModelSpec, prefs: behaviour.Prefs, temperature: float
+    ) -> tuple[list[str], list[float]]:
+        """`behaviour.sample`'s table, once: the same keys and weights, accumulated as
+        `random.choices` accumulates them, so the draw is the same."""
+        sampler = self._samplers.get((spec.name, temperature))
+        if sampler is None:
+            dist = behaviour.at_temperature(prefs, temperature)
+            keys = sorted(dist)
+            if len(self._samplers) >= _PER_PROMPT:
+                self._samplers.clear()
+            sampler = self._samplers[spec.name, temperature] = (
+                keys,
+                list(itertools.accumulate(dist[k] for k in keys)),
+            )
+        return sampler
+
+    def draws(self, spec: ModelSpec, temperature: float) -> bool:
+        """Whether an answer of `spec` at `temperature` draws from its generator at all.
+
+        Where it does not (one answer possible and no cue sentence to draw), `reply`
+        takes `rng=None`: seeding a generator costs more than the rest of a reply.
+        """
+        if self.task is None:
+            return False
+        if spec["cue"]:
+            return True  # `insight` may draw
+        shown = self.shown
+        assert shown is not None
+        if shown.layout.kind == "acemad_commit" and shown.own is not None:
+            return False
+        prefs = self._model(spec)[1]
+        if prefs is None:
+            return True
+        keys, cum = self._sampler(spec, prefs, temperature)
+        # One answer, unless its weight is one `random.choices` refuses (a NaN
+        # temperature): then the draw raises as it did.
+        return len(keys) > 1 or not 0 < cum[-1] < math.inf
+
+    def _choose(self, spec: ModelSpec, rng: random.Random | None, temperature: float) -> Any:
+        """`choose`, with what needs no draw read once."""
+        task, shown = self.task, self.shown
+        assert task is not None and shown is not None
+        if shown.layout.kind == "acemad_commit" and shown.own is not None:
+            return shown.own
+        cued, prefs = self._model(spec)
+        if prefs is None:  # a debate read by consensus: the peer is drawn
+            assert rng is not None
+            base = behaviour.prior(spec, task, cued)
+            prefs = behaviour.debate_prefs(spec, task, shown, base, rng)
+            return behaviour.sample(prefs, temperature, rng)
+        keys, cum = self._sampler(spec, prefs, temperature)
+        if rng is None:  # the caller knows no draw can change the answer (`draws`)
+            assert len(keys) == 1, "a draw was needed"
+            return json.loads(keys[0])
+        return json.loads(rng.choices(keys, cum_weights=cum)[0])
+
+    def reply(
+        self,
+        spec: ModelSpec,
+        rng: random.Random | None,
+        temperature: float,
+        fault_rng: random.Random | None = None,
+    ) -> tuple[str, Any, str | None]:
+        """`reply` for these messages (see there); `rng` may be None where `draws` is
+        false, if `fault_rng` is given."""
+        fault_rng = fault_rng or rng
+        assert fault_rng is not None
+        task, keys = self.task, self.keys
+        if task is None:
+            obj = {key: "I cannot find a game or question in the prompt." for key in keys}
+            return f"```json\n{json.dumps(obj)}\n```", None, "no_task"
+        shown = self.shown
+        assert shown is not None
+        answer = self._choose(spec, rng, temperature)
+        fault = None
+        if fault_rng.random() < spec["malformed"]:
+            return fault_rng.choice(_MALFORMED), None, "malformed"
+        if fault_rng.random() < spec["illegal"]:
+            answer, fault = task.illegal_value, "illegal"
+        answer_text = json.dumps(answer)
+        if shown.layout.kind == "acemad_argue":  # plain text was asked for
+            return f"{_text(task, answer_text)} My answer: {answer_text}.", answer, fault
+        cued = self._model(spec)[0]
+        if spec["cue"]:  # a cue sentence may be drawn into the text
+            return self._write(spec, answer, answer_text, cued, temperature, rng), answer, fault
+        text = self._texts.get((spec.name, answer_text))
+        if text is None:
+            text = self._write(spec, answer, answer_text, cued, temperature, rng)
+            if len(self._texts) >= _PER_PROMPT:
+                self._texts.clear()
+            self._texts[spec.name, answer_text] = text
+        return text, answer, fault
+
+    def _write(
+        self,
+        spec: ModelSpec,
+        answer: Any,
+        answer_text: str,
+        cued: bool,
+        temperature: float,
+        rng: random.Random | None,
+    ) -> str:
+        # No generator where no cue can be drawn: one that refuses to draw stands in.
+        reading = Reading(self.task, answer, self.shown, cued, temperature, rng or _NO_DRAWS)
+        obj = {key: field_value(key, spec, reading) for key in self.keys}
+        text = (
+            f"{_text(self.task, answer_text)}\n```json\n{json.dumps(obj, ensure_ascii=False)}\n```"
+        )
+        return text
+
+
+class _NoDraws(random.Random):
+    """A generator that refuses to draw: where preferences are read once for all requests,
+    a draw would be a bug (it would have to come from each request's own generator)."""
+
+    def random(self) -> float:
+        raise AssertionError("no draw expected here")
+
+    def getrandbits(self, k: int) -> int:
+        raise AssertionError("no draw expected here")
+
+
+_NO_DRAWS = _NoDraws(0)

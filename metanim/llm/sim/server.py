@@ -7,31 +7,36 @@ request `log`); `serve` runs it in the foreground for `metanim serve-sim`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
+import itertools
 import json
 import math
+import os
 import random
 import threading
 import time
-import uuid
 from collections import OrderedDict, deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from metanim import _aio, _json
-from metanim.llm.sim.policies import find_task, reply
+from metanim.llm.sim.policies import Prompt, Task
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
-from metanim.llm.templates import Layout, read_layout
+from metanim.llm.templates import read_layout
 
 #: Records `log` keeps in memory by default (`log_limit=`); `--log FILE` keeps all of them.
 LOG_LIMIT = 10_000
 #: Request bodies whose attempt counts are remembered (at least `log_limit`).
 ATTEMPT_LIMIT = 10_000
+#: Distinct message lists whose reading (task, layout, seed text...) is kept.
+PROMPT_LIMIT = 1024
 
 
 def count_tokens(text: str) -> int:
@@ -65,8 +70,104 @@ _NO_FAULTS = random.Random(0)
 
 
 def _rng(*parts: Any) -> random.Random:
-    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+    """A generator seeded by `parts`: the first 8 bytes of the SHA-256 of
+    `json.dumps(parts, sort_keys=True, default=str)` (`_seed_text` writes that text)."""
+    return _seeded(_seed_text(*map(_json_part, parts)))
+
+
+def _seeded(text: str) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+
+
+def _seed_text(*parts_json: str) -> str:
+    """`json.dumps` of a tuple whose items' JSON is given (its list syntax)."""
+    return "[" + ", ".join(parts_json) + "]"
+
+
+#: What `json.dumps` writes for a str (ensure_ascii, the default).
+_str_json = json.encoder.encode_basestring_ascii
+
+
+def _json_part(value: Any) -> str:
+    """`json.dumps(value, sort_keys=True, default=str)`; a str or an int without building
+    an encoder (most parts are one)."""
+    kind = type(value)
+    if kind is str:
+        return _str_json(value)
+    if kind is int:
+        return int.__repr__(value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _messages_json(messages: list[dict[str, str]]) -> str:
+    """`_json_part(messages)` for messages of a str role and content (keys sorted)."""
+    return _seed_text(
+        *(
+            f'{{"content": {_str_json(m["content"])}, "role": {_str_json(m["role"])}}}'
+            for m in messages
+        )
+    )
+
+
+def _answer_head(base: Any, model: str, messages_json: str) -> str:
+    """The seed text of `_rng("answer", base, model, messages, index)` up to `index`, with
+    the messages' JSON (`_messages_json`) written once per message list."""
+    return f'["answer", {_json_part(base)}, {_json_part(model)}, {messages_json}, '
+
+
+class _Messages:
+    """One distinct message list and what the server works out from it, once: retries,
+    samples, seats and episodes that reach the same position resend the same messages."""
+
+    def __init__(self, messages: list[dict[str, str]], questions: AnswerKey) -> None:
+        self.messages = messages
+        self.layout = read_layout(messages)
+        self._questions = questions
+        self._prompt: Prompt | None = None
+        self._json: str | None = None
+        self._tokens: int | None = None
+        self._describe: dict[str, Any] | None = None
+
+    @property
+    def prompt(self) -> Prompt:
+        """The policies' reading of the messages (built on first use, so an error in it
+        comes where answering starts, as before)."""
+        if self._prompt is None:
+            self._prompt = Prompt(self.messages, self._questions, self.layout)
+        return self._prompt
+
+    @property
+    def json(self) -> str:
+        """The messages' JSON in the answer seeds' text."""
+        if self._json is None:
+            self._json = _messages_json(self.messages)
+        return self._json
+
+    @property
+    def prompt_tokens(self) -> int:
+        if self._tokens is None:
+            self._tokens = sum(count_tokens(m["content"]) for m in self.messages)
+        return self._tokens
+
+    def describe(self) -> dict[str, Any] | None:
+        """`task.describe()` for the log (a fresh outer dict per record)."""
+        task: Task | None = self.prompt.task
+        if task is None:
+            return None
+        if self._describe is None:
+            self._describe = task.describe()
+        return dict(self._describe)
+
+
+#: `count_tokens` of reply texts: most replies are texts given before.
+_completion_tokens = functools.lru_cache(maxsize=4096)(count_tokens)
+
+
+def _id_counter() -> Iterator[int]:
+    """Numbers of reply ids: a counter from a random start, so ids are unique in a process
+    for 2**48 replies (`uuid4` read the OS's random source on every reply). A counter,
+    not a generator: `next` on it is atomic, so threads can share it."""
+    return itertools.count(int.from_bytes(os.urandom(6), "big"))
 
 
 class SimApp:
@@ -109,6 +210,9 @@ class SimApp:
         self._attempts: OrderedDict[str, int] = OrderedDict()
         self._attempt_limit = max(ATTEMPT_LIMIT, log_limit)
         self._unseeded = random.Random(seed)
+        # Distinct message lists, least recently used first (bounded: see `_Messages`).
+        self._messages: OrderedDict[tuple[tuple[str, str], ...], _Messages] = OrderedDict()
+        self._ids = _id_counter()
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -127,6 +231,21 @@ class SimApp:
         with self._lock:
             self._log.clear()
             self._attempts.clear()
+
+    def _read(self, messages: list[dict[str, str]]) -> _Messages:
+        key = tuple([(m["role"], m["content"]) for m in messages])
+        with self._lock:
+            known = self._messages.get(key)
+            if known is not None:
+                self._messages.move_to_end(key)
+                return known
+        # Its own copy: `messages` goes into a log record, which its reader may change.
+        known = _Messages([{"role": r, "content": c} for r, c in key], self.questions)
+        with self._lock:
+            self._messages[key] = known
+            if len(self._messages) > PROMPT_LIMIT:
+                self._messages.popitem(last=False)
+        return known
 
     def _attempt(self, body_hash: str) -> int:
         with self._lock:
@@ -194,7 +313,8 @@ class SimApp:
         )
         n = int(body.get("n") or 1)
         seed = body.get("seed")
-        layout = read_layout(messages)  # once per request: every choice reads it
+        read = self._read(messages)  # the layout, and more, once per message list
+        layout = read.layout
         record: dict[str, Any] = {
             "time": time.time(),
             "model": model,
@@ -232,9 +352,8 @@ class SimApp:
             return _fail(400, "n must be between 1 and 1000", "invalid_request_error")
         try:
             texts, actions, faults = self._answer(
-                spec, messages, temperature, n, seed, body_hash, attempt, layout
+                spec, read, temperature, n, seed, body_hash, attempt
             )
-            task = find_task(messages, self.questions)
         except Exception as exc:
             self._record({**record, "status": 500, "error": repr(exc), "task": None, "answers": []})
             return _fail(500, f"simulator error: {exc}", "server_error")
@@ -242,18 +361,18 @@ class SimApp:
             {
                 **record,
                 "status": 200,
-                "task": task.describe() if task is not None else None,
+                "task": read.describe(),
                 "answers": texts,
                 "actions": actions,
                 "faults": faults,
             }
         )
-        prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
-        completion_tokens = sum(count_tokens(t) for t in texts)
+        prompt_tokens = read.prompt_tokens
+        completion_tokens = sum(map(_completion_tokens, texts))
         return (
             200,
             {
-                "id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}",
+                "id": f"chatcmpl-sim-{next(self._ids) & 0xFFFFFFFFFFFF:012x}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
@@ -302,13 +421,12 @@ class SimApp:
     def _answer(
         self,
         spec: ModelSpec,
-        messages: list[dict[str, str]],
+        read: _Messages,
         temperature: float,
         n: int,
         seed: Any,
         body_hash: str,
         attempt: int,
-        layout: Layout | None = None,
     ) -> tuple[list[str], list[Any], list[str | None]]:
         if seed is None and temperature > 0:
             # An unseeded sample is a fresh draw, as from a real model.
@@ -318,27 +436,53 @@ class SimApp:
         texts, actions, faults = [], [], []
         # With zero fault rates no fault draw can matter: a fixed generator spares the hash.
         answer_faults = spec["malformed"] > 0 or spec["illegal"] > 0
+        prompt = read.prompt
+        # Only a generator that draws is seeded (seeding one is most of an answer's CPU).
+        head = _answer_head(base, spec.name, read.json) if prompt.draws(spec, temperature) else None
         for index in range(n):
-            rng = _rng("answer", base, spec.name, messages, index)
+            rng = _seeded(f"{head}{index}]") if head is not None else None
             # Answer faults, like HTTP faults, come from the request and its attempt.
             faults_rng = (
                 _rng("fault", self.seed, self.session, body_hash, attempt, index)
                 if answer_faults
                 else _NO_FAULTS
             )
-            text, action, fault = reply(
-                spec,
-                messages,
-                rng,
-                temperature,
-                self.questions,
-                fault_rng=faults_rng,
-                layout=layout,
-            )
+            text, action, fault = prompt.reply(spec, rng, temperature, faults_rng)
             texts.append(text)
             actions.append(action)
             faults.append(fault)
         return texts, actions, faults
+
+
+def _route_directly(server: web.Server | None, app: web.Application) -> None:
+    """Have `server` call the handler of a plain route itself, as the app's router would
+    have chosen it (the first route registered for the method and path), and pass every
+    other request (unknown paths and methods, `Expect:` headers) to the app as before.
+
+    The app's routing (resolve the path, build and freeze the match, look for
+    middlewares) was about a tenth of the server's CPU per request. Only an app of plain
+    routes, without middlewares or response signals, is routed so: there the router
+    could do nothing else, and the simulator's handlers read no match info.
+    """
+    if server is None or app.middlewares or app.on_response_prepare:
+        return
+    table: dict[tuple[str, str], Any] = {}
+    for resource in app.router.resources():
+        if not isinstance(resource, web.PlainResource):
+            return
+        for route in resource:
+            if route.method == hdrs.METH_ANY:
+                return
+            table.setdefault((route.method, resource.canonical), route.handler)
+    routed = server.request_handler
+
+    async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        handler = table.get((request.method, request.rel_url.path_safe))
+        if handler is None or hdrs.EXPECT in request.headers:
+            return await routed(request)
+        return await handler(request)
+
+    server.request_handler = handle
 
 
 class SimServer:
@@ -411,8 +555,10 @@ class SimServer:
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
-                self._runner = web.AppRunner(self.handlers.app(), access_log=None)
+                app = self.handlers.app()
+                self._runner = web.AppRunner(app, access_log=None)
                 loop.run_until_complete(self._runner.setup())
+                _route_directly(self._runner.server, app)
                 site = web.TCPSite(self._runner, self.host, self.port)
                 loop.run_until_complete(site.start())
                 self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
