@@ -29,6 +29,7 @@ from pathlib import Path
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import machine, table, write_section
 from bench_client import MESSAGES  # a Nim 31 react prompt
 from bench_tournament import process_cpu
 
@@ -90,7 +91,14 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ref", default=None, help="checkout of the reference code")
+    parser.add_argument(
+        "--ref-name", default=None, help="what the reference is, for docs (e.g. a commit)"
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="write the docs/benchmarks.md section (needs --ref)"
+    )
     args = parser.parse_args()
+    rows: list[list[object]] = []
     here = str(Path(__file__).resolve().parent.parent)
     paths = {"new": here} | ({"ref": args.ref} if args.ref else {})
     with contextlib.ExitStack() as stack:
@@ -113,7 +121,31 @@ def main() -> None:
             )
             if "ref" in med:
                 line += f"; new/ref {med['new'] / med['ref']:.2f}"
+                rows.append(
+                    [
+                        f"`{model}`",
+                        f"{latency:g}",
+                        f"{med['ref']:.0f}",
+                        f"{med['new']:.0f}",
+                        f"{med['new'] / med['ref']:.2f}x",
+                    ]
+                )
             print(line, flush=True)
+    if args.write and rows:
+        write_section(
+            "sim-server",
+            "## Simulated server CPU per request (`scripts/bench_sim_server.py`)\n\n"
+            f"Machine: {machine()}.\n\n"
+            "`metanim serve-sim` in its own process, this checkout against the reference "
+            f"checkout ({args.ref_name or args.ref}), each sent {args.calls} chat requests "
+            f"(a Nim 31 react prompt, T = 0.7, a seed per call) with {args.concurrency} in "
+            "flight by a plain aiohttp client; server CPU (user + system) per request, "
+            f"median of {args.rounds} rounds taken in turns. `sim-optimal` has one possible "
+            "answer to this prompt, the biased model draws between two. The server's CPU "
+            "sits on a tournament's critical path: requests come in bursts as wide as the "
+            "calls in flight, and each waits for the ones ahead of it.\n\n"
+            + table(["model", "latency s", "reference µs", "this µs", "ratio"], rows),
+        )
 
 
 if __name__ == "__main__":
