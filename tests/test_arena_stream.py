@@ -140,7 +140,7 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
     for record in records:
         line = json.loads(json.dumps(record.model_dump(mode="json")))
         # The log's line (decisions as ready JSON text, written by orjson) is the same JSON.
-        assert json.loads(_json.dumps(episode_line(record), newline=True)) == line
+        assert json.loads(_json.dumps_line(episode_line(record))) == line
         for move, logged in zip(record.moves, line["moves"], strict=True):
             made = move.decision
             assert isinstance(made, Decision)

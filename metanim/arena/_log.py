@@ -93,7 +93,7 @@ class AppendLog:
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as one line and make it durable before returning."""
-        line = _json.dumps(record, newline=True)
+        line = _json.dumps_line(record)
         with self._io:  # never between the writer thread's write and its fsync
             self._write(line)
 
@@ -113,7 +113,7 @@ class AppendLog:
         goes ahead even if the awaiting task is cancelled (`close` waits for it).
         """
         # orjson: a recorded episode's ~25 KB line costs 27 µs instead of json's 290 µs.
-        line = _json.dumps(record, newline=True)
+        line = _json.dumps_line(record)
         done = asyncio.get_running_loop().create_future()
         with self._ready:
             if self._closing:
