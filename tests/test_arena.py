@@ -179,6 +179,59 @@ def _offset_after(path: Path, wanted: int) -> int:
     raise AssertionError(f"record {wanted} is not in the log")
 
 
+def test_a_log_left_open_neither_keeps_the_process_alive_nor_loses_a_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import asyncio, sys\n"
+        "from metanim.arena._log import AppendLog\n"
+        "async def main():\n"
+        "    log = AppendLog(sys.argv[1])\n"
+        "    await log.submit({'id': 1})\n"
+        "    log.submit({'id': 2})  # never awaited, never closed\n"
+        "asyncio.run(main())\n"
+    )
+    path = tmp_path / "log.jsonl"
+    done = subprocess.run([sys.executable, "-c", script, str(path)], timeout=60)
+    assert done.returncode == 0
+    assert [r["id"] for r in read_records(path)] == [1, 2]
+
+
+def test_after_a_write_error_the_log_keeps_whole_lines_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk mid-run: the failed batch is cut off, and nothing written after it
+    # (the lines still waiting when the run stops) can follow a partial line.
+    path = tmp_path / "log.jsonl"
+    real_fsync = os.fsync
+    full = {"disk": False}
+
+    def fsync(fd: int) -> None:
+        if full["disk"]:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+    async def run() -> list:
+        with AppendLog(path) as log:
+            await log.submit({"id": "kept"})
+            full["disk"] = True
+            failed = await asyncio.gather(
+                log.submit({"id": "lost", "pad": "x" * 5000}), return_exceptions=True
+            )
+            full["disk"] = False  # space again: the log stays refused all the same
+            later = await asyncio.gather(log.submit({"id": "later"}), return_exceptions=True)
+            with pytest.raises(OSError):
+                log.append({"id": "sync"})
+        return failed + later
+
+    errors = asyncio.run(run())
+    assert all(isinstance(e, OSError) and e.errno == 28 for e in errors)
+    assert path.read_bytes() == b'{"id":"kept"}\n'
+
+
 def test_a_write_error_reaches_every_caller_of_the_batch(tmp_path: Path) -> None:
     log = AppendLog(tmp_path / "log.jsonl")
 

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import threading
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -75,13 +76,18 @@ class AppendLog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._drop_partial_tail()
-        self._file = self.path.open("ab")
+        # Unbuffered: after a failed write no buffered remainder can reach the file later.
+        self._file = self.path.open("ab", buffering=0)
+        self._broken: BaseException | None = None  # the write error that stopped this log
         self._waiting: list[tuple[bytes, asyncio.Future[None]]] = []
         self._closing = False
         self._ready = threading.Condition()  # guards `_waiting` and `_closing`
         self._io = threading.Lock()  # one write-and-fsync at a time
-        self._writer = threading.Thread(target=self._write_waiting, name="metanim-log")
+        # A daemon thread never keeps a process alive; a log left open still writes what
+        # is waiting when the interpreter exits (the finalizer runs `close` then).
+        self._writer = threading.Thread(target=self._write_waiting, name="metanim-log", daemon=True)
         self._writer.start()
+        self._at_exit = weakref.finalize(self, self.close)
 
     def _drop_partial_tail(self) -> None:
         if not self.path.exists():
@@ -98,9 +104,22 @@ class AppendLog:
             self._write(line)
 
     def _write(self, data: bytes) -> None:
-        self._file.write(data)
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Append `data` and fsync it; on an error (a full disk), cut the file back to
+        its last whole line and refuse every later write with the same error, so a
+        partial line never ends up in the middle of the log."""
+        if self._broken is not None:
+            raise self._broken
+        end = self._file.tell()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._file.write(view) :]
+            os.fsync(self._file.fileno())
+        except BaseException as exc:
+            self._broken = exc
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._file.fileno(), end)
+            raise
 
     async def append_async(self, record: dict[str, Any]) -> None:
         """`append` on the writer thread; returns once the record is on disk."""
@@ -142,7 +161,8 @@ class AppendLog:
                     done.get_loop().call_soon_threadsafe(_settle, done, error)
 
     def close(self) -> None:
-        """Write what is waiting, then close the file."""
+        """Write what is waiting, then close the file (again: nothing)."""
+        self._at_exit.detach()
         with self._ready:
             self._closing = True
             self._ready.notify()
