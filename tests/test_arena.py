@@ -716,3 +716,42 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     finally:
         thread.join(timeout=5)
         listener.close()
+
+
+def test_a_method_with_its_own_record_model_is_still_recorded() -> None:
+    # Only a metanim `Decision` is kept as the model; another method's pydantic record
+    # is kept as its JSON form, as before.
+    from pydantic import BaseModel
+
+    from metanim.arena._policies import MethodPolicy
+    from metanim.arena.tournament import episode_line
+    from metanim.games import make_game
+
+    class Tokens(BaseModel):
+        prompt_tokens: int = 3
+        completion_tokens: int = 4
+
+    class MyRecord(BaseModel):
+        status: str = "ok"
+        move: Any = None
+        illegal: int = 0
+        unparsable: int = 0
+        calls: list = []
+        usage: Tokens = Tokens()
+        cost_usd: float = 0.0
+        latency_s: float = 0.0
+        error: str | None = None
+        note: str = "mine"
+
+    class Mine:
+        async def decide(self, game, state, *, seed):
+            return MyRecord(move=game.legal_moves(state)[0])
+
+    game = make_game("nim-31-k3")
+    record = asyncio.run(
+        play_episode(game, MethodPolicy("mine", Mine()), SolverPolicy("optimal"), seed=1)
+    )
+    kept = [m.decision for m in record.moves if m.actor == "agent"]
+    assert kept and all(d["note"] == "mine" and "move" not in d for d in kept)
+    line = json.loads(json.dumps(episode_line(record)))
+    assert line["moves"][0]["decision"]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}

@@ -170,6 +170,14 @@ class MethodPolicy:
         return turn
 
 
+def _kept(decision: Any) -> Decision | dict[str, Any]:
+    """A decision as a move record keeps it: a `Decision` as it is (dumped once, with its
+    episode's line); another method's record as its JSON form."""
+    if isinstance(decision, Decision):
+        return decision
+    return decision.model_dump(mode="json", exclude={"move"})
+
+
 def _turn_from_decision(decision: Any, keep: bool) -> Turn:
     status = decision.status
     move = decision.move if status in ("ok", "fallback") else None
@@ -185,7 +193,7 @@ def _turn_from_decision(decision: Any, keep: bool) -> Turn:
         cost_usd=float(decision.cost_usd),
         latency_s=float(decision.latency_s),
         error=decision.error,
-        detail=decision if keep else None,
+        detail=_kept(decision) if keep else None,
     )
 
 
