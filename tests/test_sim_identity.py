@@ -202,6 +202,11 @@ def test_routes_answer_as_the_apps_own_router_would() -> None:
             asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=10)
+            # Handlers of kept-alive connections may still be pending: end them first.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close()
 
     for key in (None, "secret"):
