@@ -358,3 +358,17 @@ def test_retry_after_is_honoured_and_an_unreadable_body_is_retried(monkeypatch):
         )
         with pytest.raises(InfrastructureError, match=r"HTTP 400 bad_request .*context too long"):
             asyncio.run(c.chat(MESSAGES))
+
+
+def test_an_options_record_is_never_stale_or_shared() -> None:
+    from metanim.llm._types import CallOptions
+
+    plain = CallOptions(max_tokens=64)
+    first = plain.record()
+    first["max_tokens"] = 1  # a reader changing its copy
+    assert plain.record()["max_tokens"] == 64
+    assert plain.with_(max_tokens=8).record()["max_tokens"] == 8
+    extra = CallOptions(extra_body={"top_k": 5})
+    before = extra.record()
+    extra.extra_body["top_k"] = 9  # the model is frozen, its dict is not
+    assert before["extra_body"] == {"top_k": 5} and extra.record()["extra_body"] == {"top_k": 9}

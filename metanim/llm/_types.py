@@ -81,17 +81,24 @@ class CallOptions(BaseModel):
     def record(self) -> dict[str, Any]:
         """The JSON form kept in call records (the schema only when it was sent).
 
-        Dumped once per options object (they are frozen; every call records its options).
+        Dumped once per options object when it holds no mutable value (no extra body,
+        stop list or schema, the usual case: every call records its options); else each
+        time, so a record never shows a dict as it was before a caller changed it.
         """
+        if self.extra_body or self.stop or self.schema_ is not None:
+            return self._dump()
         hit = _OPTION_RECORDS.get(id(self))
         if hit is None or hit[0] is not self:
             if len(_OPTION_RECORDS) > 256:  # a caller making fresh options per call
                 _OPTION_RECORDS.clear()
-            out = self.model_dump(mode="json", by_alias=True, exclude_defaults=False)
-            if self.structured_output == "off":
-                out.pop("schema", None)
-            hit = _OPTION_RECORDS[id(self)] = (self, out)
+            hit = _OPTION_RECORDS[id(self)] = (self, self._dump())
         return dict(hit[1])
+
+    def _dump(self) -> dict[str, Any]:
+        out = self.model_dump(mode="json", by_alias=True, exclude_defaults=False)
+        if self.structured_output == "off":
+            out.pop("schema", None)
+        return out
 
 
 # id -> (options, record); the options object is kept, so its id is never reused meanwhile.
