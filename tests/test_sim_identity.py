@@ -206,7 +206,11 @@ def test_routes_answer_as_the_apps_own_router_would() -> None:
             pending = asyncio.all_tasks(loop)
             for task in pending:
                 task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+            async def drain() -> None:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+            loop.run_until_complete(drain())
             loop.close()
 
     for key in (None, "secret"):
