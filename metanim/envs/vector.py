@@ -108,14 +108,17 @@ def _reply(i, s, keys, counts, tab, opp_kind, epsilon):  # pragma: no cover
 
 @nb.njit(cache=True, inline="always")
 def _start(
-    i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
+    i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
 ):  # pragma: no cover
-    """State of env `i`'s new episode at the agent's first decision.
+    """Begin env `i`'s episode `episodes[i]` (its key, no draws yet); its state at the
+    agent's first decision.
 
     `start_index`, or sampled like `sample_start` (a playout from state 0, the initial
     state, then a uniform pick among its `wanted` states); then, with the opponent
     first, its reply. -1: no wanted state found; -2: the opponent's reply ended the game.
     """
+    keys[i] = _episode_key(seeds[i], episodes[i])
+    counts[i] = 0
     legal_ptr, legal_act, child, wanted = tab[0], tab[1], tab[4], tab[5]
     s = start_index
     if s < 0:
@@ -155,11 +158,10 @@ def _reset_all(
     trail = np.empty(max_len + 1, np.int64)
     cand = np.empty(max_len + 1, np.int64)
     for i in range(cur.shape[0]):
-        keys[i] = _episode_key(seeds[i], episodes[i])
-        counts[i] = 0
         cur[i] = _start(
-            i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
-        )
+            i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon, opp_first,
+            trail, cand,
+        )  # fmt: skip
 
 
 @nb.njit(cache=True)
@@ -208,9 +210,10 @@ def _step(
         final_state[i] = s
         if done:
             episodes[i] += 1
-            keys[i] = _episode_key(seeds[i], episodes[i])
-            counts[i] = 0
-            s = _start(i, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand)
+            s = _start(
+                i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon,
+                opp_first, trail, cand,
+            )  # fmt: skip
         cur[i] = s
 
 
@@ -342,11 +345,27 @@ def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
 
 @nb.njit(cache=True, inline="always")
 def _kayles_start(
-    i, keys, counts, start_mask, full, pairs, outcome, opp_kind, epsilon, opp_first, trail, wins
+    i,
+    seeds,
+    episodes,
+    keys,
+    counts,
+    start_mask,
+    full,
+    pairs,
+    outcome,
+    opp_kind,
+    epsilon,
+    opp_first,
+    trail,
+    wins,
 ):  # pragma: no cover
-    """`_start` on masks: the state at the agent's first decision, -1 or -2 as there.
+    """`_start` on masks: begin episode `episodes[i]`; the state at the agent's first
+    decision, -1 or -2 as there.
 
     `trail` and `wins` are scratch arrays."""
+    keys[i] = _episode_key(seeds[i], episodes[i])
+    counts[i] = 0
     m = start_mask
     if m < 0:
         key = keys[i]
@@ -395,22 +414,10 @@ def _kayles_reset_all(
     trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
     wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
     for i in range(cur.shape[0]):
-        keys[i] = _episode_key(seeds[i], episodes[i])
-        counts[i] = 0
         cur[i] = _kayles_start(
-            i,
-            keys,
-            counts,
-            start_mask,
-            full,
-            pairs,
-            outcome,
-            opp_kind,
-            epsilon,
-            opp_first,
-            trail,
-            wins,
-        )
+            i, seeds, episodes, keys, counts, start_mask, full, pairs, outcome, opp_kind,
+            epsilon, opp_first, trail, wins,
+        )  # fmt: skip
 
 
 @nb.njit(cache=True)
@@ -460,22 +467,10 @@ def _kayles_step(
         final_state[i] = m
         if done:
             episodes[i] += 1
-            keys[i] = _episode_key(seeds[i], episodes[i])
-            counts[i] = 0
             m = _kayles_start(
-                i,
-                keys,
-                counts,
-                start_mask,
-                full,
-                pairs,
-                outcome,
-                opp_kind,
-                epsilon,
-                opp_first,
-                trail,
-                wins,
-            )
+                i, seeds, episodes, keys, counts, start_mask, full, pairs, outcome, opp_kind,
+                epsilon, opp_first, trail, wins,
+            )  # fmt: skip
         cur[i] = m
 
 
@@ -757,31 +752,17 @@ class ImpartialGameVectorEnv(VectorEnv):
         k = self.kayles
         if k is not None:
             _kayles_reset_all(
-                self._seeds,
-                self._episodes,
-                self._keys,
-                self._counts,
-                self._cur,
-                self._start_index,
+                *self._episode_arrays(),
                 k.full,
                 k.pairs,
                 k.outcome,
-                self._opp_kind,
-                self._epsilon,
-                self._opp_first,
+                *self._opponent_args(),
             )
         else:
             _reset_all(
-                self._seeds,
-                self._episodes,
-                self._keys,
-                self._counts,
-                self._cur,
-                self._start_index,
+                *self._episode_arrays(),
                 self._tab(),
-                self._opp_kind,
-                self._epsilon,
-                self._opp_first,
+                *self._opponent_args(),
                 self._max_len,
             )
         self._check_starts()
@@ -803,19 +784,12 @@ class ImpartialGameVectorEnv(VectorEnv):
         if k is not None:
             _kayles_step(
                 acts.astype(np.int64, copy=False),
-                self._seeds,
-                self._episodes,
-                self._keys,
-                self._counts,
-                self._cur,
-                self._start_index,
+                *self._episode_arrays(),
                 k.full,
                 k.pairs,
                 k.outcome,
                 k.clears,
-                self._opp_kind,
-                self._epsilon,
-                self._opp_first,
+                *self._opponent_args(),
                 self._mwat,
                 self._rewards,
                 self._terminated,
@@ -824,16 +798,9 @@ class ImpartialGameVectorEnv(VectorEnv):
         else:
             _step(
                 acts.astype(np.int64, copy=False),
-                self._seeds,
-                self._episodes,
-                self._keys,
-                self._counts,
-                self._cur,
-                self._start_index,
+                *self._episode_arrays(),
                 self._tab(),
-                self._opp_kind,
-                self._epsilon,
-                self._opp_first,
+                *self._opponent_args(),
                 self._max_len,
                 self._mwat,
                 self._rewards,
@@ -868,6 +835,15 @@ class ImpartialGameVectorEnv(VectorEnv):
             return obs.reshape(shape), mask
         assert self.tables is not None
         return _rows(self._obs_table, states).reshape(shape), _rows(self.tables.mask, states)
+
+    def _episode_arrays(self) -> tuple[np.ndarray, ...]:
+        """The kernels' per-board arrays: seeds, episode numbers, stream keys and counts,
+        current states, and the fixed start (or -1)."""
+        return (self._seeds, self._episodes, self._keys, self._counts, self._cur, self._start_index)
+
+    def _opponent_args(self) -> tuple[Any, ...]:
+        """The kernels' opponent: its kind, epsilon, and whether it moves first."""
+        return (self._opp_kind, self._epsilon, self._opp_first)
 
     def _tab(self) -> tuple[np.ndarray, ...]:
         t = self.tables
