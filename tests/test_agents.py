@@ -136,6 +136,18 @@ def test_forfeit_and_seeded_fallback() -> None:
     assert len(moves) > 1 and moves <= set(FIB.legal_moves(FIB.initial_state()))
 
 
+def test_a_forfeit_never_lists_the_moves(monkeypatch) -> None:
+    # A position with 10**20 moves: a forfeit must not enumerate them (only a fallback does).
+    def refuse(self):
+        raise AssertionError("listed every legal move for a forfeit")
+
+    monkeypatch.setattr(GameTask, "legal_answers", refuse)
+    game = make_game("nim", heaps=[10**20], max_take=None)
+    method = ReAct(Scripted(lambda m, t, i: "no idea"), max_reasks=0)
+    decision = run(method.decide(game, game.initial_state(), seed=0))
+    assert decision.status == "forfeit" and decision.move is None
+
+
 def test_self_refine_records_a_failed_final_step() -> None:
     # answer 2, feedback, refine 3, feedback, refine unreadable (no re-asks).
     replies = [block({"action": 2}), "fine", block({"action": 3}), "hmm", "no idea"]

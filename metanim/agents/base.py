@@ -574,8 +574,9 @@ class Method:
             raise DecisionInfrastructureError(exc, record) from exc
         status: Status = "ok"
         if answer is None:
-            legal = task.legal_answers()
-            if self.on_failure == "random" and legal:
+            # Listed only for a fallback: a forfeit in a huge position must not list it.
+            legal = task.legal_answers() if self.on_failure == "random" else None
+            if legal:
                 # Fallback is seeded and recorded, never silent (DESIGN §9).
                 answer = sorted_answers(task, legal)[ctx.rng.randrange(len(legal))]
                 status = "fallback"

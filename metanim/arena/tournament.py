@@ -234,8 +234,10 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
     planned = plan(config)
     games = {key: game for key, game in (parse_setting(t) for t in config.games)}
     starts = {key: setting_start(config.start, key, game) for key, game in games.items()}
+    seats = {"first", "second"} if config.seat in ("alternate", "random") else {config.seat}
     for key, game in games.items():
-        _solve_start(key, game, starts[key])
+        _solve_start(key, game, starts[key], seats)
+        _check_listing(key, game, simulated=sim_url is not None, fallback=config.on_failure)
     clients = client_pool(config, sim_url)
     agent = build_policy(
         config.method, qualified_model(config.model, config.base_url), config.params, clients,
@@ -296,20 +298,29 @@ def episode_line(record: EpisodeRecord) -> dict[str, Any]:
     return line
 
 
-def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
+def _solve_start(key: str, game: Game[Any, Any], start: Any, seats: set[str]) -> None:
     """Solve a setting's start once, before any episode.
 
     An oversized setting fails here with the solver's own `SizeLimitError`, and every
     later query is a lookup in the computed table (microseconds: `outcome` plus
     `winning_moves` measured at 4-80 us per move on the presets), so the per-move
-    grading runs on the event loop without stalling it.
+    grading runs on the event loop without stalling it. A random start the game is
+    too long to play out for (`check_playout_length`) fails here too, not per episode.
     """
+    from metanim.envs.env import check_playout_length
     from metanim.solver import outcome
 
     state = start if not isinstance(start, str) else game.initial_state()
     if game.is_terminal(state):
         raise ValueError(f"the start {game.to_json(state)} of {key} is already over")
     found = outcome(game, state)
+    # "auto" keeps the initial state for a seat that wins there, else samples one.
+    wanted = {"N" if seat == "first" else "P" for seat in seats}
+    if start == "random_n" or (start == "auto" and wanted != {found}):
+        try:
+            check_playout_length(game)
+        except ValueError as exc:
+            raise ValueError(f"{key}: {exc}") from None
     if found == "P" and (start == "initial" or not isinstance(start, str)):
         warnings.warn(
             f"the start {game.to_json(state)} of {key} is a P-position: whoever moves first "
@@ -317,6 +328,19 @@ def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
             UserWarning,
             stacklevel=2,
         )
+
+
+def _check_listing(key: str, game: Game[Any, Any], *, simulated: bool, fallback: str) -> None:
+    """Refuse, before any episode, a setting too large for what lists its moves."""
+    from metanim.games import SizeLimitError, check_listable
+
+    try:
+        if simulated:
+            check_listable(game, "the simulated model")
+        if fallback == "random":
+            check_listable(game, "on_failure='random' (its fallback move)")
+    except SizeLimitError as exc:
+        raise SizeLimitError(f"{key}: {exc}") from None
 
 
 def _postfix(counts: Counter[str]) -> str:

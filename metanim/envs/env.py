@@ -30,6 +30,7 @@ from metanim.games import (
     MoveError,
     SizeLimitError,
     UnparsableMoveError,
+    check_listable,
     game_class,
     make_game,
 )
@@ -39,6 +40,9 @@ SEATS = ("first", "second")
 START_MODES = ("random_n", "initial", "auto")
 # Rejection sampling of start states gives up after this many playouts (it needs ~2).
 _MAX_START_TRIES = 1000
+# A random start plays whole games out and keeps each one's states: past this many
+# moves that is seconds of CPU and megabytes per reset (a heap of 10**20 would never end).
+MAX_PLAYOUT_MOVES = 100_000
 # States whose derived values (legal moves, mask, observation, JSON) an env keeps; more
 # would slow every garbage collection in games of many states (Kayles).
 _RECORD_LIMIT = 20_000
@@ -546,6 +550,7 @@ def sample_start(
     non-terminal N-position (in misère play a move can end the game and lose).
     `moves` is a cached `game.legal_moves` (the playout is most of a reset's cost).
     """
+    check_playout_length(game)
     legal_moves = game.legal_moves if moves is None else moves
     outcome = _solve.outcome_lookup(game)
     initial = game.initial_state()
@@ -572,6 +577,16 @@ def sample_start(
     )
 
 
+def check_playout_length(game: Game[Any, Any]) -> None:
+    """Refuse a random start for a game whose playouts could run past `MAX_PLAYOUT_MOVES`."""
+    longest = game.info.max_game_length
+    if longest > MAX_PLAYOUT_MOVES:
+        raise ValueError(
+            f"a random start plays {game!r} out to its end, which can take {longest:,} moves "
+            f"(more than {MAX_PLAYOUT_MOVES:,}); pass start='initial' or an explicit state"
+        )
+
+
 def _as_state(value: Any) -> Any:
     """JSON lists to the tuples that game states are made of."""
     if isinstance(value, list):
@@ -589,7 +604,7 @@ def _build_game(
     if isinstance(game, Game):
         if preset is not None or game_params or params or misere is not None:
             raise ValueError("pass either a Game instance or a game name with parameters, not both")
-        return game
+        return _fits_env(game)
     merged: dict[str, Any] = {}
     name = game
     if preset is not None:
@@ -617,6 +632,18 @@ def _build_game(
             f"{more}; the {cls.name} game's parameters are {', '.join(valid)}"
         )
     try:
-        return make_game(name, **merged)
+        built = make_game(name, **merged)
     except TypeError as exc:
         raise TypeError(f"bad arguments for {name}: {exc}") from exc
+    return _fits_env(built)
+
+
+def _fits_env(game: Game[Any, Any]) -> Game[Any, Any]:
+    """The game, once its action mask and int64 observation are known to fit an env."""
+    check_listable(game, "an env (its action mask)")
+    if game.info.observation_high > np.iinfo(np.int64).max:
+        raise SizeLimitError(
+            f"an env's observations are int64, and {game!r} has values up to "
+            f"{game.info.observation_high:,}"
+        )
+    return game

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from metanim.games._base import (
+    MAX_LISTED_ACTIONS,
     PROMPT_VERSION,
     Game,
     GameInfo,
@@ -20,6 +21,7 @@ from metanim.games._base import (
     MoveError,
     SizeLimitError,
     UnparsableMoveError,
+    check_listable,
 )
 from metanim.games.chomp import Chomp
 from metanim.games.corner_queen import CornerQueen
@@ -102,6 +104,7 @@ def game_from_prompt(text: str) -> tuple[Game[Any, Any], Any]:
 
 __all__ = [
     "GAMES",
+    "MAX_LISTED_ACTIONS",
     "PRESETS",
     "PROMPT_VERSION",
     "Chomp",
@@ -118,6 +121,7 @@ __all__ = [
     "SizeLimitError",
     "TruncatedReplyError",
     "UnparsableMoveError",
+    "check_listable",
     "extract_action",
     "game_class",
     "game_from_prompt",

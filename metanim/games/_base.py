@@ -68,6 +68,21 @@ class SizeLimitError(MetaNimError, ValueError):
     """A state or table is larger than a method can hold; the message names the limit."""
 
 
+# Code that lists every action of a position (an env's mask, the simulator's candidate
+# answers, a random fallback move) refuses games with more: rules and solver have no limit.
+MAX_LISTED_ACTIONS = 100_000
+
+
+def check_listable(game: Game[Any, Any], who: str) -> None:
+    """Raise `SizeLimitError` when `game` has more actions than `who` can list."""
+    count = game.info.num_actions
+    if count > MAX_LISTED_ACTIONS:
+        raise SizeLimitError(
+            f"{who} lists every move of a position, and {game!r} has {count:,} actions "
+            f"(the limit is {MAX_LISTED_ACTIONS:,})"
+        )
+
+
 @dataclass(frozen=True)
 class GameInfo:
     """Metadata of one game configuration (OpenSpiel's GameType/GameInfo, in one record).

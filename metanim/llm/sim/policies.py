@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from metanim.games import Game, InvalidStateError, MoveError, game_from_prompt
+from metanim.games import Game, InvalidStateError, MoveError, check_listable, game_from_prompt
 from metanim.llm._types import Message
 from metanim.llm.sim import behaviour
 from metanim.llm.sim.behaviour import Shown, answers_in  # noqa: F401 - public
@@ -50,6 +50,8 @@ def _size(game: Game[Any, Any], state: Any) -> int:
     if game.name == "corner_queen":
         height = game.info.params["height"]
         return (height - 1 - state[0]) + state[1]
+    if game.name == "nim":
+        return sum(state)  # heaps may pass int64 (the solver has a closed form for them)
     return int(game.observation(state).sum())
 
 
@@ -185,6 +187,7 @@ def _prompt_task(text: str) -> Task | None:
         game, state = game_from_prompt(text)
     except (InvalidStateError, MoveError, ValueError, KeyError):
         return None
+    check_listable(game, "the simulator")  # its answers are drawn from the legal moves
     return game_task(game, state) if game.legal_moves(state) else None
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from aiohttp import hdrs, web
 
 from metanim import _aio, _json
+from metanim.games import SizeLimitError
 from metanim.llm.sim.policies import Prompt, Task
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
@@ -354,6 +355,9 @@ class SimApp:
             texts, actions, faults = self._answer(
                 spec, read, temperature, n, seed, body_hash, attempt
             )
+        except SizeLimitError as exc:  # a position too large to simulate: the request's fault
+            self._record({**record, "status": 400, "error": repr(exc), "task": None, "answers": []})
+            return _fail(400, str(exc), "invalid_request_error")
         except Exception as exc:
             self._record({**record, "status": 500, "error": repr(exc), "task": None, "answers": []})
             return _fail(500, f"simulator error: {exc}", "server_error")
