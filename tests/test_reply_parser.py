@@ -127,3 +127,47 @@ def test_a_truncated_reply_is_its_own_status() -> None:
     assert game.parse_move(prose_reply(2) + " and more", state, finish_reason="length") == (0, 2)
     with pytest.raises(IllegalMoveError):
         game.parse_move(prose_reply(5), state, finish_reason="length")
+
+
+# Numbers JSON can write but no move is: infinities, NaN, past Python's int(str) digit
+# limit, and exponents in the text stages (where "1e2" once read as 1).
+ODD_NUMBERS = [
+    '{"action": 1e400}',
+    '{"action": -1e400}',
+    '{"action": NaN}',
+    '{"action": Infinity}',
+    "1e400",
+    "[1e400, 2]",
+    '{"action": [NaN, 1]}',
+    '{"action": ' + "9" * 5000 + "}",
+    "9" * 5000,
+    "action: " + "9" * 5000,
+    "action: 1e2",
+    "action: 3e400",
+    "action: 2e0",
+]
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("text", ODD_NUMBERS, ids=range(len(ODD_NUMBERS)))
+def test_odd_numbers_are_unparsable_or_illegal_never_a_crash(preset: str, text: str) -> None:
+    game = make_game(preset)
+    state = game.initial_state()
+    with pytest.raises(MoveError):  # the model's mistake, counted; never OverflowError
+        game.parse_move(text, state)
+    env = ImpartialGameEnv(PRESETS[preset][0], preset=preset)
+    env.reset(seed=0)
+    *_, info = env.step(text)
+    assert info["illegal_action"] and info["error"]
+
+
+def test_an_exponent_in_a_key_is_never_its_leading_digits() -> None:
+    game = make_game("nim-31-k3")
+    state = game.initial_state()
+    for text in ("action: 1e2", "action: 3e400", "action: 2E1"):
+        with pytest.raises(UnparsableMoveError):
+            game.parse_move(text, state)
+    assert game.parse_move("action: 2.", state) == (0, 2)  # a sentence's full stop is fine
+    # The JSON stages read an exponent as the number it is: 100 items, too many here.
+    with pytest.raises(IllegalMoveError, match="not 100"):
+        game.parse_move('{"action": 1e2}', state)

@@ -18,6 +18,7 @@ Every game gives:
 from __future__ import annotations
 
 import json
+import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
@@ -366,13 +367,22 @@ def int_list(value: Any, what: str) -> tuple[int, ...]:
             raise UnparsableMoveError(
                 f"expected {what} as a number or a list of numbers, got the text {_short(value)}"
             )
-        items = [int(x) for x in _INT.findall(value)]
+        try:
+            items = [int(x) for x in _INT.findall(value)]
+        except ValueError:  # past Python's 4,300-digit limit for int(str)
+            raise UnparsableMoveError(f"expected {what}, got a number too long to read") from None
     else:
         raise UnparsableMoveError(f"expected {what}, got {type(value).__name__}")
     out = []
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, int | float) or int(item) != item:
-            raise UnparsableMoveError(f"expected {what} as integers, got {value!r}")
+        # inf and nan (JSON's 1e400, NaN, Infinity) are no whole numbers, nor is 2.5.
+        if (
+            isinstance(item, bool)
+            or not isinstance(item, int | float)
+            or (isinstance(item, float) and not math.isfinite(item))
+            or int(item) != item
+        ):
+            raise UnparsableMoveError(f"expected {what} as integers, got {_short(value)}")
         out.append(int(item))
     if not out:
         raise UnparsableMoveError(f"expected {what}, found no number in {value!r}")
