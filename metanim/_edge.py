@@ -104,4 +104,11 @@ def int_range(text: str) -> list[int]:
         ) from None
     if low > high:
         raise argparse.ArgumentTypeError(f"{text!r}: LO must not exceed HI, e.g. 2-19")
+    if high - low >= _MAX_RANGE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a range holds at most {_MAX_RANGE:,} numbers, e.g. 2-19"
+        )
     return list(range(low, high + 1))
+
+
+_MAX_RANGE = 10_000  # more is a typo (2-1000000000), not a request to list them

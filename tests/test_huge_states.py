@@ -17,7 +17,12 @@ import gymnasium as gym
 import pytest
 
 import metanim  # noqa: F401 - registers the envs
-from metanim.arena.tournament import TournamentConfig, _check_listing, _solve_start, run_tournament
+from metanim.arena.tournament import (
+    MAX_EPISODE_MOVES,
+    TournamentConfig,
+    _check_size,
+    run_tournament,
+)
 from metanim.envs.env import MAX_PLAYOUT_MOVES
 from metanim.games import MAX_LISTED_ACTIONS, SizeLimitError, make_game
 from metanim.llm import InfrastructureError, OpenAIChatClient
@@ -94,30 +99,74 @@ def test_a_random_start_is_refused_for_a_game_too_long_to_play_out() -> None:
         env = gym.make("MetaNIM/Nim-v0", game_params=long_game, start="initial")
         obs, *_ = env.reset(seed=0)
     assert obs.tolist() == [MAX_PLAYOUT_MOVES + 4]
+    # Within both limits alone, but 50,000 moves of 99,999 actions each is 5e9 listed.
+    wide = gym.make("MetaNIM/Kayles-v0", rows=[50_000])
+    with pytest.raises(ValueError, match=r"listing each position's moves.*start='initial'"):
+        wide.reset(seed=0)
     short = {"heaps": [MAX_PLAYOUT_MOVES - 4], "max_take": 3}
     obs, _ = gym.make("MetaNIM/Nim-v0", game_params=short, start="random_n").reset(seed=0)
     assert 0 < obs[0] < MAX_PLAYOUT_MOVES - 4 and obs[0] % 4 != 0  # an N-position
 
 
 def test_a_tournament_refuses_a_huge_setting_before_any_episode(tmp_path) -> None:
-    huge = '{"heaps":[100000000000000000000],"max_take":3}'  # 10**20 % 4 == 0: a P-position
+    huge = '{"heaps":[100000000000000000000],"max_take":3}'
     config = TournamentConfig(
         games=[f"nim:{huge}"], method="react", model="sim-optimal", opponent="optimal",
-        episodes=2, seat="alternate", progress=False, results_dir=str(tmp_path),
+        episodes=2, seat="alternate", start="[18446744073709551617]", progress=False,
+        results_dir=str(tmp_path),
     )  # fmt: skip
-    with pytest.raises(ValueError, match=r"nim:\{.*a random start plays .*start='initial'"):
+    with pytest.raises(SizeLimitError, match=r"nim:\{.*no move cap.*the limit is 10,000"):
         run_tournament(config)
     assert not any(p.stat().st_size for p in tmp_path.rglob("*.jsonl"))
-    # The agent moving second keeps the initial P-position: nothing to play out.
-    game = make_game("nim", heaps=[10**20], max_take=3)
-    _solve_start("k", game, "auto", {"second"})
-    with pytest.raises(ValueError, match="a random start"):
-        _solve_start("k", game, "auto", {"first"})
-    with pytest.raises(ValueError, match="a random start"):
-        _solve_start("k", game, "random_n", {"second"})
-    wide = make_game("nim", heaps=[10**20], max_take=None)
-    with pytest.raises(SizeLimitError, match="the simulated model lists every move"):
-        _check_listing("k", wide, simulated=True, fallback="forfeit")
-    with pytest.raises(SizeLimitError, match="on_failure='random'"):
-        _check_listing("k", wide, simulated=False, fallback="random")
-    _check_listing("k", wide, simulated=False, fallback="forfeit")  # a real model may play it
+    # Just inside the move limit, with few actions: nothing to refuse.
+    _check_size("k", make_game("nim", heaps=[MAX_EPISODE_MOVES], max_take=3),
+                simulated=True, solver=True, fallback="random")  # fmt: skip
+    wide = make_game("kayles", rows=[MAX_EPISODE_MOVES])  # 19,999 actions
+    _check_size("k", wide, simulated=True, solver=True, fallback="random")
+    wider = make_game("nim", heaps=[MAX_EPISODE_MOVES, 1], max_take=None)  # 10,001 moves
+    with pytest.raises(SizeLimitError, match="can last 10,001 moves"):
+        _check_size("k", wider, simulated=False, solver=False, fallback="forfeit")
+    many = make_game("nim", heaps=[40] * 200, max_take=None)  # 8,000 moves, 8,000 actions
+    _check_size("k", many, simulated=True, solver=True, fallback="random")
+    broad = make_game("nim", heaps=[5000, 1], max_take=None)  # fine: 5,001 actions
+    _check_size("k", broad, simulated=True, solver=True, fallback="random")
+    giant = make_game("corner_queen", height=400, width=400)  # 798 moves, 160,000 actions
+    for flags, who in (
+        ({"simulated": True, "solver": False, "fallback": "forfeit"}, "the simulated model"),
+        ({"simulated": False, "solver": True, "fallback": "forfeit"}, "a solver player"),
+        ({"simulated": False, "solver": False, "fallback": "random"}, "on_failure='random'"),
+    ):
+        with pytest.raises(SizeLimitError, match=who):
+            _check_size("k", giant, **flags)
+    _check_size("k", giant, simulated=False, solver=False, fallback="forfeit")  # a real model
+
+
+def test_huge_plans_are_refused_on_one_line() -> None:
+    with pytest.raises(ValueError, match="less than or equal to 1000000"):
+        TournamentConfig(games=["nim-31-k3"], method="react", model="m", episodes=10**20)
+
+
+def test_datasets_sample_heaps_to_2_53_and_refuse_beyond() -> None:
+    from metanim.datasets import critical_states
+
+    top = 2**53
+    game = make_game("nim", heaps=[top, 5], max_take=3)
+    pairs = critical_states(game, 9, seed=0, strict=False)
+    assert pairs
+    for state, move in pairs:
+        assert take_k_winning(state, 3) == {move}  # critical: exactly this winning move
+    with pytest.raises(SizeLimitError, match=r"2\*\*53"):
+        critical_states(make_game("nim", heaps=[top + 1], max_take=3), 3, seed=0)
+    with pytest.raises(SizeLimitError, match="a dataset record lists every move"):
+        critical_states(make_game("fibonacci", n=10**20), 3, seed=0)
+
+
+def test_a_range_argument_is_bounded() -> None:
+    import argparse
+
+    from metanim._edge import int_range
+
+    assert int_range("2-5") == [2, 3, 4, 5]
+    for text in ("2-100000", "2-99999999999999999999999"):
+        with pytest.raises(argparse.ArgumentTypeError, match="at most 10,000 numbers"):
+            int_range(text)

@@ -66,7 +66,7 @@ class EvaluationConfig(RunConfig):
         description="the server (default: the simulated server for sim-* models, else OPENAI_BASE_URL)",
     )
     params: dict[str, Any] = Field(default_factory=dict, description="method parameters")
-    repeats: int = Field(5, ge=1, description="passes over the dataset (R)")
+    repeats: int = Field(5, ge=1, le=10_000, description="passes over the dataset (R)")
     limit: int | None = Field(None, ge=1, description="use only the first N records of each file")
     seed: int = Field(0, description="base seed: the same seed gives the same decisions")
     concurrency: int = Field(16, ge=1, description="decisions made at once")

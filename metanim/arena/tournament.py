@@ -74,7 +74,9 @@ class TournamentConfig(RunConfig):
     opponent_params: dict[str, Any] = Field(
         default_factory=dict, description="the opponent's method parameters"
     )
-    episodes: int = Field(50, ge=1, description="episodes per game setting")
+    episodes: int = Field(
+        50, ge=1, le=1_000_000, description="episodes per game setting (at most 1,000,000)"
+    )
     seat: SeatPolicy = Field(
         "first", description="the agent's seat: first, second, alternate or random"
     )
@@ -234,10 +236,13 @@ async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResul
     planned = plan(config)
     games = {key: game for key, game in (parse_setting(t) for t in config.games)}
     starts = {key: setting_start(config.start, key, game) for key, game in games.items()}
-    seats = {"first", "second"} if config.seat in ("alternate", "random") else {config.seat}
+    solver_player = is_solver_spec(config.method) or is_solver_spec(config.opponent)
     for key, game in games.items():
-        _solve_start(key, game, starts[key], seats)
-        _check_listing(key, game, simulated=sim_url is not None, fallback=config.on_failure)
+        _check_size(
+            key, game, simulated=sim_url is not None, solver=solver_player,
+            fallback=config.on_failure,
+        )  # fmt: skip
+        _solve_start(key, game, starts[key])
     clients = client_pool(config, sim_url)
     agent = build_policy(
         config.method, qualified_model(config.model, config.base_url), config.params, clients,
@@ -298,29 +303,20 @@ def episode_line(record: EpisodeRecord) -> dict[str, Any]:
     return line
 
 
-def _solve_start(key: str, game: Game[Any, Any], start: Any, seats: set[str]) -> None:
+def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
     """Solve a setting's start once, before any episode.
 
     An oversized setting fails here with the solver's own `SizeLimitError`, and every
     later query is a lookup in the computed table (microseconds: `outcome` plus
     `winning_moves` measured at 4-80 us per move on the presets), so the per-move
-    grading runs on the event loop without stalling it. A random start the game is
-    too long to play out for (`check_playout_length`) fails here too, not per episode.
+    grading runs on the event loop without stalling it.
     """
-    from metanim.envs.env import check_playout_length
     from metanim.solver import outcome
 
     state = start if not isinstance(start, str) else game.initial_state()
     if game.is_terminal(state):
         raise ValueError(f"the start {game.to_json(state)} of {key} is already over")
     found = outcome(game, state)
-    # "auto" keeps the initial state for a seat that wins there, else samples one.
-    wanted = {"N" if seat == "first" else "P" for seat in seats}
-    if start == "random_n" or (start == "auto" and wanted != {found}):
-        try:
-            check_playout_length(game)
-        except ValueError as exc:
-            raise ValueError(f"{key}: {exc}") from None
     if found == "P" and (start == "initial" or not isinstance(start, str)):
         warnings.warn(
             f"the start {game.to_json(state)} of {key} is a P-position: whoever moves first "
@@ -330,13 +326,34 @@ def _solve_start(key: str, game: Game[Any, Any], start: Any, seats: set[str]) ->
         )
 
 
-def _check_listing(key: str, game: Game[Any, Any], *, simulated: bool, fallback: str) -> None:
-    """Refuse, before any episode, a setting too large for what lists its moves."""
+# The presets last at most 64 moves; a model playing 10,000 is already a costly test.
+MAX_EPISODE_MOVES = 10_000
+
+
+def _check_size(
+    key: str, game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str
+) -> None:
+    """Refuse, before any episode, a setting too large to play.
+
+    An episode runs to the game's end (no move cap) and keeps a record per move, so a
+    game that can last more than `MAX_EPISODE_MOVES` is refused; so is one
+    with more than `MAX_LISTED_ACTIONS` actions where something must list its moves
+    (the simulated model, a solver player, the random fallback). A real model may
+    play a game of 10**20 actions with no more than its moves' text.
+    """
     from metanim.games import SizeLimitError, check_listable
 
     try:
+        longest = game.info.max_game_length
+        if longest > MAX_EPISODE_MOVES:
+            raise SizeLimitError(
+                f"an episode is played to the end (no move cap), and {game!r} can last "
+                f"{longest:,} moves (the limit is {MAX_EPISODE_MOVES:,})"
+            )
         if simulated:
             check_listable(game, "the simulated model")
+        if solver:
+            check_listable(game, "a solver player (optimal, random, epsilon)")
         if fallback == "random":
             check_listable(game, "on_failure='random' (its fallback move)")
     except SizeLimitError as exc:

@@ -167,12 +167,15 @@ def _refuse_unreachable(spec: Any) -> None:
     critical states; asking for more could only end, much later, in the sampler's
     "found only ..." error.
     """
+    from metanim.datasets._samplers import sampler_for
     from metanim.games import make_game
 
     if spec.square_boards:
         games = [make_game("chomp", rows=k, cols=k) for k in spec.square_boards]
     else:
         games = [make_game(spec.game, **spec.params)]
+    for game in games:  # its size checks, before a state count that could be astronomic
+        sampler_for(game)
     bound = sum(_state_bound(g) or 0 for g in games)
     if all(_state_bound(g) is not None for g in games) and spec.n > bound:
         raise ValueError(

@@ -14,7 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from metanim.games import Chomp, CornerQueen, FibonacciNim, Game, Kayles, Nim
+from metanim.games import (
+    Chomp,
+    CornerQueen,
+    FibonacciNim,
+    Game,
+    Kayles,
+    Nim,
+    SizeLimitError,
+    check_listable,
+)
 
 Sampler = Callable[[np.random.Generator, int], list[Any]]
 
@@ -24,6 +33,7 @@ CHOMP_MAX_EXTENT_STATES = 250_000
 
 def sampler_for(game: Game[Any, Any], **options: Any) -> Sampler:
     """The candidate sampler of a game configuration."""
+    check_listable(game, "a dataset record")
     if isinstance(game, Nim):
         return _nim_sampler(game)
     if isinstance(game, FibonacciNim):
@@ -103,6 +113,12 @@ def depth(game: Game[Any, Any], state: Any) -> int:
 
 # ------------------------------------------------------------------------- samplers
 def _nim_sampler(game: Nim) -> Sampler:
+    if max(game.heaps, default=0) > _EXACT_FLOAT:
+        # Heaps are drawn as float64 fractions of their caps: exact only to 2**53.
+        raise SizeLimitError(
+            f"the NIM dataset sampler draws heaps up to 2**53 = {_EXACT_FLOAT:,}, "
+            f"got a heap of {max(game.heaps):,}"
+        )
     caps = np.asarray(game.heaps, dtype=np.int64)
 
     def sample(rng: np.random.Generator, size: int) -> list[Any]:
@@ -114,6 +130,9 @@ def _nim_sampler(game: Nim) -> Sampler:
         return [tuple(int(h) for h in row) for row in np.minimum(heaps, caps)]
 
     return sample
+
+
+_EXACT_FLOAT = 2**53
 
 
 def _fibonacci_sampler(game: FibonacciNim) -> Sampler:

@@ -44,8 +44,14 @@ _MAX_START_TRIES = 1000
 # moves that is seconds of CPU and megabytes per reset (a heap of 10**20 would never end).
 MAX_PLAYOUT_MOVES = 100_000
 # States whose derived values (legal moves, mask, observation, JSON) an env keeps; more
-# would slow every garbage collection in games of many states (Kayles).
+# would slow every garbage collection in games of many states (Kayles). Each state's
+# mask has one byte per action: with many actions, fewer states (20,000 of 100,000
+# actions would be 2 GB).
 _RECORD_LIMIT = 20_000
+_RECORD_ACTIONS = 20_000_000
+# A random start lists every position's moves along a playout: past this many moves
+# times actions a reset takes many seconds (Kayles of 50,000 pins: 5e9).
+MAX_PLAYOUT_WORK = 200_000_000
 
 
 class OpponentForfeitError(MoveError):
@@ -189,6 +195,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         # every full collection scan them (a third of a Kayles step in long runs).
         self._legal_of: dict[Any, tuple[Any, ...]] = {}
         self._records: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self._record_limit = max(
+            64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
+        )
         self._texts: dict[Any, str] = {}
         self._ids: dict[Any, int] = {}
         # A game that derives its mask without listing moves (Kayles: one slice per run
@@ -402,7 +411,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """(int8 mask, encoded observation) of a state shown to the agent, cached."""
         found = self._records.get(state)
         if found is None:
-            if len(self._records) >= _RECORD_LIMIT:
+            if len(self._records) >= self._record_limit:
                 self._records.clear()
             game = self.game
             if self._game_mask is not None:
@@ -423,7 +432,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """`game.legal_moves(state)` as a tuple, cached."""
         found = self._legal_of.get(state)
         if found is None:
-            if len(self._legal_of) >= _RECORD_LIMIT:
+            if len(self._legal_of) >= self._record_limit:
                 self._legal_of.clear()
             found = self._legal_of[state] = tuple(self.game.legal_moves(state))
         return found
@@ -579,11 +588,17 @@ def sample_start(
 
 def check_playout_length(game: Game[Any, Any]) -> None:
     """Refuse a random start for a game whose playouts could run past `MAX_PLAYOUT_MOVES`."""
-    longest = game.info.max_game_length
+    longest, actions = game.info.max_game_length, game.info.num_actions
     if longest > MAX_PLAYOUT_MOVES:
         raise ValueError(
             f"a random start plays {game!r} out to its end, which can take {longest:,} moves "
             f"(more than {MAX_PLAYOUT_MOVES:,}); pass start='initial' or an explicit state"
+        )
+    if longest * actions > MAX_PLAYOUT_WORK:
+        raise ValueError(
+            f"a random start plays {game!r} out, listing each position's moves: up to "
+            f"{longest:,} moves of {actions:,} actions (more than {MAX_PLAYOUT_WORK:,} in "
+            "all); pass start='initial' or an explicit state"
         )
 
 
