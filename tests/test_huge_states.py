@@ -92,7 +92,7 @@ def test_envs_refuse_what_their_arrays_cannot_hold() -> None:
 def test_a_random_start_is_refused_for_a_game_too_long_to_play_out() -> None:
     long_game = {"heaps": [MAX_PLAYOUT_MOVES + 4], "max_take": 3}  # a P-position
     env = gym.make("MetaNIM/Nim-v0", game_params=long_game, start="random_n")
-    with pytest.raises(ValueError, match=r"plays Nim.*100,004 moves.*start='initial'"):
+    with pytest.raises(ValueError, match=r"plays Nim.*100,004 moves.*initial state"):
         env.reset(seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a P-position start warns; that is not the point
@@ -101,7 +101,7 @@ def test_a_random_start_is_refused_for_a_game_too_long_to_play_out() -> None:
     assert obs.tolist() == [MAX_PLAYOUT_MOVES + 4]
     # Within both limits alone, but 50,000 moves of 99,999 actions each is 5e9 listed.
     wide = gym.make("MetaNIM/Kayles-v0", rows=[50_000])
-    with pytest.raises(ValueError, match=r"listing each position's moves.*start='initial'"):
+    with pytest.raises(ValueError, match=r"listing each position's moves.*initial state"):
         wide.reset(seed=0)
     short = {"heaps": [MAX_PLAYOUT_MOVES - 4], "max_take": 3}
     obs, _ = gym.make("MetaNIM/Nim-v0", game_params=short, start="random_n").reset(seed=0)
@@ -119,17 +119,17 @@ def test_a_tournament_refuses_a_huge_setting_before_any_episode(tmp_path) -> Non
         run_tournament(config)
     assert not any(p.stat().st_size for p in tmp_path.rglob("*.jsonl"))
     # Just inside the move limit, with few actions: nothing to refuse.
-    _check_size("k", make_game("nim", heaps=[MAX_EPISODE_MOVES], max_take=3),
-                simulated=True, solver=True, fallback="random")  # fmt: skip
+    edge = make_game("nim", heaps=[MAX_EPISODE_MOVES], max_take=3)
+    _check_size("k", edge, "initial", simulated=True, solver=True, fallback="random")
     wide = make_game("kayles", rows=[MAX_EPISODE_MOVES])  # 19,999 actions
-    _check_size("k", wide, simulated=True, solver=True, fallback="random")
+    _check_size("k", wide, "initial", simulated=True, solver=True, fallback="random")
     wider = make_game("nim", heaps=[MAX_EPISODE_MOVES, 1], max_take=None)  # 10,001 moves
     with pytest.raises(SizeLimitError, match="can last 10,001 moves"):
-        _check_size("k", wider, simulated=False, solver=False, fallback="forfeit")
+        _check_size("k", wider, "initial", simulated=False, solver=False, fallback="forfeit")
     many = make_game("nim", heaps=[40] * 200, max_take=None)  # 8,000 moves, 8,000 actions
-    _check_size("k", many, simulated=True, solver=True, fallback="random")
+    _check_size("k", many, "initial", simulated=True, solver=True, fallback="random")
     broad = make_game("nim", heaps=[5000, 1], max_take=None)  # fine: 5,001 actions
-    _check_size("k", broad, simulated=True, solver=True, fallback="random")
+    _check_size("k", broad, "initial", simulated=True, solver=True, fallback="random")
     giant = make_game("corner_queen", height=400, width=400)  # 798 moves, 160,000 actions
     for flags, who in (
         ({"simulated": True, "solver": False, "fallback": "forfeit"}, "the simulated model"),
@@ -137,8 +137,38 @@ def test_a_tournament_refuses_a_huge_setting_before_any_episode(tmp_path) -> Non
         ({"simulated": False, "solver": False, "fallback": "random"}, "on_failure='random'"),
     ):
         with pytest.raises(SizeLimitError, match=who):
-            _check_size("k", giant, **flags)
-    _check_size("k", giant, simulated=False, solver=False, fallback="forfeit")  # a real model
+            _check_size("k", giant, "initial", **flags)
+    _check_size(
+        "k", giant, "initial", simulated=False, solver=False, fallback="forfeit"
+    )  # a real model
+
+
+def test_the_tournament_wiring_refuses_listing_and_playouts(tmp_path) -> None:
+    def config(game: str, **kw) -> TournamentConfig:
+        return TournamentConfig(
+            games=[game], method="optimal", opponent="random", episodes=2, progress=False,
+            results_dir=str(tmp_path), **kw,
+        )  # fmt: skip
+
+    queen = 'corner_queen:{"height":400,"width":400}'  # 160,000 actions, 798 moves
+    with pytest.raises(SizeLimitError, match="a solver player"):
+        run_tournament(config(queen, start="initial"))
+    wide = 'nim:{"heaps":[9000,1,1,1],"max_take":null}'  # 36,000 actions, 9,003 moves
+    with pytest.raises(SizeLimitError, match="listing each position's moves"):
+        run_tournament(config(wide, start="random_n"))
+    assert not any(p.stat().st_size for p in tmp_path.rglob("*.jsonl"))
+    result = run_tournament(config(wide, start="[3,1,1,1]"))  # a given start is played
+    assert result.summary["groups"][0]["finished"] == 2
+
+
+def test_a_onehot_observation_is_bounded() -> None:
+    with pytest.raises(SizeLimitError, match=r"one-hot observation.*binary"):
+        gym.make("MetaNIM/Nim-v0", game_params={"heaps": [10**12 + 1], "max_take": 3},
+                 observation="onehot", start="initial")  # fmt: skip
+    env = gym.make("MetaNIM/Nim-v0", game_params={"heaps": [10**12 + 1], "max_take": 3},
+                   observation="binary", start="initial")  # fmt: skip
+    obs, _ = env.reset(seed=0)
+    assert obs.size == (10**12 + 1).bit_length()
 
 
 def test_huge_plans_are_refused_on_one_line() -> None:

@@ -145,6 +145,9 @@ ODD_NUMBERS = [
     "action: 1e2",
     "action: 3e400",
     "action: 2e0",
+    "action: 1.5e2",
+    "action: 2.0e1",
+    "action: 3rd",
 ]
 
 
@@ -164,7 +167,7 @@ def test_odd_numbers_are_unparsable_or_illegal_never_a_crash(preset: str, text: 
 def test_an_exponent_in_a_key_is_never_its_leading_digits() -> None:
     game = make_game("nim-31-k3")
     state = game.initial_state()
-    for text in ("action: 1e2", "action: 3e400", "action: 2E1"):
+    for text in ("action: 1e2", "action: 3e400", "action: 2E1", "action: 1.5e2", "action: 3rd"):
         with pytest.raises(UnparsableMoveError):
             game.parse_move(text, state)
     assert game.parse_move("action: 2.", state) == (0, 2)  # a sentence's full stop is fine

@@ -30,7 +30,7 @@ class ChallengingConfig(EvaluationConfig):
     method: str = Field(
         "standard", description="the single-agent baseline whose failures define the subset"
     )
-    repeats: int = Field(5, ge=1, description="runs per item (seed 004: 5)")
+    repeats: int = Field(5, ge=1, le=10_000, description="runs per item (seed 004: 5)")
     temperature: float = Field(0.7, ge=0, description="sampling temperature (seed 004: 0.7)")
     below: float = Field(
         0.4, gt=0, le=1, description="keep items whose accuracy over the runs is below this"

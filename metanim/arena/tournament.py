@@ -227,22 +227,28 @@ async def arun_tournament(config: TournamentConfig) -> TournamentResult:
         (config.opponent, config.opponent_model, config.opponent_base_url, config.opponent_params),
     ]
     needed = preflight_players(players)  # a bad name or parameter stops here, offline
-    with sim_server_if_needed(needed, seed=config.seed, log_path=config.log_path) as sim_url:
-        preflight_servers(players, sim_url)  # a dead server or a refused key stops here
-        return await _run(config, sim_url)
-
-
-async def _run(config: TournamentConfig, sim_url: str | None) -> TournamentResult:
-    planned = plan(config)
+    # A bad start or an oversized setting stops here, before any server or plan.
     games = {key: game for key, game in (parse_setting(t) for t in config.games)}
     starts = {key: setting_start(config.start, key, game) for key, game in games.items()}
     solver_player = is_solver_spec(config.method) or is_solver_spec(config.opponent)
     for key, game in games.items():
         _check_size(
-            key, game, simulated=sim_url is not None, solver=solver_player,
+            key, game, starts[key], simulated=needed, solver=solver_player,
             fallback=config.on_failure,
         )  # fmt: skip
         _solve_start(key, game, starts[key])
+    with sim_server_if_needed(needed, seed=config.seed, log_path=config.log_path) as sim_url:
+        preflight_servers(players, sim_url)  # a dead server or a refused key stops here
+        return await _run(config, sim_url, games, starts)
+
+
+async def _run(
+    config: TournamentConfig,
+    sim_url: str | None,
+    games: dict[str, Game[Any, Any]],
+    starts: dict[str, Any],
+) -> TournamentResult:
+    planned = plan(config)
     clients = client_pool(config, sim_url)
     agent = build_policy(
         config.method, qualified_model(config.model, config.base_url), config.params, clients,
@@ -326,12 +332,12 @@ def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
         )
 
 
-# The presets last at most 64 moves; a model playing 10,000 is already a costly test.
+# The presets last at most 38 moves; a model playing 10,000 is already a costly test.
 MAX_EPISODE_MOVES = 10_000
 
 
 def _check_size(
-    key: str, game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str
+    key: str, game: Game[Any, Any], start: Any, *, simulated: bool, solver: bool, fallback: str
 ) -> None:
     """Refuse, before any episode, a setting too large to play.
 
@@ -339,8 +345,11 @@ def _check_size(
     game that can last more than `MAX_EPISODE_MOVES` is refused; so is one
     with more than `MAX_LISTED_ACTIONS` actions where something must list its moves
     (the simulated model, a solver player, the random fallback). A real model may
-    play a game of 10**20 actions with no more than its moves' text.
+    play a game of 10**20 actions with no more than its moves' text. A random start
+    ("random_n", or "auto" for the seat the initial state does not suit) must be one
+    the env's sampler can play out (`check_playout_length`).
     """
+    from metanim.envs.env import check_playout_length
     from metanim.games import SizeLimitError, check_listable
 
     try:
@@ -356,7 +365,9 @@ def _check_size(
             check_listable(game, "a solver player (optimal, random, epsilon)")
         if fallback == "random":
             check_listable(game, "on_failure='random' (its fallback move)")
-    except SizeLimitError as exc:
+        if start in ("random_n", "auto"):
+            check_playout_length(game)
+    except ValueError as exc:  # SizeLimitError is one
         raise SizeLimitError(f"{key}: {exc}") from None
 
 

@@ -592,13 +592,13 @@ def check_playout_length(game: Game[Any, Any]) -> None:
     if longest > MAX_PLAYOUT_MOVES:
         raise ValueError(
             f"a random start plays {game!r} out to its end, which can take {longest:,} moves "
-            f"(more than {MAX_PLAYOUT_MOVES:,}); pass start='initial' or an explicit state"
+            f"(more than {MAX_PLAYOUT_MOVES:,}); start at the initial state or a given one"
         )
     if longest * actions > MAX_PLAYOUT_WORK:
         raise ValueError(
             f"a random start plays {game!r} out, listing each position's moves: up to "
             f"{longest:,} moves of {actions:,} actions (more than {MAX_PLAYOUT_WORK:,} in "
-            "all); pass start='initial' or an explicit state"
+            "all); start at the initial state or a given one"
         )
 
 

@@ -35,13 +35,15 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from metanim.games import Game
+from metanim.games import Game, SizeLimitError
 
 #: The accepted values of the env's `observation=` argument.
 OBSERVATIONS = ("raw", "onehot", "binary")
 # Encoded single observations kept per encoder: 65,536 vectors of at most a few
 # hundred bytes each (Kayles-20 has 2**20 states; the memo stops growing, it still encodes).
 _MEMO_LIMIT = 65_536
+# Features of a one-hot observation (h + 1 per element): past this, arrays of GBs.
+MAX_ONEHOT_WIDTH = 10_000_000
 
 
 def element_highs(game: Game[Any, Any]) -> np.ndarray:
@@ -85,6 +87,11 @@ class ObservationEncoder:
         # vectorised comparison, the same for one observation or a batch.
         if kind == "onehot":
             widths = np.where(highs == 1, 1, highs + 1)
+            if int(widths.sum()) > MAX_ONEHOT_WIDTH:
+                raise SizeLimitError(
+                    f"a one-hot observation of {game!r} has {int(widths.sum()):,} features "
+                    f"(the limit is {MAX_ONEHOT_WIDTH:,}); use observation='binary' or 'raw'"
+                )
             self._source = np.repeat(np.arange(highs.size), widths)
             starts = np.repeat(np.cumsum(widths) - widths, widths)
             slot = np.arange(widths.sum()) - starts

@@ -86,9 +86,9 @@ class ActionReply(BaseModel):
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _KEY = re.compile(
     # The lookbehind keeps "reaction: 5" or "transaction=3" from reading as an action.
-    # A number must end there: "1e2" is no "1", nor "3e400" a 3 (the JSON stages read
-    # exponents; a bare text with one is unparsable, like "2.0").
-    r"""(?<![A-Za-z0-9_])["']?action["']?\s*[:=]\s*(\[[^\]\[]*\]|\([^()]*\)|-?\d+(?:\.\d+)?(?![0-9A-Za-z_])|"[^"]*"|'[^']*'|[A-Za-z]\b)""",
+    # A number must end there: "1e2" is no 1, "1.5e2" no 1 and "3rd" no 3 (the JSON
+    # stages read exponents; a text with one is unparsable, like "2.0"). "2." still is 2.
+    r"""(?<![A-Za-z0-9_])["']?action["']?\s*[:=]\s*(\[[^\]\[]*\]|\([^()]*\)|-?\d+(?:\.\d+)?(?!\.?[0-9A-Za-z_])|"[^"]*"|'[^']*'|[A-Za-z]\b)""",
     re.IGNORECASE,
 )
 _BARE = re.compile(
