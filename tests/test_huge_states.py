@@ -200,3 +200,22 @@ def test_a_range_argument_is_bounded() -> None:
     for text in ("2-100000", "2-99999999999999999999999"):
         with pytest.raises(argparse.ArgumentTypeError, match="at most 10,000 numbers"):
             int_range(text)
+
+
+def test_an_evaluation_refuses_a_foreign_record_too_wide_to_list(tmp_path) -> None:
+    from metanim.arena.evaluate import EvaluationConfig, run_evaluation
+    from metanim.datasets._build import make_record
+    from metanim.datasets._io import write_jsonl
+
+    # A dataset built elsewhere: Fibonacci Nim of 200,001 stones has 200,000 actions,
+    # though this late position has only 2 moves (take 1, the winning one, or 2).
+    game = make_game("fibonacci", n=200_001)
+    state = (4, 2)
+    record = make_record(game, state, 1, index=0, seed=0, grundy=1)
+    path = write_jsonl([record], tmp_path / "wide.jsonl")
+    config = EvaluationConfig(
+        dataset=[str(path)], method="react", model="sim-optimal", repeats=1,
+        progress=False, results_dir=str(tmp_path / "out"),
+    )  # fmt: skip
+    with pytest.raises(SizeLimitError, match=r"record fibonacci-normal-000000: the simulated"):
+        run_evaluation(config)

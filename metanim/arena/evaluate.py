@@ -18,6 +18,7 @@ answers: they are counted apart, like decisions never run.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import time
 import traceback
@@ -150,6 +151,7 @@ async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:
 
 async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResult:
     planned = plan(config)
+    _check_listing(planned, simulated=sim_url is not None, fallback=config.on_failure)
     clients = client_pool(config, sim_url)
     model = qualified_model(config.model, config.base_url)
     method = build_method(config.method, model, config.params, clients, config.method_defaults())
@@ -166,6 +168,33 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
         result=EvaluationResult,
         failed=_failed_decision,
     )
+
+
+def _check_listing(planned: list[PlannedDecision], *, simulated: bool, fallback: str) -> None:
+    """Refuse, before any decision, a record of a game too large for what lists its
+    moves (a dataset not built here may hold one): the simulated model, the random
+    fallback."""
+    from metanim.games import SizeLimitError, check_listable
+
+    if not simulated and fallback != "random":
+        return
+    seen: set[tuple[str, str]] = set()
+    for item in planned:
+        record = item.record
+        if not isinstance(record, GameItem):
+            continue
+        key = (record.record.game, json.dumps(record.record.game_params, sort_keys=True))
+        if key in seen:
+            continue
+        seen.add(key)
+        game = record.record.make_game()
+        try:
+            if simulated:
+                check_listable(game, "the simulated model")
+            if fallback == "random":
+                check_listable(game, "on_failure='random' (its fallback move)")
+        except SizeLimitError as exc:
+            raise SizeLimitError(f"record {record.id}: {exc}") from None
 
 
 def _failed_decision(item: PlannedDecision, reason: str) -> dict[str, Any]:
