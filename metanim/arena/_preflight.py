@@ -205,3 +205,17 @@ def preflight_servers(players: Iterable[Player], sim_url: str | None) -> None:
             endpoints.append((name, url))
     in_process = None if sim_url_from_env() else sim_url
     check_servers(endpoints, skip=in_process)
+
+
+def check_listing(game: Any, *, simulated: bool, solver: bool, fallback: str) -> None:
+    """Refuse a game too large for a player that lists its moves (`SizeLimitError`):
+    the simulated model, a solver player, the random fallback. Two real models may play
+    a game of any number of actions: they name their moves in text."""
+    from metanim.games import check_listable
+
+    if simulated:
+        check_listable(game, "the simulated model")
+    if solver:
+        check_listable(game, "a solver player (optimal, random, epsilon)")
+    if fallback == "random":
+        check_listable(game, "on_failure='random' (its fallback move)")

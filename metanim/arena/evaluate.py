@@ -172,9 +172,9 @@ async def _run(config: EvaluationConfig, sim_url: str | None) -> EvaluationResul
 
 def _check_listing(planned: list[PlannedDecision], *, simulated: bool, fallback: str) -> None:
     """Refuse, before any decision, a record of a game too large for what lists its
-    moves (a dataset not built here may hold one): the simulated model, the random
-    fallback."""
-    from metanim.games import SizeLimitError, check_listable
+    moves (a dataset not built here may hold one)."""
+    from metanim.arena._preflight import check_listing
+    from metanim.games import SizeLimitError
 
     if not simulated and fallback != "random":
         return
@@ -184,17 +184,15 @@ def _check_listing(planned: list[PlannedDecision], *, simulated: bool, fallback:
         if not isinstance(record, GameItem):
             continue
         key = (record.record.game, json.dumps(record.record.game_params, sort_keys=True))
-        if key in seen:
-            continue
-        seen.add(key)
-        game = record.record.make_game()
-        try:
-            if simulated:
-                check_listable(game, "the simulated model")
-            if fallback == "random":
-                check_listable(game, "on_failure='random' (its fallback move)")
-        except SizeLimitError as exc:
-            raise SizeLimitError(f"record {record.id}: {exc}") from None
+        if key not in seen:
+            seen.add(key)
+            try:
+                check_listing(
+                    record.record.make_game(), simulated=simulated, solver=False,
+                    fallback=fallback,
+                )  # fmt: skip
+            except SizeLimitError as exc:
+                raise SizeLimitError(f"record {record.id}: {exc}") from None
 
 
 def _failed_decision(item: PlannedDecision, reason: str) -> dict[str, Any]:

@@ -349,8 +349,9 @@ def _check_size(
     ("random_n", or "auto" for the seat the initial state does not suit) must be one
     the env's sampler can play out (`check_playout_length`).
     """
+    from metanim.arena._preflight import check_listing
     from metanim.envs.env import check_playout_length
-    from metanim.games import SizeLimitError, check_listable
+    from metanim.games import SizeLimitError
 
     try:
         longest = game.info.max_game_length
@@ -359,12 +360,7 @@ def _check_size(
                 f"an episode is played to the end (no move cap), and {game!r} can last "
                 f"{longest:,} moves (the limit is {MAX_EPISODE_MOVES:,})"
             )
-        if simulated:
-            check_listable(game, "the simulated model")
-        if solver:
-            check_listable(game, "a solver player (optimal, random, epsilon)")
-        if fallback == "random":
-            check_listable(game, "on_failure='random' (its fallback move)")
+        check_listing(game, simulated=simulated, solver=solver, fallback=fallback)
         if start in ("random_n", "auto"):
             check_playout_length(game)
     except ValueError as exc:  # SizeLimitError is one

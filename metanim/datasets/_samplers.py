@@ -112,9 +112,11 @@ def depth(game: Game[Any, Any], state: Any) -> int:
 
 
 # ------------------------------------------------------------------------- samplers
+_EXACT_FLOAT = 2**53  # the largest heap a float64 fraction of its cap draws exactly
+
+
 def _nim_sampler(game: Nim) -> Sampler:
     if max(game.heaps, default=0) > _EXACT_FLOAT:
-        # Heaps are drawn as float64 fractions of their caps: exact only to 2**53.
         raise SizeLimitError(
             f"the NIM dataset sampler draws heaps up to 2**53 = {_EXACT_FLOAT:,}, "
             f"got a heap of {max(game.heaps):,}"
@@ -130,9 +132,6 @@ def _nim_sampler(game: Nim) -> Sampler:
         return [tuple(int(h) for h in row) for row in np.minimum(heaps, caps)]
 
     return sample
-
-
-_EXACT_FLOAT = 2**53
 
 
 def _fibonacci_sampler(game: FibonacciNim) -> Sampler:

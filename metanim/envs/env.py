@@ -588,7 +588,8 @@ def sample_start(
 
 def check_playout_length(game: Game[Any, Any]) -> None:
     """Refuse a random start for a game whose playouts could run past `MAX_PLAYOUT_MOVES`."""
-    longest, actions = game.info.max_game_length, game.info.num_actions
+    info = game.info  # built on each access
+    longest, actions = info.max_game_length, info.num_actions
     if longest > MAX_PLAYOUT_MOVES:
         raise ValueError(
             f"a random start plays {game!r} out to its end, which can take {longest:,} moves "
