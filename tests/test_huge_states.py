@@ -219,3 +219,57 @@ def test_an_evaluation_refuses_a_foreign_record_too_wide_to_list(tmp_path) -> No
     )  # fmt: skip
     with pytest.raises(SizeLimitError, match=r"record fibonacci-normal-000000: the simulated"):
         run_evaluation(config)
+
+
+def test_a_dataset_past_the_grundy_tables_is_refused_at_the_first_critical_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Records carry Grundy values, which Fibonacci Nim has only from its table (10,952
+    stones at most). The build must say so before sampling: it used to scan hundreds of
+    states (2-60 s) and fail at the end."""
+    from metanim.datasets import build
+    from metanim.solver import _solvers
+
+    calls = 0
+    scan = _solvers.FibonacciSolver.winning_moves
+
+    def counted(self, state):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        return scan(self, state)
+
+    monkeypatch.setattr(_solvers.FibonacciSolver, "winning_moves", counted)
+    with pytest.raises(SizeLimitError, match="piles up to 10,952 stones"):
+        build("fibonacci", 5, params={"n": 30_000})
+    # Critical states are about one in nine draws here: a few dozen scans at most.
+    assert 0 < calls <= 60
+
+
+def test_a_batch_of_boards_past_the_memory_limit_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import numpy as np
+
+    from metanim.envs import vector
+
+    with pytest.raises(SizeLimitError, match="MAX_BATCH_BYTES"):
+        vector.ImpartialGameVectorEnv("nim", num_envs=10**12)  # numpy: 7 TiB MemoryError
+    for game, obs in (("nim", "raw"), ("kayles", "onehot"), ("corner_queen", "binary")):
+        monkeypatch.setattr(vector, "MAX_BATCH_BYTES", 200_000)
+        with pytest.raises(SizeLimitError) as refused:
+            vector.ImpartialGameVectorEnv(game, num_envs=10**6, observation=obs)
+        most = int(re.search(r"at most ([\d,]+) boards", str(refused.value))[1].replace(",", ""))
+        with pytest.raises(SizeLimitError):
+            vector.ImpartialGameVectorEnv(game, num_envs=most + 1, observation=obs)
+        env = vector.ImpartialGameVectorEnv(game, num_envs=most, observation=obs)
+        # The estimate bounds what the boards really hold: one step's observations and
+        # masks plus the kernels' per-board arrays, measured by numpy.
+        obs_, info = env.reset(seed=0)
+        legal = np.argmax(info["action_mask"], axis=1)
+        obs_, _, _, _, info = env.step(legal)
+        state = sum(
+            a.nbytes
+            for a in vars(env).values()
+            if isinstance(a, np.ndarray) and a.shape[:1] == (most,)
+        )
+        assert obs_.nbytes + info["action_mask"].nbytes + state <= 200_000

@@ -162,6 +162,7 @@ def critical_states(
     strict: bool = True,
     mix: dict[str, float] | None = None,
     min_legal_moves: int = 1,
+    need_grundy: bool = False,
 ) -> list[tuple[Any, Any]]:
     """`n` distinct critical states of `game` with their unique winning move, stratified.
 
@@ -172,6 +173,9 @@ def critical_states(
     the harder tiers first. States with fewer than `min_legal_moves` legal moves are
     never drawn. Deterministic given `seed`. If the sampler finds fewer than `n`
     critical states, raises ValueError, or with `strict=False` returns those it found.
+    With `need_grundy` (records carry each state's Grundy value) the solver is asked
+    at the first critical state whether it can give one, so a game past its tables is
+    refused (`SizeLimitError`) at once, not after the whole sampling.
     """
     options = {} if max_extent_states is None else {"max_extent_states": max_extent_states}
     sample = sampler_for(game, **options)
@@ -229,6 +233,9 @@ def critical_states(
             known[key] = len(moves)
             if len(moves) != 1:
                 continue
+            if need_grundy:
+                solver.method(state, "grundy")  # raises SizeLimitError naming the limit
+                need_grundy = False
             if full:
                 spare[stratum].append((state, moves[0]))
             else:
@@ -385,6 +392,7 @@ def build(
         max_extent_states=max_extent_states,
         progress=progress,
         solver=solver,
+        need_grundy=True,
         **options,  # type: ignore[arg-type]
     )
     return [
@@ -421,6 +429,7 @@ def _build_configs(
             progress=progress,
             strict=False,
             solver=solver,
+            need_grundy=True,
             **options,
         )
         carry = want - len(picked)

@@ -51,7 +51,7 @@ from metanim.envs.opponents import (
     RandomOpponent,
     make_opponent,
 )
-from metanim.games import Game, Kayles
+from metanim.games import Game, Kayles, SizeLimitError
 
 _MASK64 = (1 << 64) - 1
 _G = np.uint64(0x9E3779B97F4A7C15)
@@ -61,6 +61,9 @@ _S30, _S27, _S31, _S32, _S11 = (np.uint64(v) for v in (30, 27, 31, 32, 11))
 _ONE = np.uint64(1)
 _MAX_START_TRIES = 1000
 _RANDOM, _OPTIMAL, _EPSILON = 0, 1, 2
+#: Most bytes the per-board arrays of one batch may take: the kernels' state, one
+#: step's observations and action masks. Past it numpy would fail deep inside reset().
+MAX_BATCH_BYTES = 4 << 30
 # `gym.make_vec(id, num_envs=B)` picks this env by default (it is the vector entry point).
 _HINT = '; gym.make_vec(..., vectorization_mode="sync") runs any setting'
 
@@ -527,6 +530,24 @@ class _KaylesBits:
         return sum(1 << p for p, cell in enumerate(bits) if cell == "1")
 
 
+def _check_batch_bytes(num_envs: int, encode: ObservationEncoder, num_actions: int) -> None:
+    """Refuse a batch whose per-board arrays would pass `MAX_BATCH_BYTES`, naming the size,
+    before the (possibly long) table build."""
+    features = int(np.prod(encode.space.shape))
+    raw = int(np.prod(encode.raw_shape))
+    # Nine int64/bool state arrays, the observations (int64, and the raw ones they are
+    # encoded from) and the int8 masks: an upper bound of what reset() and step() hold.
+    per_board = 9 * 8 + 8 * (features + raw) + num_actions
+    need = num_envs * per_board
+    if need > MAX_BATCH_BYTES:
+        raise SizeLimitError(
+            f"num_envs={num_envs:,} boards need about {need / 2**30:,.1f} GiB "
+            f"({per_board:,} bytes each); the limit is {MAX_BATCH_BYTES / 2**30:,.0f} GiB "
+            f"(metanim.envs.vector.MAX_BATCH_BYTES): at most {MAX_BATCH_BYTES // per_board:,} "
+            "boards of this game"
+        )
+
+
 class _Tables:
     """Every state reachable from `roots`, with what a step needs of each."""
 
@@ -687,6 +708,7 @@ class ImpartialGameVectorEnv(VectorEnv):
         info = game_.info
         # The observation in the single env's encoding, with its space.
         self._encode = ObservationEncoder(game_, observation)
+        _check_batch_bytes(num_envs, self._encode, info.num_actions)
         # Kayles up to KAYLES_MAX_PINS pins: states are bit masks, moves bit operations,
         # outcomes one byte per mask (every subset of pins is reachable: 2**20 states
         # for kayles-20, too many to list in Python). Any other game: state tables.
