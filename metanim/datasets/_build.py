@@ -173,9 +173,9 @@ def critical_states(
     the harder tiers first. States with fewer than `min_legal_moves` legal moves are
     never drawn. Deterministic given `seed`. If the sampler finds fewer than `n`
     critical states, raises ValueError, or with `strict=False` returns those it found.
-    With `need_grundy` (records carry each state's Grundy value) the solver is asked
-    at the first critical state whether it can give one, so a game past its tables is
-    refused (`SizeLimitError`) at once, not after the whole sampling.
+    With `need_grundy` (records carry each state's Grundy value) the solver is asked of
+    each state as it is picked whether it can give one, so a game past its tables is
+    refused (`SizeLimitError`) at its first such state, not after the whole sampling.
     """
     options = {} if max_extent_states is None else {"max_extent_states": max_extent_states}
     sample = sampler_for(game, **options)
@@ -233,12 +233,11 @@ def critical_states(
             known[key] = len(moves)
             if len(moves) != 1:
                 continue
-            if need_grundy:
-                solver.method(state, "grundy")  # raises SizeLimitError naming the limit
-                need_grundy = False
             if full:
                 spare[stratum].append((state, moves[0]))
             else:
+                if need_grundy:  # cheap: which path would answer; raises naming the limit
+                    solver.method(state, "grundy")
                 chosen[stratum].append((state, moves[0]))
                 progress_made = True
                 total += 1
@@ -255,6 +254,9 @@ def critical_states(
         need = n - len(picked)
         if need <= 0:
             break
+        if need_grundy:
+            for state, _ in spare[s][:need]:
+                solver.method(state, "grundy")
         picked += spare[s][:need]
         if progress is not None:
             progress(min(need, len(spare[s])))

@@ -534,17 +534,23 @@ def _check_batch_bytes(num_envs: int, encode: ObservationEncoder, num_actions: i
     """Refuse a batch whose per-board arrays would pass `MAX_BATCH_BYTES`, naming the size,
     before the (possibly long) table build."""
     features = int(np.prod(encode.space.shape))
-    raw = int(np.prod(encode.raw_shape))
-    # Nine int64/bool state arrays, the observations (int64, and the raw ones they are
-    # encoded from) and the int8 masks: an upper bound of what reset() and step() hold.
-    per_board = 9 * 8 + 8 * (features + raw) + num_actions
+    obs = features * np.dtype(encode.space.dtype).itemsize
+    raw = int(np.prod(encode.raw_shape)) * 8
+    # An upper bound of what the env holds per board: nine int64/bool state arrays, the
+    # batched spaces (an action-count array; a Box's bounds and their two bool flags per
+    # feature), reset()'s seeds, and twice (a step's observations and, when a board
+    # ends, `final_obs`) the encoded and raw int64 observations and the int8 masks, with
+    # an encoding's own intermediates (the int64 cells it reads and a bool per feature).
+    encoding = 0 if encode.kind == "raw" else 9 * features
+    per_board = 9 * 8 + 8 + 2 * obs + 2 * features + 8 + 2 * (obs + raw + num_actions)
+    per_board += encoding
     need = num_envs * per_board
     if need > MAX_BATCH_BYTES:
         raise SizeLimitError(
-            f"num_envs={num_envs:,} boards need about {need / 2**30:,.1f} GiB "
-            f"({per_board:,} bytes each); the limit is {MAX_BATCH_BYTES / 2**30:,.0f} GiB "
-            f"(metanim.envs.vector.MAX_BATCH_BYTES): at most {MAX_BATCH_BYTES // per_board:,} "
-            "boards of this game"
+            f"num_envs={num_envs:,} boards need about {need / 2**20:,.0f} MiB "
+            f"({per_board:,} bytes each with this observation); the limit is "
+            f"{MAX_BATCH_BYTES / 2**20:,.0f} MiB (metanim.envs.vector.MAX_BATCH_BYTES): "
+            f"at most {MAX_BATCH_BYTES // per_board:,} boards"
         )
 
 
@@ -763,13 +769,17 @@ class ImpartialGameVectorEnv(VectorEnv):
         if seed is None:
             seeds = np.random.SeedSequence().generate_state(self.num_envs, np.uint64)
         elif isinstance(seed, int):
-            seeds = [seed + i for i in range(self.num_envs)]
+            # (seed + i) mod 2**64 in uint64 arithmetic (it wraps): no list of B ints.
+            seeds = np.uint64(seed & _MASK64) + np.arange(self.num_envs, dtype=np.uint64)
         else:
             if len(seed) != self.num_envs:
                 raise ValueError(f"expected {self.num_envs} seeds, got {len(seed)}")
             fresh = np.random.SeedSequence().generate_state(self.num_envs, np.uint64)
             seeds = [int(fresh[i]) if s is None else s for i, s in enumerate(seed)]
-        self._seeds[:] = [int(s) & _MASK64 for s in seeds]
+        if isinstance(seeds, np.ndarray):
+            self._seeds[:] = seeds
+        else:
+            self._seeds[:] = [int(s) & _MASK64 for s in seeds]
         self._episodes[:] = 0
         k = self.kayles
         if k is not None:
