@@ -536,14 +536,14 @@ def _check_batch_bytes(num_envs: int, encode: ObservationEncoder, num_actions: i
     features = int(np.prod(encode.space.shape))
     obs = features * np.dtype(encode.space.dtype).itemsize
     raw = int(np.prod(encode.raw_shape)) * 8
-    # An upper bound of what the env holds per board: nine int64/bool state arrays, the
-    # batched spaces (an action-count array; a Box's bounds and their two bool flags per
-    # feature), reset()'s seeds, and twice (a step's observations and, when a board
-    # ends, `final_obs`) the encoded and raw int64 observations and the int8 masks, with
-    # an encoding's own intermediates (the int64 cells it reads and a bool per feature).
-    encoding = 0 if encode.kind == "raw" else 9 * features
-    per_board = 9 * 8 + 8 + 2 * obs + 2 * features + 8 + 2 * (obs + raw + num_actions)
-    per_board += encoding
+    # An upper bound of what the env holds per board, in bytes:
+    state = 9 * 8 + 8  # nine int64/bool state arrays, reset()'s seeds
+    batched_spaces = 8 + 2 * obs + 2 * features  # action counts; a Box's bounds and flags
+    # A step's observations and, when a board ends, `final_obs`: encoded and raw int64
+    # observations and int8 masks, twice.
+    step = 2 * (obs + raw + num_actions)
+    encoding = 0 if encode.kind == "raw" else 9 * features  # the int64 cells it reads, a bool each
+    per_board = state + batched_spaces + step + encoding
     need = num_envs * per_board
     if need > MAX_BATCH_BYTES:
         raise SizeLimitError(
@@ -775,11 +775,8 @@ class ImpartialGameVectorEnv(VectorEnv):
             if len(seed) != self.num_envs:
                 raise ValueError(f"expected {self.num_envs} seeds, got {len(seed)}")
             fresh = np.random.SeedSequence().generate_state(self.num_envs, np.uint64)
-            seeds = [int(fresh[i]) if s is None else s for i, s in enumerate(seed)]
-        if isinstance(seeds, np.ndarray):
-            self._seeds[:] = seeds
-        else:
-            self._seeds[:] = [int(s) & _MASK64 for s in seeds]
+            seeds = [int(fresh[i]) if s is None else int(s) & _MASK64 for i, s in enumerate(seed)]
+        self._seeds[:] = seeds
         self._episodes[:] = 0
         k = self.kayles
         if k is not None:
