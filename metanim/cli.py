@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from metanim._edge import (
+from metanim.util.edge import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,

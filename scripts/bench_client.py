@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine, table, write_section
 from bench_tournament import SERVER_PIDS, process_cpu, sim_server_process
 
-from metanim import _aio
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.games import make_game
 from metanim.llm import OpenAIChatClient, ResponseCache
+from metanim.util import aio
 
 GAME = make_game("nim-31-k3")
 MESSAGES = [
@@ -73,7 +73,7 @@ def main() -> None:
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    loop = _aio.new_event_loop()  # the loop runs use (uvloop where installed)
+    loop = aio.new_event_loop()  # the loop runs use (uvloop where installed)
     calls, conc = args.calls, args.concurrency
 
     with sim_server_process() as url, tempfile.TemporaryDirectory() as tmp:

@@ -1,4 +1,4 @@
-"""The event loop of runs and of the simulated server (`metanim._aio`)."""
+"""The event loop of runs and of the simulated server (`metanim.util.aio`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from metanim import _aio
+from metanim.util import aio
 
 
 async def _loop_type() -> str:
@@ -15,12 +15,12 @@ async def _loop_type() -> str:
 
 def test_runs_on_uvloop_where_installed() -> None:
     pytest.importorskip("uvloop")
-    assert _aio.run(_loop_type()).startswith("uvloop")
+    assert aio.run(_loop_type()).startswith("uvloop")
 
 
 def test_asyncio_loop_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("METANIM_EVENT_LOOP", "asyncio")
-    assert _aio.run(_loop_type()).startswith("asyncio")
+    assert aio.run(_loop_type()).startswith("asyncio")
 
 
 def test_run_returns_the_result_and_closes_its_loop() -> None:
@@ -31,7 +31,7 @@ def test_run_returns_the_result_and_closes_its_loop() -> None:
         await asyncio.sleep(0)
         return 7
 
-    assert _aio.run(work()) == 7
+    assert aio.run(work()) == 7
     assert loops[0].is_closed()
 
 
@@ -44,11 +44,11 @@ def test_quiet_gc_raises_the_threshold_and_restores_it() -> None:
     async def work() -> None:
         seen.append(gc.get_threshold())
 
-    _aio.run(work())
-    assert seen[0][0] == max(before[0], _aio.RUN_GC_THRESHOLD)
+    aio.run(work())
+    assert seen[0][0] == max(before[0], aio.RUN_GC_THRESHOLD)
     assert seen[0][1:] == before[1:]
     frozen = gc.get_freeze_count()
-    _aio.run(work())
+    aio.run(work())
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == frozen  # what the block froze was handed back
 
@@ -59,15 +59,15 @@ def test_cycles_are_still_collected_under_quiet_gc() -> None:
     class Node:
         pass
 
-    with _aio.quiet_gc():
+    with aio.quiet_gc():
         a, b = Node(), Node()
         a.other, b.other = b, a  # a reference cycle
         ref = weakref.ref(a)
         del a, b
         # Live tracked objects past the threshold start a collection by themselves.
-        keep = [[] for _ in range(2 * _aio.RUN_GC_THRESHOLD)]
+        keep = [[] for _ in range(2 * aio.RUN_GC_THRESHOLD)]
         collected_without_asking = ref() is None
-    assert len(keep) == 2 * _aio.RUN_GC_THRESHOLD
+    assert len(keep) == 2 * aio.RUN_GC_THRESHOLD
     assert collected_without_asking
 
 
@@ -78,11 +78,11 @@ def test_quiet_gc_nests_and_keeps_a_freeze_made_before_it() -> None:
     gc.freeze()  # as a pre-fork server would
     frozen = gc.get_freeze_count()
     try:
-        with _aio.quiet_gc():
-            with _aio.quiet_gc():
+        with aio.quiet_gc():
+            with aio.quiet_gc():
                 pass
             # The inner block's end must not restore the settings under the outer one.
-            assert gc.get_threshold()[0] == max(before[0], _aio.RUN_GC_THRESHOLD)
+            assert gc.get_threshold()[0] == max(before[0], aio.RUN_GC_THRESHOLD)
         assert gc.get_threshold() == before
         assert gc.get_freeze_count() == frozen  # the process's own freeze stands
     finally:

@@ -694,8 +694,8 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     import socket
     import threading
 
-    from metanim._edge import Unreachable
     from metanim.arena._preflight import check_servers
+    from metanim.util.edge import Unreachable
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metanim._json import Ready, dumps, dumps_line, fragment, loads
 from metanim.arena._log import read_records
 from metanim.arena.evaluate import EvaluationConfig
 from metanim.arena.tournament import TournamentConfig, plan, run_tournament
 from metanim.datasets import build, write_jsonl
 from metanim.llm.sim import SimServer
+from metanim.util.fastjson import Ready, dumps, dumps_line, fragment, loads
 
 EPISODES = 24
 

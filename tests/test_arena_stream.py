@@ -114,12 +114,12 @@ def test_progress_postfix_comes_from_status_counts():
 def test_logged_decisions_round_trip_to_the_decisions_made():
     import asyncio
 
-    from metanim import _json
     from metanim.agents.base import Decision
     from metanim.arena._players import ClientPool, build_policy
     from metanim.arena.episodes import EpisodeRecord, play_episode
     from metanim.arena.tournament import episode_line
     from metanim.games import make_game
+    from metanim.util import fastjson
 
     game = make_game("nim-31-k3")
     with SimServer() as server:
@@ -140,7 +140,7 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
     for record in records:
         line = json.loads(json.dumps(record.model_dump(mode="json")))
         # The log's line (decisions as ready JSON text, written by orjson) is the same JSON.
-        assert json.loads(_json.dumps_line(episode_line(record))) == line
+        assert json.loads(fastjson.dumps_line(episode_line(record))) == line
         for move, logged in zip(record.moves, line["moves"], strict=True):
             made = move.decision
             assert isinstance(made, Decision)

@@ -194,7 +194,7 @@ def test_datasets_sample_heaps_to_2_53_and_refuse_beyond() -> None:
 def test_a_range_argument_is_bounded() -> None:
     import argparse
 
-    from metanim._edge import int_range
+    from metanim.util.edge import int_range
 
     assert int_range("2-5") == [2, 3, 4, 5]
     for text in ("2-100000", "2-99999999999999999999999"):

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from metanim._seeds import derive_seed
+from metanim.util.seeds import derive_seed
 from metanim.agents import prompts, schemas
 from metanim.agents.parsing import Parsed, parse_reply
 from metanim.agents.tasks import Task, as_task, sorted_answers

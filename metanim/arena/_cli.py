@@ -195,7 +195,7 @@ def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
     import shlex
     import sys
 
-    from metanim._edge import EXIT_FAILED, EXIT_OK
+    from metanim.util.edge import EXIT_FAILED, EXIT_OK
 
     log_path = result.log_path
     print(result.report)
@@ -284,8 +284,8 @@ def play_arguments(p: argparse.ArgumentParser) -> None:
 
 def play_defaults(args: argparse.Namespace) -> dict[str, Any]:
     """The method keyword arguments `metanim play`'s flags set."""
-    from metanim._edge import strict_json
     from metanim.llm._types import CallOptions
+    from metanim.util.edge import strict_json
 
     extra = {}
     for item in args.extra_body:
@@ -302,7 +302,7 @@ def play_defaults(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _state_arg(text: str) -> Any:
-    from metanim._edge import strict_json
+    from metanim.util.edge import strict_json
 
     try:
         return strict_json(text, "--start", bare_text=True)
@@ -339,7 +339,6 @@ def play(args: argparse.Namespace) -> int:
     """Run `metanim play`: the graded transcript; exit code 3 if a model could not be reached."""
     import sys
 
-    from metanim._edge import EXIT_FAILED
     from metanim.agents.policy import LLMPolicy
     from metanim.agents.registry import build_method, make_client, parse_spec
     from metanim.arena._players import sim_server_if_needed, sim_url_from_env
@@ -347,6 +346,7 @@ def play(args: argparse.Namespace) -> int:
     from metanim.arena._preflight import preflight_players, preflight_servers
     from metanim.arena.play import PlayInfrastructureError, format_record, play_game
     from metanim.games import make_game
+    from metanim.util.edge import EXIT_FAILED
 
     game = make_game(args.game)
     if args.start is not None:  # refused before anything is said or started

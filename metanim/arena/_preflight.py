@@ -122,9 +122,9 @@ def check_servers(
     (it is ours and is up). A server that answers anything but 401/403 passes: many
     OpenAI-compatible servers do not list models.
     """
-    from metanim._edge import Unreachable
     from metanim.llm._types import InfrastructureError
     from metanim.llm.client import DEFAULT_BASE_URL
+    from metanim.util.edge import Unreachable
 
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
     seen: set[str] = set()

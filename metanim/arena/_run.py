@@ -214,7 +214,7 @@ async def run_logged(
     """
     from tqdm.auto import tqdm
 
-    from metanim._edge import Interrupted
+    from metanim.util.edge import Interrupted
 
     log_path = config.log_path
     interrupted = False

@@ -21,10 +21,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from metanim._seeds import derive_seed
 from metanim.agents.base import Decision
 from metanim.arena._policies import TURN_COUNTS, Policy, Turn, track_calls
 from metanim.games import Game
+from metanim.util.seeds import derive_seed
 
 Seat = Literal["first", "second"]
 Actor = Literal["agent", "opponent"]

@@ -29,7 +29,6 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from metanim import _aio
 from metanim.analysis.stats import item_accuracy
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
@@ -48,6 +47,7 @@ from metanim.arena._run import (
 from metanim.arena._stats import mean_std_ci
 from metanim.arena.episodes import derive_seed
 from metanim.llm._types import InfrastructureError
+from metanim.util import aio
 
 RESULT_STATUSES = ("ok", "fallback", "forfeit")
 
@@ -130,7 +130,7 @@ class EvaluationResult(RunResult):
 
 def run_evaluation(config: EvaluationConfig) -> EvaluationResult:
     """Run (or resume) an evaluation; blocks until done."""
-    return _aio.run(arun_evaluation(config))
+    return aio.run(arun_evaluation(config))
 
 
 async def arun_evaluation(config: EvaluationConfig) -> EvaluationResult:

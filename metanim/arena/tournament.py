@@ -22,7 +22,6 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from metanim import _aio, _json
 from metanim.arena._budget import Spent
 from metanim.arena._config import RunConfig
 from metanim.arena._identity import config_identity, identity_hash
@@ -40,6 +39,7 @@ from metanim.arena._run import (
 from metanim.arena._stats import wilson
 from metanim.arena.episodes import EpisodeRecord, Seat, SideTotals, derive_seed, play_episode
 from metanim.games import PRESETS, Game, InvalidStateError, make_game
+from metanim.util import aio, fastjson
 
 SeatPolicy = Literal["first", "second", "alternate", "random"]
 
@@ -123,7 +123,7 @@ class TournamentConfig(RunConfig):
 
 def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
     """A game setting `PRESET` or `NAME[:JSON params]` to its canonical key and game."""
-    from metanim._edge import strict_json
+    from metanim.util.edge import strict_json
 
     name, sep, raw = text.strip().partition(":")
     # Whole numbers only: a game's sizes are never truncated from 12.5 to 12.
@@ -144,8 +144,8 @@ def setting_start(start: str | None, key: str, game: Game[Any, Any]) -> Any:
     first decision, else a random N-position. A JSON state is checked with the game's
     `validate_state`, so a bad one fails before any episode.
     """
-    from metanim._edge import strict_json
     from metanim.envs.env import START_MODES, start_setting
+    from metanim.util.edge import strict_json
 
     value: Any = start
     if isinstance(start, str) and start not in START_MODES:
@@ -212,7 +212,7 @@ class TournamentResult(RunResult):
 
 def run_tournament(config: TournamentConfig) -> TournamentResult:
     """Run (or resume) a tournament; blocks until done. See `arun_tournament`."""
-    return _aio.run(arun_tournament(config))
+    return aio.run(arun_tournament(config))
 
 
 async def arun_tournament(config: TournamentConfig) -> TournamentResult:
@@ -305,7 +305,7 @@ def episode_line(record: EpisodeRecord) -> dict[str, Any]:
     line = record.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
     for out, move in zip(line["moves"], record.moves, strict=True):
         # `decision` is the last field: appending it keeps the key order.
-        out["decision"] = _json.fragment(move.decision)
+        out["decision"] = fastjson.fragment(move.decision)
     return line
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metanim._edge import game_params, int_range
+from metanim.util.edge import game_params, int_range
 
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
@@ -143,7 +143,7 @@ def _build(args: argparse.Namespace) -> int:
             if bar is None:
                 print(f"{path}: {len(records)} records")
     except KeyboardInterrupt:
-        from metanim._edge import Interrupted
+        from metanim.util.edge import Interrupted
 
         raise Interrupted(
             f"{len(written)} of {len(specs)} dataset files written under {out}; the file "

@@ -24,10 +24,10 @@ from typing import Any
 
 import aiohttp
 
-from metanim import _json
 from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.prices import PriceTable
+from metanim.util import fastjson
 
 log = logging.getLogger("metanim.llm")
 
@@ -383,7 +383,7 @@ class OpenAIChatClient:
         body = {k: v for k, v in request.items() if k != "extra_body"}
         if extra:
             body.update(extra)
-        data = _json.dumps(body)
+        data = fastjson.dumps(body)
         while True:
             try:
                 async with session.post(endpoint.chat_url, data=data) as response:
@@ -566,7 +566,7 @@ def _has_thinking(text: str, thought: Any) -> bool:
 
 def _parse_reply(raw: bytes, errors: list[dict[str, Any]]) -> _Reply:
     """A chat completion's texts, usage, finish reasons and thinking, from its JSON body."""
-    body = _json.loads(raw)
+    body = fastjson.loads(raw)
     choices = body.get("choices")
     if not choices:
         raise _BadResponse("the server returned no choices")

@@ -24,13 +24,13 @@ from typing import Any
 
 from aiohttp import hdrs, web
 
-from metanim import _aio, _json
 from metanim.games import SizeLimitError
 from metanim.llm.sim.policies import Prompt, Task
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
 from metanim.llm.templates import read_layout
+from metanim.util import aio, fastjson
 
 #: Records `log` keeps in memory by default (`log_limit=`); `--log FILE` keeps all of them.
 LOG_LIMIT = 10_000
@@ -62,7 +62,7 @@ def _error(
 def _respond(status: int, body: dict[str, Any], headers: dict[str, str]) -> web.Response:
     # orjson: a response's JSON in a fraction of `web.json_response`'s json.dumps.
     return web.Response(
-        body=_json.dumps(body), status=status, headers=headers, content_type="application/json"
+        body=fastjson.dumps(body), status=status, headers=headers, content_type="application/json"
     )
 
 
@@ -295,7 +295,7 @@ class SimApp:
         the answers, faults and log are the same either way.
         """
         try:
-            body = _json.loads(raw)
+            body = fastjson.loads(raw)
             model = str(body["model"])
             messages = [
                 {"role": str(m["role"]), "content": str(m.get("content") or "")}
@@ -555,7 +555,7 @@ class SimServer:
         failure: list[BaseException] = []
 
         def run() -> None:
-            loop = _aio.new_event_loop()
+            loop = aio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
@@ -619,7 +619,7 @@ def serve(
     extra = f", answering {known} questions" if questions else ""
     print(f"MetaNIM simulated server at {server.base_url}{extra} (Ctrl-C to stop)", flush=True)
     try:
-        with _aio.quiet_gc():  # the process is the server's alone
+        with aio.quiet_gc():  # the process is the server's alone
             threading.Event().wait()
     except KeyboardInterrupt:
         pass

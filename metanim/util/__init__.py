@@ -1,0 +1,37 @@
+"""What every layer may use: exit codes and strict value parsing at the edge, stable seeds.
+
+The bottom of the package's layer order: it imports no other `metanim` package. Two
+submodules are imported by name where they are needed: `metanim.util.fastjson` (orjson
+with the standard library's rules) and `metanim.util.aio` (the event loop and collector
+settings runs use).
+"""
+
+from metanim.util.edge import (
+    EXIT_CODES_HELP,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Interrupted,
+    Unreachable,
+    game_params,
+    int_range,
+    port,
+    strict_json,
+)
+from metanim.util.seeds import derive_seed
+
+__all__ = [
+    "EXIT_CODES_HELP",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Interrupted",
+    "Unreachable",
+    "derive_seed",
+    "game_params",
+    "int_range",
+    "port",
+    "strict_json",
+]
