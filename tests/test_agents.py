@@ -47,7 +47,7 @@ class Scripted:
         return self._model
 
     async def chat(
-        self, messages, *, temperature=0.0, n=1, seed=None, sample_index=0, max_tokens=None
+        self, messages, *, temperature=0.0, n=1, seed=None, sample_index=0, options=None
     ):
         self.requests.append({"messages": messages, "temperature": temperature, "seed": seed})
         text = self.script(messages, temperature, len(self.requests) - 1)

@@ -10,17 +10,26 @@ from typing import Any
 
 import pytest
 
-from metanim.arena import SolverPolicy, TournamentConfig, load_profile, play_episode, run_tournament
+from metanim.arena import (
+    ClientPool,
+    EvaluationConfig,
+    Side,
+    SolverPolicy,
+    TournamentConfig,
+    build_player,
+    load_profile,
+    play_episode,
+    run_evaluation,
+    run_tournament,
+)
 from metanim.arena._config import PROFILE_DIR
-from metanim.arena._log import AppendLog, read_records
-from metanim.arena._players import ClientPool, build_policy
-from metanim.arena._policies import CallTimes
-from metanim.arena._stats import mean_std_ci, wilson
-from metanim.arena.evaluate import EvaluationConfig, run_evaluation
+from metanim.arena._players import CallTimes
 from metanim.cli import main
 from metanim.games import make_game
 from metanim.llm.sim import SimServer
+from metanim.records import AppendLog, mean_ci, read_records, wilson_interval
 from metanim.solver import outcome, winning_moves
+from metanim.util import fastjson
 
 FAULTY = "sim-faulty:malformed=0.3,illegal=0.3,http500=0.15"
 
@@ -83,8 +92,10 @@ def test_random_agent_loses_sometimes_and_episodes_are_seeded() -> None:
 def test_llm_episode_is_reproducible_and_counts_calls(sim_server: SimServer) -> None:
     game = make_game("fibonacci-20")
     pool = ClientPool(sim_server.base_url, max_concurrency=8, timeout_s=10, max_retries=2)
-    agent = build_policy("mad", "sim-biased:heuristic=max_take,p=0.5", {"agents": 2}, pool)
-    opponent = build_policy("react", "sim-random", {}, pool)
+    agent = build_player(
+        Side.parse("mad", "sim-biased:heuristic=max_take,p=0.5", None, {"agents": 2}), pool
+    )
+    opponent = build_player(Side.parse("react", "sim-random", None, {}), pool)
 
     async def both() -> list:
         first = await play_episode(game, agent, opponent, seed=11)
@@ -185,7 +196,7 @@ def test_a_log_left_open_neither_keeps_the_process_alive_nor_loses_a_line(tmp_pa
 
     script = (
         "import asyncio, sys\n"
-        "from metanim.arena._log import AppendLog\n"
+        "from metanim.records import AppendLog\n"
         "async def main():\n"
         "    log = AppendLog(sys.argv[1])\n"
         "    await log.submit({'id': 1})\n"
@@ -253,12 +264,12 @@ def test_a_write_error_reaches_every_caller_of_the_batch(tmp_path: Path) -> None
 
 
 def test_stats() -> None:
-    low, high = wilson(8, 10)
-    assert 0.49 < low < 0.5 and 0.94 < high < 0.95  # Wilson (1927), z = 1.96
-    assert wilson(0, 0) == (0.0, 1.0)
-    mean, std, lo, _hi = mean_std_ci([0.5, 0.7, 0.6])
-    assert mean == pytest.approx(0.6) and std == pytest.approx(0.1)
-    assert lo == pytest.approx(0.6 - 4.303 * 0.1 / 3**0.5, abs=1e-4)
+    ci = wilson_interval(8, 10)
+    assert 0.49 < ci.low < 0.5 and 0.94 < ci.high < 0.95  # Wilson (1927), z = 1.96
+    assert (wilson_interval(0, 0).low, wilson_interval(0, 0).high) == (0.0, 1.0)
+    s = mean_ci([0.5, 0.7, 0.6])
+    assert s.mean == pytest.approx(0.6) and s.std == pytest.approx(0.1)
+    assert s.low == pytest.approx(0.6 - 4.303 * 0.1 / 3**0.5, abs=1e-4)
 
 
 # -------------------------------------------------------------- tournaments
@@ -408,7 +419,9 @@ def test_every_profile_loads_and_builds() -> None:
     for name in sorted(names):
         profile = load_profile(name)
         assert profile.name == name
-        policy = build_policy(profile.method, profile.model, profile.params, pool)
+        policy = build_player(
+            Side.parse(profile.method, profile.model, profile.base_url, profile.params), pool
+        )
         assert profile.model in policy.method.models
 
 
@@ -636,7 +649,8 @@ def test_cli_cache_answers_a_rerun_and_stays_out_of_the_hash(
 
 
 def test_evaluation_shows_how_many_repeats_entered_the_mean(tmp_path: Path) -> None:
-    from metanim.arena import evaluate
+    from metanim.arena.evaluate import Evaluation
+    from metanim.records import render_summary, summarize_evaluation
 
     config = EvaluationConfig(
         dataset=[str(_dataset(tmp_path / "ds.jsonl"))],
@@ -655,38 +669,13 @@ def test_evaluation_shows_how_many_repeats_entered_the_mean(tmp_path: Path) -> N
     for line in lines:
         if line["repeat"] == 1:
             line.update(status="infrastructure_error", correct=None)
-    summary = evaluate.summarize(lines, planned=evaluate.plan(config))
+    planned = [(*p.record.group, p.repeat) for p in Evaluation(config).plan()]
+    summary = summarize_evaluation(lines, planned=planned)
     summary["config"] = config.model_dump(mode="json")
     (row,) = [g for g in summary["games"] if g["game"] == "fibonacci"]
     assert (row["repeats_in_mean"], row["repeats"]) == (2, 3)
     assert len(row["accuracy_per_repeat"]) == 2
-    assert "| fibonacci | 8/12 | 2/3 |" in evaluate.render_report(summary)
-
-
-def test_a_policy_that_requires_rng_still_gets_the_seeded_generator() -> None:
-    """Policies written when `act` always got `rng=` keep working, with its old draws."""
-    import numpy as np
-
-    from metanim.arena._policies import Turn
-
-    game = make_game("nim-31-k3")
-    seen: list[tuple[int, int]] = []
-
-    class OldStyle:
-        name = "old-style"
-
-        async def act(self, game: Any, state: Any, *, seed: int, rng: np.random.Generator) -> Turn:
-            # The generator the arena used to pass: default_rng of the ply seed.
-            seen.append(
-                (int(rng.integers(2**31)), int(np.random.default_rng(seed).integers(2**31)))
-            )
-            return Turn(move=game.legal_moves(state)[0], status="ok")
-
-    record = asyncio.run(
-        play_episode(game, OldStyle(), SolverPolicy("optimal"), start="initial", seed=5)
-    )
-    assert record.status in ("win", "loss")
-    assert seen and all(got == expected for got, expected in seen)
+    assert "| fibonacci | 8/12 | 2/3 |" in render_summary(summary)
 
 
 def test_preflight_names_a_port_that_does_not_speak_http() -> None:
@@ -695,7 +684,8 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     import threading
 
     from metanim.arena._preflight import check_servers
-    from metanim.util.edge import Unreachable
+    from metanim.llm import ModelSpec
+    from metanim.util import Unreachable
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -712,7 +702,8 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     thread.start()
     try:
         with pytest.raises(Unreachable, match="cannot connect to the server"):
-            check_servers([("gpt-4o", f"http://127.0.0.1:{port}/v1")], skip=None)
+            url = f"http://127.0.0.1:{port}/v1"
+            check_servers([(ModelSpec.parse("gpt-4o", url), url)], skip=None)
     finally:
         thread.join(timeout=5)
         listener.close()
@@ -723,8 +714,7 @@ def test_a_method_with_its_own_record_model_is_still_recorded() -> None:
     # is kept as its JSON form, as before.
     from pydantic import BaseModel
 
-    from metanim.arena._policies import MethodPolicy
-    from metanim.arena.tournament import episode_line
+    from metanim.arena import MethodPolicy
     from metanim.games import make_game
 
     class Tokens(BaseModel):
@@ -753,5 +743,5 @@ def test_a_method_with_its_own_record_model_is_still_recorded() -> None:
     )
     kept = [m.decision for m in record.moves if m.actor == "agent"]
     assert kept and all(d["note"] == "mine" and "move" not in d for d in kept)
-    line = json.loads(json.dumps(episode_line(record)))
+    line = json.loads(fastjson.dumps_line(record.line()))
     assert line["moves"][0]["decision"]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}

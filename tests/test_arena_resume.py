@@ -19,11 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metanim.arena._log import read_records
 from metanim.arena.evaluate import EvaluationConfig
-from metanim.arena.tournament import TournamentConfig, plan, run_tournament
+from metanim.arena.tournament import Tournament, TournamentConfig, run_tournament
 from metanim.datasets import build, write_jsonl
 from metanim.llm.sim import SimServer
+from metanim.records import read_records
 from metanim.util.fastjson import Ready, dumps, dumps_line, fragment, loads
 
 EPISODES = 24
@@ -89,7 +89,9 @@ def test_sigkill_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_path: Pat
     lines = read_records(log)
     ids = [r["id"] for r in lines]
     config = TournamentConfig(**json.loads(log.with_suffix(".config.json").read_text()))
-    assert sorted(ids) == sorted(p.id for p in plan(config))  # every episode exactly once
+    assert sorted(ids) == sorted(
+        p.id for p in Tournament(config).plan()
+    )  # every episode exactly once
     assert [r["id"] for r in lines[: len(survived)]] == [r["id"] for r in survived]
     summary = json.loads(log.with_suffix(".summary.json").read_text())
     (all_seats,) = [g for g in summary["groups"] if g["seat"] == "all"]

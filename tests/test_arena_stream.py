@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from metanim.arena import TournamentConfig, run_tournament
-from metanim.arena._log import iter_records, read_records
 from metanim.arena._run import LoggedRecords
-from metanim.arena.tournament import _postfix
 from metanim.llm.sim import SimServer
+from metanim.records import iter_records, read_records
 
 FAULTY = "sim-faulty:malformed=0.2,http500=0.3"
 
@@ -106,27 +105,29 @@ def test_streamed_summary_matches_the_whole_log_after_faults_resume_and_budget(t
 
 
 def test_progress_postfix_comes_from_status_counts():
+    from metanim.arena.tournament import Tournament
+
+    job = Tournament(TournamentConfig(method="optimal", opponent="random", progress=False))
     counts = Counter({"win": 3, "loss": 2, "infrastructure_error": 1})
-    assert _postfix(counts) == "win 3/5, failed 1"
-    assert _postfix(Counter({"loss": 4})) == "win 0/4"
+    assert job.progress(counts) == "win 3/5, failed 1"
+    assert job.progress(Counter({"loss": 4})) == "win 0/4"
 
 
 def test_logged_decisions_round_trip_to_the_decisions_made():
     import asyncio
 
-    from metanim.agents.base import Decision
-    from metanim.arena._players import ClientPool, build_policy
-    from metanim.arena.episodes import EpisodeRecord, play_episode
-    from metanim.arena.tournament import episode_line
+    from metanim.agents import Decision
+    from metanim.arena import ClientPool, Side, build_player, play_episode
     from metanim.games import make_game
+    from metanim.records import EpisodeRecord
     from metanim.util import fastjson
 
     game = make_game("nim-31-k3")
     with SimServer() as server:
         pool = ClientPool(server.base_url, max_concurrency=4, timeout_s=10, max_retries=0)
         url = server.base_url
-        agent = build_policy("react", f"sim-faulty:malformed=0.3@{url}", {}, pool, record=True)
-        opponent = build_policy("mad", f"sim-biased:p=0.5@{url}", {}, pool, record=True)
+        agent = build_player(Side.parse("react", f"sim-faulty:malformed=0.3@{url}", None, {}), pool)
+        opponent = build_player(Side.parse("mad", f"sim-biased:p=0.5@{url}", None, {}), pool)
 
         async def episodes():
             out = [
@@ -140,7 +141,7 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
     for record in records:
         line = json.loads(json.dumps(record.model_dump(mode="json")))
         # The log's line (decisions as ready JSON text, written by orjson) is the same JSON.
-        assert json.loads(fastjson.dumps_line(episode_line(record))) == line
+        assert json.loads(fastjson.dumps_line(record.line())) == line
         for move, logged in zip(record.moves, line["moves"], strict=True):
             made = move.decision
             assert isinstance(made, Decision)

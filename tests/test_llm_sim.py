@@ -304,21 +304,24 @@ def test_request_log_and_attempt_counts_are_bounded():
 
 
 def test_a_resumed_run_gets_a_new_simulator_session(tmp_path, monkeypatch):
-    import metanim.llm.sim as sim
-    from metanim.arena._players import sim_server_if_needed
+    from types import SimpleNamespace
+
+    import metanim.arena._run as run
+    from metanim.llm.sim import SimServer
 
     sessions = []
 
-    class Spy(sim.SimServer):
+    class Spy(SimServer):
         def __init__(self, *args, **kwargs):
             sessions.append(kwargs.get("session"))
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(sim, "SimServer", Spy)
+    monkeypatch.setattr(run, "SimServer", Spy)
     log = tmp_path / "run.jsonl"
-    with sim_server_if_needed(True, seed=3, log_path=log):
+    job = SimpleNamespace(log_path=log, config=SimpleNamespace(seed=3), questions=[])
+    with run._sim_server(True, job):
         pass
     log.write_text('{"id": "a", "status": "infrastructure_error"}\n{"id": "b"}\n')
-    with sim_server_if_needed(True, seed=3, log_path=log):
+    with run._sim_server(True, job):
         pass
     assert sessions == [0, 2]

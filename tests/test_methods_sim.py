@@ -356,11 +356,13 @@ def test_failed_call_lets_its_siblings_settle_and_records_them(server) -> None:
 def _play(argv: list[str]) -> int:
     import argparse
 
-    from metanim.arena._cli import play, play_arguments
+    from metanim.cli._arena import play, play_arguments
 
     parser = argparse.ArgumentParser()
     play_arguments(parser)
-    return play(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    args.argv = argv
+    return play(args)
 
 
 def test_play_starts_the_simulator_for_sim_models(monkeypatch, capsys) -> None:
@@ -384,12 +386,12 @@ def test_play_keeps_the_transcript_on_an_infrastructure_error(capsys) -> None:
 
 
 def test_play_refuses_a_terminal_start(capsys) -> None:
-    from metanim.arena.play import play_game
+    from metanim.arena import TournamentConfig, play_game
 
     argv = ["--game", "fibonacci-20", "--agent", "react", "--model", "sim-optimal"]
     with pytest.raises(ValueError, match="terminal: nothing to play"):
         _play([*argv, "--start", "[0, 0]"])
     assert capsys.readouterr().out == ""
-    policy = LLMPolicy(build_method("react", "sim-optimal", client_factory=make_client))
+    config = TournamentConfig(games=["fibonacci-20"], method="react", start="[0, 0]")
     with pytest.raises(ValueError, match="terminal"):
-        play_game(FIB, policy, policy, start=(0, 0))
+        play_game(config)

@@ -7,6 +7,7 @@ full record. Methods work on game positions (`GameTask`) and on questions (`Ques
 from metanim.agents.acemad import AceMAD, aggregate, brier_score, update_weights
 from metanim.agents.base import (
     CallRecord,
+    Counts,
     Context,
     Decision,
     DecisionInfrastructureError,
@@ -20,6 +21,7 @@ from metanim.agents.policy import LLMPolicy
 from metanim.agents.prompts import METHOD_PROMPT_VERSION
 from metanim.agents.registry import (
     METHODS,
+    MethodSpec,
     build_method,
     check_parameters,
     make_client,
@@ -38,6 +40,7 @@ __all__ = [
     "ActionReply",
     "AnonymousMAD",
     "CallRecord",
+    "Counts",
     "CoT",
     "Context",
     "CrossModel",
@@ -47,6 +50,7 @@ __all__ = [
     "GameTask",
     "LLMPolicy",
     "Method",
+    "MethodSpec",
     "Parsed",
     "Question",
     "QuestionTask",

@@ -19,7 +19,7 @@ from metanim.agents.base import Context, Method, Reply, gather
 from metanim.agents.debate import _clients
 from metanim.agents.parsing import Parsed, last_object_with
 from metanim.games import MoveError, UnparsableMoveError
-from metanim.llm._types import ChatModel, Message
+from metanim.llm import ChatModel, Message
 
 Dist = dict[str, float]
 

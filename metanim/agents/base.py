@@ -9,13 +9,11 @@ usage, cost and latency, and the counts of unparsable and illegal answers (DESIG
 from __future__ import annotations
 
 import asyncio
-import inspect
 import random
 import time
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from types import FunctionType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -26,17 +24,56 @@ from metanim.agents import prompts, schemas
 from metanim.agents.parsing import Parsed, parse_reply
 from metanim.agents.tasks import Task, as_task, sorted_answers
 from metanim.games import PROMPT_VERSION, Game
-from metanim.llm._types import (
-    CallOptions,
-    ChatModel,
-    Completion,
-    InfrastructureError,
-    Message,
-    Usage,
-)
+from metanim.llm import CallOptions, ChatModel, Completion, InfrastructureError, Message, Usage
+from metanim.util import derive_seed
 
 Status = Literal["ok", "forfeit", "fallback", "infrastructure_error"]
 OnFailure = Literal["forfeit", "random"]
+
+
+class Counts(BaseModel):
+    """What a decision cost and how its replies failed: the counters every record carries.
+
+    One decision has them (`Decision.counts`), a move record copies them, a player's
+    totals and a run's usage add them up (`+`, `Counts.total`): the fields are named here
+    once.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    illegal: int = 0  # replies that named a forbidden answer
+    unparsable: int = 0  # replies that named no answer
+    truncated: int = 0  # replies cut off by the completion cap
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+    @classmethod
+    def of(cls, decision: Any) -> Counts:
+        """The counters of a method's decision record: a `Decision`, or any record with its
+        fields (`illegal`, `unparsable`, `truncated`, `calls`, `usage`, `cost_usd`,
+        `latency_s`)."""
+        return cls(
+            illegal=int(decision.illegal),
+            unparsable=int(decision.unparsable),
+            truncated=int(getattr(decision, "truncated", 0)),
+            calls=len(decision.calls),
+            prompt_tokens=int(decision.usage.prompt_tokens),
+            completion_tokens=int(decision.usage.completion_tokens),
+            cost_usd=float(decision.cost_usd),
+            latency_s=float(decision.latency_s),
+        )
+
+    @classmethod
+    def total(cls, items: Iterable[Counts], **fields: Any) -> Any:
+        """A `cls` holding the sums of `items`' counters, plus `fields`."""
+        sums = dict.fromkeys(Counts.model_fields, 0)
+        for item in items:
+            for name in sums:
+                sums[name] += getattr(item, name)
+        return cls(**sums, **fields)
 
 
 class CallRecord(BaseModel):
@@ -153,6 +190,11 @@ class Decision(BaseModel):
     def n_calls(self) -> int:
         return len(self.calls)
 
+    @property
+    def counts(self) -> Counts:
+        """The decision's counters, as move records and totals carry them."""
+        return Counts.of(self)
+
 
 class DecisionInfrastructureError(InfrastructureError):
     """An `InfrastructureError` during a decision; `.decision` holds the partial record."""
@@ -234,11 +276,12 @@ class Context:
         self.calls.append(None)  # type: ignore[arg-type]
         seed = derive_seed(self.seed, agent, phase, round, attempt, sample_index)
         options = self.call_options(phase, schema)
-        extra: dict[str, Any] = (
-            {"options": options} if _takes_options(client) else {"max_tokens": options.max_tokens}
-        )
         completion = await client.chat(
-            list(messages), temperature=temperature, seed=seed, sample_index=sample_index, **extra
+            list(messages),
+            temperature=temperature,
+            seed=seed,
+            sample_index=sample_index,
+            options=options,
         )
         self.calls[index] = CallRecord(
             index=index,
@@ -633,28 +676,6 @@ def _total_usage(usages: Iterable[Usage]) -> Usage:
         prompt += usage.prompt_tokens
         completion += usage.completion_tokens
     return Usage(prompt_tokens=prompt, completion_tokens=completion)
-
-
-def _takes_options(client: ChatModel) -> bool:
-    """Whether `client.chat` takes `options` (a `ChatModel` written before it had them
-    still gets the completion cap, as `max_tokens`)."""
-    chat = getattr(client, "chat", None)
-    # Once per chat function: `inspect.signature` costs more CPU than the HTTP call.
-    key = getattr(chat, "__func__", chat)
-    known = _TAKES_OPTIONS.get(key) if isinstance(key, FunctionType) else None
-    if known is not None:
-        return known
-    try:
-        params = inspect.signature(chat).parameters  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return True
-    takes = "options" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-    if isinstance(key, FunctionType):
-        _TAKES_OPTIONS[key] = takes
-    return takes
-
-
-_TAKES_OPTIONS: dict[FunctionType, bool] = {}
 
 
 async def gather(*aws: Any) -> list[Any]:

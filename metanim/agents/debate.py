@@ -12,7 +12,7 @@ from metanim.agents.elicit import elicit_systems
 from metanim.agents.parsing import Parsed, last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
-from metanim.llm._types import ChatModel, Message
+from metanim.llm import ChatModel, Message
 
 log = logging.getLogger("metanim.agents")
 

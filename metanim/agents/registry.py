@@ -8,16 +8,21 @@ colon takes the whole tail: `react:sim-biased:heuristic=max_take,p=0.8`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from metanim.agents.acemad import AceMAD
 from metanim.agents.base import Method
 from metanim.agents.debate import MAD, MPD, AnonymousMAD, CrossModel, DReaMAD
 from metanim.agents.single import CoT, ReAct, SelfConsistency, SelfRefine, Standard
-from metanim.llm._types import ChatModel
+from metanim.llm import ChatModel, ModelSpec, OpenAIChatClient
 
 ClientFactory = Callable[[str], ChatModel]
 
@@ -45,11 +50,11 @@ METHODS: dict[str, tuple[type[Method], dict[str, Any]]] = {
 
 
 def make_client(spec: str, **kwargs: Any) -> ChatModel:
-    """An `OpenAIChatClient` from `model` or `model@base_url` (key from OPENAI_API_KEY)."""
-    from metanim.llm import OpenAIChatClient
-
-    model, _, base_url = spec.partition("@")
-    return OpenAIChatClient(model.strip(), base_url=base_url.strip() or None, **kwargs)
+    """An `OpenAIChatClient` from `model` or `model@base_url` (its key from the spec's key
+    variable: `OPENAI_API_KEY`, or `METANIM_SIM_API_KEY` for a simulated model)."""
+    model = ModelSpec.parse(spec)
+    kwargs.setdefault("api_key", model.api_key())
+    return OpenAIChatClient(model.name, base_url=list(model.urls) or None, **kwargs)
 
 
 def _value(text: str) -> Any:
@@ -119,8 +124,84 @@ def check_parameters(name: str, params: dict[str, Any], spec: str | None = None)
     )
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """Parameter annotations of a method class and the bases it forwards `**kwargs` to."""
+    out: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
+        try:
+            hints = typing.get_type_hints(init)
+        except Exception:  # an annotation that cannot be resolved: not checked
+            continue
+        for param in inspect.signature(init).parameters.values():
+            if param.name in hints and param.kind is param.KEYWORD_ONLY:
+                out[param.name] = hints[param.name]
+    return out
+
+
+def _check_type(cls: type, key: str, value: Any, spec: str) -> None:
+    hint = _hints(cls).get(key)
+    if hint is None:
+        return
+    try:
+        TypeAdapter(hint).validate_python(value, strict=isinstance(value, str))
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"]
+        raise ValueError(
+            f"method parameter {key}={value!r} of {spec!r}: {msg} "
+            f"(expected {getattr(hint, '__name__', hint)})"
+        ) from None
+    except Exception:  # a type pydantic cannot check (a protocol): not checked
+        return
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method spec read once: its registry name, the model it names, its parameters.
+
+    `params` are the spec's own parameters with the given ones on top; names and types
+    are checked when the spec is parsed. A cross-model debate names its models in
+    `models=a|b`; `models()` splits them, here only.
+    """
+
+    text: str
+    name: str
+    model: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, spec: str, params: dict[str, Any] | None = None) -> MethodSpec:
+        """Parse and check `spec` (`name[:items]`) with `params` on top of its own."""
+        name, model, own = parse_spec(spec)
+        merged = {**own, **(params or {})}
+        check_parameters(name, merged, spec)
+        method_cls = METHODS[name][0]
+        for key, value in merged.items():
+            _check_type(method_cls, key, value, spec)
+        made = cls(spec, name, model, merged)
+        if made.cross and len(made.models(None)) < 2:
+            raise ValueError(f"cross-model debate {spec!r} needs models=a|b")
+        return made
+
+    @property
+    def cross(self) -> bool:
+        """Whether this is a cross-model debate (its models come from `models=`)."""
+        return METHODS[self.name][0] is CrossModel
+
+    def models(self, default: str | None) -> list[str]:
+        """The models this method calls: a cross debate's `models=`, else its own model or
+        `default`."""
+        if self.cross:
+            return [m.strip() for m in str(self.params.get("models") or "").split("|") if m.strip()]
+        chosen = self.model or default
+        return [chosen] if chosen else []
+
+
 def build_method(
-    spec: str,
+    spec: str | MethodSpec,
     model: str | None = None,
     *,
     client_factory: ClientFactory = make_client,
@@ -128,21 +209,17 @@ def build_method(
 ) -> Method:
     """A method from its spec; the model comes from the spec, else `model`.
 
-    `client_factory` turns a `model@base_url` string into a client (tests pass one that
-    points at the simulated server). `defaults` are keyword arguments (call options,
-    re-asks, failure policy) that the spec's own parameters override.
+    `client_factory` turns a model text (`model` or `model@base_url`) into a client.
+    `defaults` are keyword arguments (call options, re-asks, failure policy) that the
+    spec's own parameters override.
     """
-    name, spec_model, params = parse_spec(spec)
-    check_parameters(name, params, spec)
-    cls, fixed = METHODS[name]
-    params = {**(defaults or {}), **params}
-    if cls is CrossModel:
-        models = params.pop("models", None)
-        names = str(models).split("|") if models else []
-        if len(names) < 2:
-            raise ValueError("cross-model debate needs models=a|b")
-        return CrossModel([client_factory(m) for m in names], **params)
-    chosen = spec_model or model
-    if chosen is None:
-        raise ValueError(f"method {spec!r} needs a model")
-    return cls(client_factory(chosen), **{**fixed, **params})  # type: ignore[call-arg]
+    spec = spec if isinstance(spec, MethodSpec) else MethodSpec.parse(spec)
+    cls, fixed = METHODS[spec.name]
+    params = {**fixed, **(defaults or {}), **spec.params}
+    models = spec.models(model)
+    if not models:
+        raise ValueError(f"method {spec.text!r} needs a model")
+    if spec.cross:
+        params.pop("models", None)
+        return CrossModel([client_factory(m) for m in models], **params)
+    return cls(client_factory(models[0]), **params)  # type: ignore[call-arg]

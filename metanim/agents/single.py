@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, gather
 from metanim.agents.elicit import elicit_systems
-from metanim.llm._types import ChatModel, Message
+from metanim.llm import ChatModel, Message
 
 
 def answer_messages(ctx: Context, style: str, system: str | None = None) -> list[Message]:

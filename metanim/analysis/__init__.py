@@ -1,7 +1,8 @@
-"""Statistics, debate dynamics, plots and the results report (docs/analysis.md)."""
+"""Debate dynamics, reports, plots and the results page (docs/analysis.md)."""
 
 from __future__ import annotations
 
+import metanim.records
 from metanim.analysis.debate import (
     DebateTrace,
     EntrenchmentRow,
@@ -28,36 +29,16 @@ from metanim.analysis.debate import (
     subversion_correction,
 )
 from metanim.analysis.report import Report, render_report, trace_from_decision
-from metanim.analysis.stats import (
-    MAJORITY_RULE,
-    AccuracySummary,
-    Interval,
-    Summary,
-    bootstrap_ci,
-    item_accuracy,
-    majority_verdict,
-    mcnemar_exact,
-    mcnemar_items,
-    mean_ci,
-    newcombe_difference,
-    paired_episode_difference,
-    paired_item_bootstrap,
-    wilson_interval,
-)
+from metanim.util import deprecated_aliases
 
 __all__ = [
-    "MAJORITY_RULE",
-    "AccuracySummary",
     "DebateTrace",
     "EntrenchmentRow",
-    "Interval",
     "Rate",
     "Report",
-    "Summary",
     "agent_accuracy",
     "answer_distribution",
     "any_correct_rate",
-    "bootstrap_ci",
     "conformity_by_peers",
     "conformity_obstinacy",
     "dominant_action",
@@ -70,20 +51,26 @@ __all__ = [
     "error_correction_rate",
     "identity_bias_ci",
     "identity_bias_coefficient",
-    "item_accuracy",
     "majority_accuracy",
-    "majority_verdict",
-    "mcnemar_exact",
-    "mcnemar_items",
-    "mean_ci",
     "mixed_rate",
     "negative_persuasion_rate",
-    "newcombe_difference",
     "outcome_breakdown",
-    "paired_episode_difference",
-    "paired_item_bootstrap",
     "render_report",
     "subversion_correction",
     "trace_from_decision",
-    "wilson_interval",
 ]
+
+#: The statistics moved below the arena, to `metanim.records`, which both arena and
+#: analysis read.
+__getattr__ = deprecated_aliases(
+    __name__,
+    {
+        name: (f"metanim.records.{name}", getattr(metanim.records, name))
+        for name in (
+            "MAJORITY_RULE", "AccuracySummary", "Interval", "Summary", "bootstrap_ci",
+            "item_accuracy", "majority_verdict", "mcnemar_exact", "mcnemar_items", "mean_ci",
+            "newcombe_difference", "paired_episode_difference", "paired_item_bootstrap",
+            "wilson_interval",
+        )
+    },
+)  # fmt: skip

@@ -7,7 +7,7 @@ every `*.jsonl` log under the folder, each line either a tournament episode (has
 the same folder). Unknown lines are skipped, so a folder may also hold datasets or
 other logs.
 
-Rows are runs, grouped by the canonical run identity (`metanim.arena._identity`):
+Rows are runs, grouped by the canonical run identity (`metanim.records.run_identity`):
 method and every parameter, model(s), opponent and its model, settings, start rule,
 seat policy, seed, prompt and call options. Two identities are never pooled into one
 row; labels name the model and the opponent, and grow the fields two runs differ in
@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from metanim.agents import parse_spec
 from metanim.analysis.debate import (
     OUTCOMES,
     DebateTrace,
@@ -42,17 +43,32 @@ from metanim.analysis.debate import (
     rate_bootstrap,
     subversion_correction,
 )
-from metanim.analysis.stats import (
+from metanim.analysis.viewer import write_viewer
+from metanim.games import make_game
+from metanim.records import (
     MAJORITY_RULE,
+    distinguishing_labels,
+    game_key,
+    identity_hash,
     item_accuracy,
+    iter_logs,
+    log_identity,
     majority_verdict,
     mcnemar_exact,
     mcnemar_items,
+    md,
     newcombe_difference,
     paired_episode_difference,
     paired_item_bootstrap,
+    read_records,
+    run_identity,
+    signed,
+    std_text,
+    text_table,
     wilson_interval,
 )
+from metanim.records import pct as _pct
+from metanim.solver import winning_moves
 
 FINISHED = ("win", "loss")
 
@@ -183,7 +199,7 @@ class Report(BaseModel):
         out = [f"results: {self.results_dir}"]
         if self.win_rates:
             out += ["", "Win rate (episodes, 95% Wilson CI)"]
-            out += _text_table(
+            out += text_table(
                 ["run", "game", "win rate", "95% CI", "n", "failed"],
                 [
                     [
@@ -199,13 +215,13 @@ class Report(BaseModel):
             )
         if self.accuracy:
             out += ["", "Decision accuracy (mean ± std over R repeats; 95% CI over items)"]
-            out += _text_table(
+            out += text_table(
                 ["run", "game", "accuracy", "95% CI", "items", "R", "decisions"],
                 [
                     [
                         r.method,
                         r.game,
-                        f"{_pct(r.mean)} ± {_std(r.std)}",
+                        f"{_pct(r.mean)} ± {std_text(r.std)}",
                         f"[{_pct(r.low)}, {_pct(r.high)}]",
                         r.items,
                         r.repeats,
@@ -220,90 +236,9 @@ class Report(BaseModel):
         return "\n".join(out)
 
 
-# ------------------------------------------------------------------------- reading
-def iter_logs(results_dir: str | Path) -> Iterator[tuple[Path, str, dict[str, Any]]]:
-    """(log path, kind, config) for every episode or decision log under the folder."""
-    for path in sorted(Path(results_dir).rglob("*.jsonl")):
-        kind = _kind(path)
-        if kind is None:
-            continue
-        yield path, kind, _config_of(path)
-
-
-def _kind(path: Path) -> str | None:
-    try:
-        with path.open(encoding="utf-8") as fh:
-            first = next((line for line in fh if line.strip()), "")
-        row = json.loads(first) if first else {}
-    except (OSError, json.JSONDecodeError):
-        return None
-    if not isinstance(row, dict):
-        return None
-    if "seat" in row and "status" in row:
-        return "episodes"
-    if "record_id" in row and "correct" in row:
-        return "decisions"
-    return None
-
-
-def _config_of(path: Path) -> dict[str, Any]:
-    for candidate in (path.with_suffix(".config.json"), path.parent / "run.json"):
-        if candidate.exists():
-            try:
-                data = json.loads(candidate.read_text())
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, dict):
-                return data
-    return {}
-
-
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
-    # Read as `tournament`/`evaluate` read their logs: a torn last line (a killed run)
-    # is skipped, a corrupt complete line is refused with file:line.
-    from metanim.arena._log import read_records
-
-    for row in read_records(path):
-        if isinstance(row, dict):
-            yield row
-
-
-def _game_key(game: str, variant: str) -> str:
-    return game if variant in ("", "normal") else f"{game} ({variant})"
-
-
-def _prompt_versions(row: dict[str, Any]) -> dict[str, str] | None:
-    """The prompt versions a log line's decision recorded (None when it kept none)."""
-    decisions = [row.get("decision")] + [m.get("decision") for m in row.get("moves") or []]
-    for d in decisions:
-        if isinstance(d, dict) and d.get("prompt_version"):
-            return {
-                "method": str(d["prompt_version"]),
-                "game": str(d.get("game_prompt_version", "")),
-            }
-    return None
-
-
-def _identity(config: dict[str, Any], row: dict[str, Any], kind: str) -> dict[str, Any]:
-    """The run identity of a log (its config minus run-only fields; the dataset apart)."""
-    from metanim.arena._identity import run_identity
-
-    if not config:
-        # A log without its config: all we know is the method name in the lines.
-        name = row.get("agent") if kind == "episodes" else (row.get("decision") or {}).get("method")
-        return {"method": str(name or "?")}
-    identity = run_identity(config, _prompt_versions(row))
-    # The dataset is the column (game), not the row: a run over nim.jsonl and one over
-    # fib.jsonl with everything else equal is one row of Table 1.
-    identity.pop("dataset", None)
-    return identity
-
-
 # ------------------------------------------------------------------------- report
 def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = True) -> Report:
     """Read a results folder; with `write`, save report.md and (with `plots`) PNGs there."""
-    from metanim.arena._identity import distinguishing_labels, identity_hash
-
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ValueError(f"no results folder at {results_dir}")
@@ -313,12 +248,10 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     # (identity hash, game, dataset) -> decision id -> latest line.
     raw_decisions: dict[tuple[str, str, str], dict[Any, dict[str, Any]]] = defaultdict(dict)
     for path, kind, config in iter_logs(results_dir):
-        rows = list(_rows(path))
+        rows = read_records(path)
         if not rows:
             continue
-        # The prompt versions come from the first line that kept a decision record.
-        sample = next((r for r in rows if _prompt_versions(r)), rows[0])
-        identity = _identity(config, sample, kind)
+        identity = log_identity(config, rows, kind)
         h = identity_hash(identity)
         identities[h] = identity
         dataset = ",".join(map(str, run_dataset(config)))
@@ -328,7 +261,7 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
                 setting = str(row.get("setting") or row.get("game") or "?")
                 episodes[(h, setting)][key] = row
             else:
-                game = _game_key(str(row.get("game", "?")), str(row.get("variant", "")))
+                game = game_key(str(row.get("game", "?")), str(row.get("variant", "")))
                 raw_decisions[(h, game, dataset)][key] = row
     # One game column per dataset content: two different files of one game stay apart.
     datasets_of: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -380,17 +313,12 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     report.markdown = to_markdown(report)
     if write:
         (results_dir / "report.md").write_text(report.markdown, encoding="utf-8")
-        # The HTML viewer reads the same logs; its own module (metanim.analysis.viewer).
-        from metanim.analysis.viewer import write_viewer
-
         report.pages = [str(p) for p in write_viewer(report, results_dir)]
     return report
 
 
 def run_dataset(config: dict[str, Any]) -> list[str]:
     """The dataset(s) of an evaluation config, by content digest (empty for a tournament)."""
-    from metanim.arena._identity import run_identity
-
     return list(run_identity({"dataset": config.get("dataset") or []})["dataset"])
 
 
@@ -579,9 +507,6 @@ def trace_from_decision(
 
 def _move_traces(episode: dict[str, Any]) -> Iterator[DebateTrace]:
     """Traces of the agent's debate decisions in one episode, graded by the solver."""
-    from metanim.games import make_game
-    from metanim.solver import winning_moves
-
     try:
         game = make_game(str(episode["game"]), **(episode.get("game_params") or {}))
     except (KeyError, TypeError, ValueError):
@@ -648,7 +573,6 @@ def _identity_bias_rows(
     labels: dict[str, str],
 ) -> list[IdentityBiasRow]:
     """IBC for every vanilla/anonymized pair of runs identical but for the method name."""
-    from metanim.agents.registry import parse_spec
 
     def canonical(identity: dict[str, Any]) -> tuple[str, str]:
         try:
@@ -781,15 +705,6 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------ markdown
-#: Characters that change a Markdown table cell's meaning.
-_MD_SPECIAL = "\\|`*_[]<>#"
-
-
-def md(text: object) -> str:
-    """`text` escaped for a Markdown table cell (a `|` in a method spec no longer splits it)."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text)).replace("\n", " ")
-
-
 def accuracy_table(rows: list[AccuracyRow], *, average: bool = True) -> list[str]:
     """Seed 000's Table 1 layout: a row per run, a column per game, and their Average."""
     games = sorted({a.game for a in rows})
@@ -807,7 +722,7 @@ def accuracy_table(rows: list[AccuracyRow], *, average: bool = True) -> list[str
                 continue
             means.append(a.mean)
             cells.append(
-                f"{_pct(a.mean)} ± {_std(a.std)} [{_pct(a.low)}, {_pct(a.high)}] "
+                f"{_pct(a.mean)} ± {std_text(a.std)} [{_pct(a.low)}, {_pct(a.high)}] "
                 f"({a.items} items × {a.repeats})"
                 # Forfeits (format failures) count as wrong; shown apart.
                 + (f" ({a.forfeits} forfeits)" if a.forfeits else "")
@@ -853,8 +768,8 @@ def to_markdown(report: Report) -> str:
             "|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {md(d.game)} | {md(d.a)} | {md(d.b)} | {_signed(d.diff)} "
-            f"| [{_signed(d.low)}, {_signed(d.high)}] "
+            f"| {md(d.game)} | {md(d.a)} | {md(d.b)} | {signed(d.diff)} "
+            f"| [{signed(d.low)}, {signed(d.high)}] "
             f"| {'paired bootstrap' if d.paired else 'Newcombe'} | {d.n} |"
             for d in report.win_diffs
         ]
@@ -883,7 +798,7 @@ def to_markdown(report: Report) -> str:
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {md(a.method)} | {md(a.game)} | {_pct(a.mean)} ± {_std(a.std)} "
+            f"| {md(a.method)} | {md(a.game)} | {_pct(a.mean)} ± {std_text(a.std)} "
             f"| [{_pct(a.low)}, {_pct(a.high)}] | {a.items} × {a.repeats} |"
             for a in report.by_difficulty
         ]
@@ -901,7 +816,7 @@ def to_markdown(report: Report) -> str:
             + (
                 "–"
                 if p.diff != p.diff
-                else f"{_signed(p.diff)} [{_signed(p.diff_low)}, {_signed(p.diff_high)}]"
+                else f"{signed(p.diff)} [{signed(p.diff_low)}, {signed(p.diff_high)}]"
             )
             + " |"
             for p in report.paired
@@ -928,7 +843,7 @@ def to_markdown(report: Report) -> str:
         ]
         lines += [
             f"| {md(d.method)} | {d.debates} | {_pct(d.conformity)} | {_pct(d.obstinacy)} "
-            f"| {_signed(d.conformity - d.obstinacy)} | {_pct(d.conformity_r1)} "
+            f"| {signed(d.conformity - d.obstinacy)} | {_pct(d.conformity_r1)} "
             f"| {_pct(d.obstinacy_r1)} | {_pct(d.subversion)} | {_pct(d.correction)} "
             f"| {d.error_correction} | {d.negative_persuasion} | {d.mixed} |"
             for d in report.debate
@@ -958,9 +873,9 @@ def to_markdown(report: Report) -> str:
             "|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {md(b.vanilla)} | {md(b.anonymized)} | {_signed(b.gap_vanilla)} "
-            f"| {_signed(b.gap_anonymized)} | {_signed(b.ibc)} | [{_signed(b.low)}, {_signed(b.high)}] "
-            f"| {_signed(b.ibc_r1)} | {b.debates[0]} / {b.debates[1]} |"
+            f"| {md(b.vanilla)} | {md(b.anonymized)} | {signed(b.gap_vanilla)} "
+            f"| {signed(b.gap_anonymized)} | {signed(b.ibc)} | [{signed(b.low)}, {signed(b.high)}] "
+            f"| {signed(b.ibc_r1)} | {b.debates[0]} / {b.debates[1]} |"
             for b in report.identity_bias
         ]
         lines.append("")
@@ -1024,24 +939,3 @@ def cross_markdown(c: CrossRow) -> list[str]:
         ]
         lines += ["", f"McNemar's exact test; baseline: {MAJORITY_RULE}.", ""]
     return lines
-
-
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{100 * x:.1f}%"
-
-
-def _std(x: float) -> str:
-    return "–" if x != x else f"{100 * x:.1f}"
-
-
-def _signed(x: float) -> str:
-    return "–" if x != x else f"{100 * x:+.1f} pp"
-
-
-def _text_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
-    cells = [headers, *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*headers), fmt.format(*["-" * w for w in widths])] + [
-        fmt.format(*r) for r in cells[1:]
-    ]

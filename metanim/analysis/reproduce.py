@@ -31,11 +31,19 @@ from metanim.analysis.debate import (
 from metanim.analysis.report import (
     accuracy_table,
     cross_markdown,
-    md,
     render_report,
     trace_from_decision,
 )
-from metanim.analysis.stats import item_accuracy, wilson_interval
+from metanim.arena import (
+    EvaluationConfig,
+    TournamentConfig,
+    parse_setting,
+    run_evaluation,
+    run_tournament,
+)
+from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
+from metanim.records import item_accuracy, latest_by_id, md, read_records, wilson_interval
+from metanim.records import pct as _pct
 
 #: The four settings of seed 000's Figure 7 (left) and Table 12: NIM and Fibonacci Nim,
 #: normal and misère. Every one starts at a random N-position (`start="random_n"`), so
@@ -91,8 +99,6 @@ def _folder(opts: ReproduceOptions, artifact: str) -> Path:
 
 def _dataset(opts: ReproduceOptions, game: str) -> Path:
     """The default build's normal-play file of `game` (seed 000 Table 5 sizes), cached."""
-    from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
-
     path = Path(opts.out) / "data" / f"{game}-normal.jsonl"
     if not path.exists():
         spec = next(s for s in DEFAULT_SPECS if s.game == game and s.variant == "normal")
@@ -111,8 +117,6 @@ def _evaluate(
     opts: ReproduceOptions, folder: Path, name: str, method: str, datasets: list[Path], *,
     params: dict[str, Any] | None = None, model: str | None = None, repeats: int | None = None,
 ) -> Path:  # fmt: skip
-    from metanim.arena.evaluate import EvaluationConfig, run_evaluation
-
     config = EvaluationConfig(
         name=name, dataset=[str(d) for d in datasets], method=method, params=params or {},
         model=model or opts.model, base_url=opts.base_url, repeats=repeats or opts.repeats,
@@ -125,8 +129,6 @@ def _tournament(
     opts: ReproduceOptions, folder: Path, name: str, method: str, games: list[str], *,
     params: dict[str, Any] | None = None,
 ) -> Path:  # fmt: skip
-    from metanim.arena import TournamentConfig, run_tournament
-
     config = TournamentConfig(
         name=name, games=games, method=method, params=params or {}, model=opts.model,
         base_url=opts.base_url, opponent="react", opponent_model=opts.opponent_model,
@@ -137,8 +139,6 @@ def _tournament(
 
 
 def _rows(log: Path) -> list[dict[str, Any]]:
-    from metanim.arena._log import latest_by_id, read_records
-
     return list(latest_by_id(read_records(log)).values())
 
 
@@ -146,10 +146,6 @@ def _write(folder: Path, name: str, lines: list[str]) -> Path:
     path = folder.parent / f"{name}.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{100 * x:.1f}%"
 
 
 def _win_cells(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
@@ -165,8 +161,6 @@ def _win_table(
     runs: list[tuple[str, Path]], columns: dict[str, str], *, average: bool
 ) -> tuple[list[str], dict[str, dict[str, tuple[float, float, float]]]]:
     """Rows: methods; columns: settings; cells: win rate [95% Wilson] (n)."""
-    from metanim.arena.tournament import parse_setting
-
     keys = {label: parse_setting(text)[0] for label, text in columns.items()}
     head = ["method", *columns, *(["Average"] if average else [])]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]

@@ -24,9 +24,22 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from metanim.analysis.report import Report, _identity, _rows, _signed, iter_logs
+from metanim.games import make_game
+from metanim.records import (
+    distinguishing_labels,
+    identity_hash,
+    iter_logs,
+    log_identity,
+    pct,
+    read_records,
+    signed,
+)
+from metanim.solver import winning_moves
+
+if TYPE_CHECKING:
+    from metanim.analysis.report import Report
 
 VIEWER_FILE = "viewer.html"
 MAX_ITEMS = 2000
@@ -37,15 +50,11 @@ GRADES = ("optimal", "no winning move", "losing", "fallback", "no move", "ungrad
 
 # ----------------------------------------------------------------------- grading
 def _game(name: str, params: dict[str, Any]) -> Any:
-    from metanim.games import make_game
-
     return make_game(name, **params)
 
 
 def _winning_texts(game: Any, state_json: Any) -> list[str] | None:
     """The winning moves' texts at a logged state (None if the state does not load)."""
-    from metanim.solver import winning_moves
-
     try:
         state = game.validate_state(state_json)
         return sorted(game.move_text(m) for m in winning_moves(game, state))
@@ -325,13 +334,12 @@ def _decision(decision: dict[str, Any] | None) -> dict[str, Any] | None:
 def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
     """Every run (one log) under the folder, as the page's records."""
     results_dir = Path(results_dir)
-    from metanim.arena._identity import distinguishing_labels, identity_hash
 
     runs, identities = [], {}
     for path, kind, config in iter_logs(results_dir):
-        rows = _latest(_rows(path))
+        rows = _latest(read_records(path))
         # The report's run identity and label, so a run reads the same on both pages.
-        identity = _identity(config, rows[0] if rows else {}, kind)
+        identity = log_identity(config, rows, kind)
         identities[identity_hash(identity)] = identity
         if kind == "episodes":
             items = sorted((_episode(r) for r in rows), key=lambda e: (e["game"], e["index"] or 0))
@@ -368,10 +376,6 @@ def _table(title: str, note: str, headers: list[str], rows: list[list[Any]]) -> 
     )
 
 
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{100 * x:.1f}%"
-
-
 def summary_html(report: Report) -> str:
     """The report's tables (with their CIs) as HTML."""
     parts = []
@@ -386,8 +390,8 @@ def summary_html(report: Report) -> str:
                     [
                         r.method,
                         r.game,
-                        _pct(r.rate),
-                        f"[{_pct(r.low)}, {_pct(r.high)}]",
+                        pct(r.rate),
+                        f"[{pct(r.low)}, {pct(r.high)}]",
                         r.finished,
                         r.failed,
                     ]
@@ -406,8 +410,8 @@ def summary_html(report: Report) -> str:
                     [
                         a.method,
                         a.game,
-                        f"{_pct(a.mean)} ± {100 * a.std:.1f}",
-                        f"[{_pct(a.low)}, {_pct(a.high)}]",
+                        f"{pct(a.mean)} ± {100 * a.std:.1f}",
+                        f"[{pct(a.low)}, {pct(a.high)}]",
                         a.repeats,
                         a.decisions,
                         a.failed,
@@ -449,11 +453,11 @@ def summary_html(report: Report) -> str:
                     [
                         d.method,
                         d.debates,
-                        _pct(d.conformity),
-                        _pct(d.obstinacy),
-                        _signed(d.conformity - d.obstinacy),
-                        _pct(d.subversion),
-                        _pct(d.correction),
+                        pct(d.conformity),
+                        pct(d.obstinacy),
+                        signed(d.conformity - d.obstinacy),
+                        pct(d.subversion),
+                        pct(d.correction),
                         d.error_correction,
                         d.negative_persuasion,
                     ]

@@ -1,24 +1,22 @@
-"""Typed configs shared by tournaments and evaluations, agent profiles, and CLI mapping.
+"""Typed configs shared by tournaments and evaluations, and agent profiles.
 
-Every config field is one CLI flag (`--field-name`, help from the field's description),
-so a flag, a profile key and a config-file key always mean the same thing. Values are
-layered: defaults < `--config FILE` < `--profile` / `--opponent-profile` < flags.
+Every config field is one CLI flag (`--field-name`, help from the field's description;
+`metanim.cli` makes them), so a flag, a profile key and a config-file key always mean
+the same thing. Values are layered: defaults < `--config FILE` < `--profile` /
+`--opponent-profile` < flags.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import tomllib
-import types
 import typing
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic_core import PydanticUndefined
 
-from metanim.llm._types import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
+from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -159,28 +157,7 @@ class RunConfig(BaseModel):
         }
 
 
-#: Fields that do not change what a run plays or decides (its name, and every run
-#: setting but the seed): left out of the config hash, so that a rerun with another
-#: concurrency or budget resumes the same log.
-#: The call settings change what the model is asked, so they are part of the config hash.
-CALL_FIELDS = frozenset(
-    {
-        "max_completion_tokens",
-        "phase_max_tokens",
-        "structured_output",
-        "top_p",
-        "stop",
-        "extra_body",
-        "max_reasks",
-        "reask_temperature",
-        "on_failure",
-        "reply_max_chars",
-    }
-)
-RUN_ONLY = frozenset(RunConfig.model_fields) - {"seed"} - CALL_FIELDS | {"name"}
-
-
-def load_file(path: str | Path) -> dict[str, Any]:
+def load_config_file(path: str | Path) -> dict[str, Any]:
     """A TOML or JSON file as a dict."""
     path = Path(path)
     if path.suffix == ".toml":
@@ -204,7 +181,7 @@ def load_profile(name_or_path: str | Path) -> AgentProfile:
         else:
             known = sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
             raise ValueError(f"no profile {str(name_or_path)!r}; known profiles: {known}")
-    data = load_file(path)
+    data = load_config_file(path)
     data.setdefault("name", path.stem)
     return AgentProfile.model_validate(data)
 
@@ -219,88 +196,3 @@ def profile_fields(profile: AgentProfile, prefix: str = "") -> dict[str, Any]:
     if profile.base_url is not None:
         out[f"{prefix}base_url"] = profile.base_url
     return out
-
-
-# ------------------------------------------------------------------- CLI mapping
-def _json_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def _key_value(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key.strip(), _json_value(value)
-
-
-def _base_type(annotation: Any) -> Any:
-    """The non-None member of an Optional annotation."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return args[0] if len(args) == 1 else str
-    return annotation
-
-
-def add_config_arguments(
-    parser: argparse.ArgumentParser, model: type[BaseModel], *, skip: tuple[str, ...] = ()
-) -> None:
-    """Add one flag per field of `model`; unset flags stay None so defaults live in the model."""
-    parser.add_argument("--config", help="a TOML or JSON file of these settings (flags override)")
-    for name, field in model.model_fields.items():
-        if name in skip:
-            continue
-        flag = "--" + name.replace("_", "-")
-        help_text = field.description or ""
-        # Every default in --help (the timeout a call gets, the model a side plays on).
-        if field.default not in (None, PydanticUndefined) and not isinstance(field.default, bool):
-            help_text += " (default: {})".format(str(field.default).replace("%", "%%"))
-        base = _base_type(field.annotation)
-        origin = typing.get_origin(base)
-        # Repeatable flags read better singular (--game a --game b, --param k=v).
-        flags = [flag, flag[:-1]] if origin in (list, dict) and flag.endswith("s") else [flag]
-        if origin is typing.Literal:
-            parser.add_argument(flag, choices=typing.get_args(base), default=None, help=help_text)
-        elif base is bool:
-            parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
-            )
-        elif origin is dict:
-            parser.add_argument(
-                *flags,
-                dest=name,
-                action="append",
-                type=_key_value,
-                default=None,
-                metavar="KEY=JSON",
-                help=help_text,
-            )
-        elif origin is list:
-            parser.add_argument(
-                *flags, dest=name, action="append", default=None, help=help_text + " (repeatable)"
-            )
-        elif base in (int, float):
-            parser.add_argument(flag, type=base, default=None, help=help_text)
-        else:
-            parser.add_argument(flag, default=None, help=help_text)
-
-
-def config_from_args(
-    model: type[BaseModel], args: argparse.Namespace, base: dict[str, Any] | None = None
-) -> Any:
-    """Build `model` from defaults < `--config` < `base` (profiles) < the flags given."""
-    values: dict[str, Any] = {}
-    if getattr(args, "config", None):
-        values.update(load_file(args.config))
-    values.update(base or {})
-    for name, field in model.model_fields.items():
-        given = getattr(args, name, None)
-        if given is None:
-            continue
-        if typing.get_origin(_base_type(field.annotation)) is dict:
-            # KEY=JSON flags add to (and override keys of) the profile's parameters.
-            given = {**values.get(name, {}), **dict(given)}
-        values[name] = given
-    return model.model_validate(values)

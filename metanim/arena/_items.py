@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metanim.agents.tasks import QuestionTask
+from metanim.agents import Method, QuestionTask
+from metanim.arena._players import decide
+from metanim.datasets import load_dataset
 from metanim.datasets.questions import Question, is_question_file, load_questions
 from metanim.games import MoveError
-
-VERDICTS = ("correct", "wrong", "unparsable")
 
 
 def _no_answer_verdict(decision: Any) -> str:
@@ -57,9 +57,9 @@ class GameItem:
     def gold_text(self) -> str:
         return self.record.optimal_move
 
-    async def decide(self, method: Any, seed: int) -> Any:
-        game = self.record.make_game()
-        return await method.decide(game, self.record.game_state(), seed=seed)
+    async def decide(self, method: Method, seed: int) -> tuple[Any, str, str | None]:
+        """(decision, status, error) of `method` on this record's position."""
+        return await decide(method, self.record.make_game(), self.record.game_state(), seed)
 
     def verdict(self, decision: Any, status: str) -> tuple[str | None, str]:
         """(extracted answer text, verdict) of a decision with a result status."""
@@ -124,8 +124,9 @@ class QuestionItem:
             "stratum": str(level) if level is not None else q.kind, "question_type": q.kind,
         }  # fmt: skip
 
-    async def decide(self, method: Any, seed: int) -> Any:
-        return await method.decide(self.task, seed=seed)
+    async def decide(self, method: Method, seed: int) -> tuple[Any, str, str | None]:
+        """(decision, status, error) of `method` on this question."""
+        return await decide(method, self.task, None, seed)
 
     def verdict(self, decision: Any, status: str) -> tuple[str | None, str]:
         if status != "ok":
@@ -143,8 +144,6 @@ def load_items(path: str | Path) -> list[GameItem] | list[QuestionItem]:
     """The items of one file: questions if its rows have no `game` field, else dataset records."""
     if is_question_file(path):
         return [QuestionItem(q, Path(path).stem) for q in load_questions(path)]
-    from metanim.datasets import load_dataset
-
     return [GameItem(r) for r in load_dataset(path)]
 
 

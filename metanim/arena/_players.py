@@ -1,41 +1,212 @@
-"""Building players from config: solver policies, or methods over shared HTTP clients.
+"""Players: a side of a run read once, the narrow `Policy` protocol, and the one builder.
 
-Clients are shared per (model, server) within a run, so one connection pool and one
-concurrency limit serve every episode. A simulated model (`sim-...`) with no server
-URL gets the simulated server started in-process, so every command runs offline.
+A `Side` is what a config says about one player (method spec, model spec, parameters),
+parsed and checked once. `build_player` turns it into a `Policy`: a `SolverPolicy`
+(optimal, random, epsilon:<p>: the env's own opponents, no model) or a `MethodPolicy`
+(any prompting or debate method over shared clients). A policy turns a position into a
+`Turn`: the legal move it plays, or a forfeit, or an infrastructure error, with the
+decision's counters.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+import contextvars
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from metanim.arena._policies import MethodPolicy, Policy, SolverPolicy, TimedModel, is_solver_spec
+from metanim.agents import Counts, Decision, Method, MethodSpec, build_method
+from metanim.envs import EpisodeStream, is_solver_player, make_opponent, resolve_move
+from metanim.games import Game, MoveError
+from metanim.llm import (
+    ChatModel,
+    Completion,
+    InfrastructureError,
+    Message,
+    ModelSpec,
+    OpenAIChatClient,
+    ResponseCache,
+)
+from metanim.llm.sim import ModelSpecError, parse_model_spec
+
+TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 
 
-class ClientPool:
-    """One `OpenAIChatClient` (wrapped in `TimedModel`) per `model@base_url`.
+@dataclass(frozen=True)
+class Side:
+    """One player of a run: a solver player, or a method on a model, checked once.
 
-    A `sim-...` model without a URL goes to `sim_base_url`; any other model without a
-    URL goes to `OPENAI_BASE_URL` or the OpenAI API (the client's default).
+    Raises `ValueError` (a user's mistake) for an unknown method or solver player, a
+    parameter of the wrong name or type, or a `sim-...` name the simulator rejects.
     """
+
+    method: str
+    model: ModelSpec | None  # None for a solver player
+    params: dict[str, Any] = field(default_factory=dict)
+    spec: MethodSpec | None = None
+
+    @classmethod
+    def parse(cls, method: str, model: str, base_url: str | None, params: dict[str, Any]) -> Side:
+        if is_solver_player(method):
+            make_opponent(method.strip().lower())  # a bad epsilon:<p> fails here
+            return cls(method.strip().lower(), None)
+        spec = MethodSpec.parse(method, params)
+        named = ModelSpec.parse(spec.model or model, base_url)
+        # The spec names its model once: with the server the config gives it.
+        side = cls(method, named, params, replace(spec, model=str(named)))
+        called = side.models()
+        if (
+            named not in called
+            and named.simulated
+            and spec.model is None
+            and not all(m.simulated for m in called)
+        ):
+            # `--model sim-...` reads as "offline", but this debate calls its own models.
+            raise ValueError(
+                f"cross-model debate calls the models in models= "
+                f"({'|'.join(map(str, called))}), not the model {named.name!r}; to run it "
+                f"on simulated models give --param 'models={named.name}|sim-random' (any "
+                "two sim-... models)"
+            )
+        for each in called:
+            if each.simulated:
+                try:
+                    parse_model_spec(each.name)
+                except ModelSpecError as exc:
+                    raise ValueError(f"simulated model {each.name!r}: {exc}") from None
+        return side
+
+    def models(self) -> list[ModelSpec]:
+        """Every model this player calls (both of a cross-model debate; none for a solver),
+        in the order its method names them."""
+        if self.spec is None or self.model is None:
+            return []
+        if self.spec.cross:
+            return [ModelSpec.parse(m) for m in self.spec.models(None)]
+        return [self.model]
+
+    @property
+    def name(self) -> str:
+        """The player's name in records: the solver player, or `method@model`."""
+        return self.method if self.model is None else f"{self.method}@{self.model}"
+
+
+@dataclass
+class Turn:
+    """One decision of one player, as the arena records it.
+
+    `move` is a legal move when `status` is "ok" or "fallback" (a seeded random legal
+    move the method played after every answer failed, recorded, never silent), else None.
+    """
+
+    move: Any
+    status: TurnStatus
+    counts: Counts = field(default_factory=Counts)
+    error: str | None = None
+    # The method's full `Decision`, kept as the model: the log serialises it once, in
+    # pydantic-core, with the episode.
+    detail: Decision | dict[str, Any] | None = None
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A player: `await policy.act(game, state, seed=...)` returns a `Turn`.
+
+    A policy that draws randomness seeds it from `seed`, so the same episode seed gives
+    the same moves.
+    """
+
+    name: str
+
+    async def act(self, game: Game[Any, Any], state: Any, *, seed: int) -> Turn: ...
+
+
+@dataclass
+class SolverPolicy:
+    """A solver-backed player: "optimal", "random" or "epsilon:<p>" (no model calls).
+
+    It draws from the env's counter-based stream of the ply seed (what the env's
+    built-in opponents draw from), so the same seed gives the same moves.
+    """
+
+    name: str
+
+    def __post_init__(self) -> None:
+        self._choose = make_opponent(self.name)
+
+    async def act(self, game: Game[Any, Any], state: Any, *, seed: int) -> Turn:
+        start = time.perf_counter()
+        move = resolve_move(game, state, self._choose(game, state, EpisodeStream(seed, 0)))
+        return Turn(move, "ok", Counts(latency_s=time.perf_counter() - start))
+
+
+@dataclass
+class MethodPolicy:
+    """An LLM player: a `metanim.agents` method.
+
+    Infrastructure errors become an "infrastructure_error" turn, never a move or a
+    forfeit; `record_decisions` keeps the method's full decision record in the turn.
+    """
+
+    name: str
+    method: Method
+    record_decisions: bool = True
+
+    async def act(self, game: Game[Any, Any], state: Any, *, seed: int) -> Turn:
+        decision, status, error = await decide(self.method, game, state, seed)
+        move = decision.move if decision is not None and status in ("ok", "fallback") else None
+        if move is not None and not game.is_legal(state, move):
+            # A method must hand back a legal move; anything else is a bug to surface,
+            # not a move to repair (DESIGN §9).
+            raise MoveError(f"method {self.name} returned an illegal move {move!r}")
+        return Turn(
+            move,
+            status,  # type: ignore[arg-type]
+            Counts.of(decision) if decision is not None else Counts(),
+            error,
+            _kept(decision) if decision is not None and self.record_decisions else None,
+        )
+
+
+async def decide(
+    method: Method, problem: Any, state: Any, seed: int
+) -> tuple[Decision | None, str, str | None]:
+    """One decision and its status and error; an unreachable model is a status, never a
+    move. The one place a method's answer or failure becomes what a record says."""
+    try:
+        decision = await method.decide(problem, state, seed=seed)
+    except InfrastructureError as exc:
+        return getattr(exc, "decision", None), "infrastructure_error", f"{exc.kind}: {exc}"
+    return decision, decision.status, decision.error
+
+
+def _kept(decision: Any) -> Decision | dict[str, Any]:
+    """A decision as a move record keeps it: a `Decision` as it is (dumped once, with its
+    episode's line); another method's record as its JSON form."""
+    if isinstance(decision, Decision):
+        return decision
+    return decision.model_dump(mode="json", exclude={"move"})
+
+
+# --------------------------------------------------------------- clients, builder
+class ClientPool:
+    """One client per model and server for the whole run: one connection pool and one
+    concurrency limit serve every episode. Simulated models with no server go to
+    `sim_url`."""
 
     def __init__(
         self,
-        sim_base_url: str | None,
+        sim_url: str | None,
         *,
+        in_process: bool = False,
         max_concurrency: int | None,
         timeout_s: float,
         max_retries: int,
         backoff_s: float = 0.5,
         cache_path: str | None = None,
     ) -> None:
-        from metanim.llm import ResponseCache
-
-        self.sim_base_url = sim_base_url
+        self.sim_url = sim_url
+        self.in_process = in_process  # the simulated server runs in this process
         # One response cache (a SQLite file) shared by every client of the run.
         self.cache = ResponseCache(cache_path) if cache_path else None
         self.kwargs = {
@@ -45,22 +216,20 @@ class ClientPool:
             "backoff_s": backoff_s,
             "cache": self.cache,
         }
-        self.clients: dict[tuple[str, str | None], TimedModel] = {}
+        self.clients: dict[tuple[str, tuple[str, ...]], TimedModel] = {}
 
-    def __call__(self, spec: str) -> TimedModel:
-        from metanim.llm import OpenAIChatClient
-
-        model, _, url = spec.partition("@")
-        model, url = model.strip(), url.strip() or None
-        if url is None and model.startswith("sim-"):
-            url = self.sim_base_url
-        key = (model, url)
+    def __call__(self, model: ModelSpec | str) -> TimedModel:
+        spec = model if isinstance(model, ModelSpec) else ModelSpec.parse(model)
+        urls = spec.routed(self.sim_url)
+        key = (spec.name, urls)
         if key not in self.clients:
             kwargs = dict(self.kwargs)
-            if kwargs["max_concurrency"] is None and url is not None and url == self.sim_base_url:
-                # The in-process simulator has no slots to report and answers at once.
+            if kwargs["max_concurrency"] is None and not spec.urls and spec.simulated:
+                # The simulator has no slots to report and answers at once.
                 kwargs["max_concurrency"] = 64
-            client = OpenAIChatClient(key[0], base_url=key[1], **kwargs)  # type: ignore[arg-type]
+            client = OpenAIChatClient(
+                spec.name, base_url=list(urls), api_key=spec.api_key(), **kwargs
+            )
             self.clients[key] = TimedModel(client)
         return self.clients[key]
 
@@ -71,112 +240,86 @@ class ClientPool:
             self.cache.close()
 
 
-def build_method(
-    method: str,
-    model: str,
-    params: dict[str, Any],
-    clients: ClientPool,
-    defaults: dict[str, Any] | None = None,
-) -> Any:
-    """A `metanim.agents` method from a spec (`name[:k=v,...]`) plus `params` on top.
-
-    `defaults` (the run's call options, re-asks and failure policy) come first; the spec's
-    and the profile's parameters override them.
-    """
-    from metanim.agents.registry import METHODS, check_parameters, parse_spec
-
-    name, spec_model, spec_params = parse_spec(method)
-    merged = {**spec_params, **params}
-    cls, fixed = METHODS[name]
-    check_parameters(name, merged, method)  # a bad profile parameter is one clear error
-    if name == "cross":
-        # Cross-model debate names its models in `models=a|b`, in the spec or (overriding
-        # it, so a profile's models can be swapped from the CLI) in the parameters; every
-        # other parameter (temperatures, play) applies as for any method.
-        models = [m.strip() for m in str(merged.pop("models", "") or "").split("|") if m.strip()]
-        if len(models) < 2:
-            raise ValueError(f"cross-model debate {method!r} needs models=a|b")
-        return cls([clients(m) for m in models], **{**fixed, **(defaults or {}), **merged})  # type: ignore[call-arg]
-    return cls(clients(spec_model or model), **{**fixed, **(defaults or {}), **merged})  # type: ignore[call-arg]
-
-
-def build_policy(
-    method: str,
-    model: str,
-    params: dict[str, Any],
+def build_player(
+    side: Side,
     clients: ClientPool,
     *,
-    record: bool = True,
     defaults: dict[str, Any] | None = None,
+    record: bool = True,
 ) -> Policy:
-    """A solver policy ("optimal", "random", "epsilon:p") or an LLM method policy."""
-    if is_solver_spec(method):
-        return SolverPolicy(method.strip().lower())
-    built = build_method(method, model, params, clients, defaults)
-    return MethodPolicy(name=f"{method}@{model}", method=built, record_decisions=record)
+    """The one way a player is made: a solver policy, or a method over `clients`.
 
-
-def needs_sim_server(*pairs: tuple[str, str, str | None]) -> bool:
-    """Whether any (method, model, base_url) is an LLM method on a simulated model with no URL."""
-    return any(
-        not is_solver_spec(method) and model.startswith("sim-") and not base_url
-        for method, model, base_url in pairs
-    )
-
-
-#: The one place `sim-*` models go besides the in-process server: a running
-#: `metanim serve-sim` named here (never OPENAI_BASE_URL, which may be a paid provider).
-SIM_URL_ENV = "METANIM_SIM_URL"
-
-
-def sim_url_from_env() -> str | None:
-    """The `serve-sim` URL named by `METANIM_SIM_URL`, or None."""
-    url = os.environ.get(SIM_URL_ENV, "").strip().rstrip("/")
-    return url or None
-
-
-@contextlib.contextmanager
-def sim_server_if_needed(
-    needed: bool,
-    seed: int = 0,
-    questions: list[str] | None = None,
-    log_path: Path | None = None,
-) -> Iterator[str | None]:
-    """Where `sim-*` models without a URL go, when `needed`: yields its base URL (or None).
-
-    `METANIM_SIM_URL` if set (a running `metanim serve-sim`), else the simulated server
-    started in-process for the duration. `questions`: question files the simulated models
-    answer (their answer key). A resumed run continues where its log stopped: the server's
-    session is the number of result lines the log already holds, so the simulated faults
-    of a rerun are fresh draws (reproducible from the log) rather than the failures of the
-    first run again.
+    `defaults` (the run's call options, re-asks and failure policy) come first; the
+    spec's and the config's parameters override them.
     """
-    if not needed:
-        yield None
-        return
-    if sim_url_from_env():
-        yield sim_url_from_env()
-        return
-    import logging
-
-    from metanim.arena._log import read_records
-    from metanim.llm.sim import SimServer
-
-    session = len(read_records(log_path)) if log_path is not None else 0
-    # When a run is interrupted its clients hang up on requests in flight; aiohttp logs
-    # each as "Error handling request" with a traceback. For our own in-process server
-    # that is the run stopping, not a fault: those records are dropped.
-    server_log = logging.getLogger("aiohttp.server")
-    server_log.addFilter(_client_left)
-    try:
-        with SimServer(seed=seed, questions=questions, session=session) as server:
-            yield server.base_url
-    finally:
-        server_log.removeFilter(_client_left)
+    if side.spec is None or side.model is None:
+        return SolverPolicy(side.method)
+    by_text = dict(zip(side.spec.models(None), side.models(), strict=True))
+    method = build_method(
+        side.spec, client_factory=lambda t: clients(by_text[t]), defaults=defaults
+    )
+    return MethodPolicy(name=side.name, method=method, record_decisions=record)
 
 
-def _client_left(record: Any) -> bool:
-    import asyncio
+def describe(side: Side, clients: ClientPool, *, default: bool = False) -> str:
+    """Who a side is and where its calls go, for a run header (no hidden default model)."""
+    if side.model is None:
+        return f"{side.method} (solver, no model)"
+    where = [f"{m.name} at {m.where(clients.sim_url, clients.in_process)}" for m in side.models()]
+    return f"{side.method} on " + " and ".join(where) + (" (default model)" if default else "")
 
-    exc = record.exc_info[1] if record.exc_info else None
-    return not isinstance(exc, ConnectionError | asyncio.CancelledError)
+
+# --------------------------------------------------------------- call timing
+@dataclass
+class CallTimes:
+    """Start and end times of every model call made inside one episode or decision."""
+
+    spans: list[tuple[float, float]] = field(default_factory=list)
+
+    def chain(self) -> int:
+        """Length of the longest chain of calls each starting after the previous ended.
+
+        With a fixed per-call latency this is the critical path in calls: no schedule,
+        however concurrent, can finish the episode in fewer sequential latencies.
+        """
+        spans = sorted(self.spans)
+        best: list[int] = []
+        for i, (start, _) in enumerate(spans):
+            prior = [best[j] for j in range(i) if spans[j][1] <= start]
+            best.append(1 + max(prior, default=0))
+        return max(best, default=0)
+
+
+_CALL_TIMES: contextvars.ContextVar[CallTimes | None] = contextvars.ContextVar(
+    "metanim_arena_call_times", default=None
+)
+
+
+def track_calls() -> CallTimes:
+    """Start recording call spans in the current task (child tasks inherit the recorder)."""
+    times = CallTimes()
+    _CALL_TIMES.set(times)
+    return times
+
+
+class TimedModel:
+    """A `ChatModel` wrapper that records each call's span into the current `CallTimes`."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    async def chat(self, messages: list[Message], **kwargs: Any) -> Completion:
+        start = time.perf_counter()
+        try:
+            return await self.inner.chat(messages, **kwargs)
+        finally:
+            times = _CALL_TIMES.get()
+            if times is not None:
+                times.spans.append((start, time.perf_counter()))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

@@ -1,32 +1,91 @@
-"""The resumable run loop shared by tournaments and evaluations.
+"""The resumable run loop behind tournaments and evaluations.
 
-Both plan a list of items with deterministic ids, skip the ids already logged with a
-result, run the rest concurrently under budget caps, append each result to the JSONL
-log the moment it exists, then summarize the latest record of every planned id and
-write `<log>.summary.json` and `<log>.report.md` next to the log. Only what one item
-is (an episode, a decision), how its usage is charged and how the log is summarized
-differ; they come in as functions.
+A `Job` says what one run is: its planned items (each with a deterministic id), how one
+item is played or decided into a log line, what a line spends, and how lines are
+summarized. `Run` does the rest, the same for every job: it serves the players (the
+simulated server if needed, the server checks, one client pool), skips the ids already
+logged with a result, runs the others concurrently under budget caps, appends each line
+to the JSONL log the moment it exists, then writes `<log>.summary.json` and
+`<log>.report.md` beside the log from the latest line of every planned id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
+import logging
 import signal
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, Protocol, overload
 
-from metanim.arena._budget import Spent
-from metanim.arena._log import AppendLog, RunLock, iter_records, latest_by_id
-from metanim.arena._players import ClientPool
+from tqdm.auto import tqdm
+
+from metanim.arena._config import RunConfig
+from metanim.arena._players import ClientPool, Side
+from metanim.arena._preflight import check_servers
+from metanim.llm import sim_url_from_env
+from metanim.llm.sim import SimServer
+from metanim.records import (
+    AppendLog,
+    RunLock,
+    iter_records,
+    latest_by_id,
+    read_records,
+    render_summary,
+)
+from metanim.util import Interrupted
 
 Record = dict[str, Any]
+
+
+class Planned(Protocol):
+    """A planned item: anything with a deterministic `id`."""
+
+    @property
+    def id(self) -> str: ...
+
+
+class Tally(Protocol):
+    """A summary built as lines stream in (`add`), finished once at the end."""
+
+    def add(self, record: Record) -> None: ...
+
+    def finish(self, *, stopped: str | None) -> dict[str, Any]: ...
+
+
+class Job(Protocol):
+    """What one run plays or decides; `Run` executes any job the same way."""
+
+    config: RunConfig
+    digest: str  # the run identity's hash, computed once
+    log_path: Path
+    unit: str  # "episodes" or "decisions"
+    finished: Collection[str]  # the statuses that are results
+    sides: list[Side]  # the players, for the server checks and the header
+    questions: list[str]  # question files the in-process simulator answers
+
+    def plan(self) -> Sequence[Planned]: ...
+
+    def start(self, clients: ClientPool) -> str:
+        """Build the players on `clients`; returns the run header (who plays where)."""
+        ...
+
+    async def work(self, item: Any) -> Record: ...
+
+    def failed(self, item: Any, reason: str) -> Record: ...
+
+    def spent(self, record: Record) -> tuple[int, int, float]:
+        """(calls, tokens, dollars) of one log line."""
+        ...
+
+    def tally(self, planned: Sequence[Any]) -> Tally: ...
+
+    def progress(self, counts: Counter[str]) -> str: ...
 
 
 @dataclass
@@ -50,9 +109,6 @@ class RunResult:
     def complete(self) -> bool:
         """Whether every planned item finished (exit code 0)."""
         return not self.failures
-
-
-R = TypeVar("R", bound=RunResult)
 
 
 class LoggedRecords(Sequence[Record]):
@@ -97,263 +153,198 @@ class LoggedRecords(Sequence[Record]):
         return f"LoggedRecords({str(self._path)!r})"
 
 
-class Tally(Protocol):
-    """A summary built as records stream in (`add`), finished once at the end."""
+@dataclass
+class Spent:
+    """Model usage so far, previous runs of the same log included."""
 
-    def add(self, record: Record) -> None: ...
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
 
-    def finish(self, *, planned: Sequence[Any], stopped: str | None) -> dict[str, Any]: ...
+    def add(self, usage: tuple[int, int, float]) -> None:
+        self.calls += usage[0]
+        self.tokens += usage[1]
+        self.cost_usd += usage[2]
 
-
-class ListTally:
-    """A `Tally` that keeps the records and hands them to a `summarize(records, ...)`."""
-
-    def __init__(self, summarize: Callable[..., dict[str, Any]]) -> None:
-        self.summarize = summarize
-        self.records: list[Record] = []
-
-    def add(self, record: Record) -> None:
-        self.records.append(record)
-
-    def finish(self, *, planned: Sequence[Any], stopped: str | None) -> dict[str, Any]:
-        return self.summarize(self.records, planned=planned, stopped=stopped)
-
-
-def qualified_model(model: str, base_url: str | None) -> str:
-    """`model@base_url`, the spec a `ClientPool` resolves, or `model` alone."""
-    return f"{model}@{base_url}" if base_url else model
+    def exceeded(self, config: RunConfig) -> str | None:
+        """Why no new work may start, or None while every cap holds."""
+        if config.max_calls is not None and self.calls >= config.max_calls:
+            return f"call budget {config.max_calls} reached ({self.calls} calls)"
+        if config.budget_tokens is not None and self.tokens >= config.budget_tokens:
+            return f"token budget {config.budget_tokens} reached ({self.tokens} tokens)"
+        if config.max_cost_usd is not None and self.cost_usd >= config.max_cost_usd:
+            return f"cost budget ${config.max_cost_usd} reached (${self.cost_usd:.4f})"
+        return None
 
 
-#: The server identity of a `sim-*` model with no URL: the in-process simulated server,
-#: whose port changes on every run, so its URL must not enter a config hash.
-SIM_IN_PROCESS = "sim:in-process"
-
-
-def server_identity(model: str, base_url: str | None) -> str:
-    """The server a model is called on, as it enters a config hash.
-
-    A given URL (without a trailing slash); for a `sim-*` model with none, the fixed
-    token `sim:in-process` (its server is started in-process on a random port);
-    otherwise where the client goes: `OPENAI_BASE_URL` or the OpenAI API.
-    """
-    import os
-
-    from metanim.llm.client import DEFAULT_BASE_URL
-
-    if base_url:
-        return base_url.strip().rstrip("/")
-    if model.strip().startswith("sim-"):
-        return SIM_IN_PROCESS
-    return (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-
-
-def refuse_unpriced(max_cost_usd: float | None, models: list[str]) -> None:
-    """Refuse a cost cap over a model the price table does not know.
-
-    An unpriced model's calls cost $0 in the accounts, so the cap would never stop the
-    run. `sim-*` models are priced at 0 in the shipped table.
-    """
-    if max_cost_usd is None:
-        return
-    from metanim.llm.prices import PRICES_ENV, PriceTable
-
-    table = PriceTable.load()
-    for model in models:
-        if not table.is_priced(model):
-            raise ValueError(
-                f"--max-cost-usd is set but model {model!r} has no price, so its calls would "
-                f"count as $0 and the cap could not stop the run; add its price to a JSON file "
-                f"named by {PRICES_ENV} (same shape as metanim/llm/prices.json)"
-            )
-
-
-def config_digest(body: dict[str, Any]) -> str:
-    """The 12-hex-digit hash of a config's identifying fields."""
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def client_pool(config: Any, sim_url: str | None) -> ClientPool:
-    """The run's shared clients, limited by the config's call settings."""
-    return ClientPool(
-        sim_url,
-        max_concurrency=config.call_concurrency,
-        timeout_s=config.timeout_s,
-        max_retries=config.max_retries,
-        cache_path=config.cache,
-    )
-
-
-async def run_logged(
-    config: Any,
-    planned: Sequence[Any],
-    clients: ClientPool,
-    work: Callable[[Any], Awaitable[Record]],
-    *,
-    finished: Collection[str],
-    charge: Callable[[Spent, Record], None],
-    summarize: Callable[..., dict[str, Any]],
-    render_report: Callable[[dict[str, Any]], str],
-    unit: str,
-    result: type[R],
-    failed: Callable[[Any, str], Record],
-    postfix: Callable[[Counter[str]], str] | None = None,
-    tally: Callable[[], Tally] | None = None,
-) -> R:
-    """Run every planned item (each has an `id`) not yet logged with a `finished` status.
-
-    `config` is a tournament or evaluation config (name, log_path, concurrency, budget
-    caps, rerun_failed, progress). `work(item)` returns the item's log line; `charge`
-    adds a line's model usage to the budget. Any exception `work` raises is caught for
-    that item alone: `failed(item, reason)` is logged in its place (status `error`), and
-    the other items go on. `clients` are closed when the run ends.
+class Run:
+    """One execution of a job: resume from its log, run what is left, summarize.
 
     Memory stays flat however long the run: the log is read line by line, the summary
-    is built as lines stream in (`tally()`, else a `ListTally` over `summarize`), the
-    progress bar's `postfix` gets a count of statuses, and `concurrency` workers take the
-    items in turn. Returns a `result` (a `RunResult` subclass).
+    is built as lines stream in, and `concurrency` workers take the items in turn.
     """
-    from tqdm.auto import tqdm
 
-    from metanim.util.edge import Interrupted
-
-    log_path = config.log_path
-    interrupted = False
-    lock = RunLock(log_path)
-    ids = {p.id for p in planned}
-    summary_tally: Tally = tally() if tally is not None else ListTally(summarize)
-    # What the end needs besides the tally: the count of final records, the finished
-    # ones, and the unfinished ones themselves (failures: few, they name their causes).
-    logged = [0, 0]
-    unfinished: dict[str, Record] = {}
-
-    def final(record: Record) -> None:
-        """One planned id's latest record, seen once: into the summary."""
-        summary_tally.add(record)
-        logged[0] += 1
-        if record["status"] in finished:
-            logged[1] += 1
-        else:
-            unfinished[record["id"]] = record
-
-    try:
-        lock.acquire()  # a second writer of this run is refused before anything is written
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        log_path.with_suffix(".config.json").write_text(config.model_dump_json(indent=2) + "\n")
-        spent = Spent()
-        status: dict[str, str] = {}  # id -> its latest logged status
-        last_line: dict[str, int] = {}
-        for number, record in enumerate(iter_records(log_path)):
-            charge(spent, record)
-            status[record["id"]] = record["status"]
-            last_line[record["id"]] = number
-        done = {i for i, s in status.items() if s in finished or not config.rerun_failed}
-        todo = [p for p in planned if p.id not in done]
-        todo_ids = {p.id for p in todo}
+    def __init__(self, job: Job, announce: Callable[[str], None] | None = None) -> None:
+        self.job = job
+        self.config = job.config
+        self.announce = announce
+        self.planned = job.plan()
+        self.ids = {p.id for p in self.planned}
+        self.tallied = job.tally(self.planned)
+        self.spent = Spent()
+        self.status: dict[str, str] = {}  # id -> its latest logged status
+        self.counts: Counter[str] = Counter()
+        self.stopped: list[str] = []
+        self.played = 0
+        self.logged = 0  # planned ids with a final record in the summary
+        self.results = 0  # ... of which finished
+        self.unfinished: dict[str, Record] = {}
         # A logged failure that is rerun now is superseded by its new line; if the run
         # stops before reaching it, it stays the id's latest record (fed at the end).
-        pending: dict[str, Record] = {}
+        self.pending: dict[str, Record] = {}
+
+    async def execute(self) -> RunResult:
+        """Run every planned item not yet logged with a result, then summarize the log."""
+        job = self.job
+        interrupted = False
+        # Served first: a dead server or a refused key stops the run before anything is
+        # written; then a second writer of this run is refused before it writes.
+        with serve(job) as clients, RunLock(job.log_path):
+            try:
+                todo = self._resume()
+                header = job.start(clients)
+                if self.announce is not None:
+                    self.announce(header)
+                interrupted = await self._run(todo)
+            finally:
+                await clients.aclose()
+        return self._finish(interrupted)
+
+    async def _run(self, todo: list[Any]) -> bool:
+        """Work through `todo`; returns whether Ctrl-C or SIGTERM interrupted it."""
+        bar = tqdm(
+            total=len(self.planned),
+            initial=len(self.planned) - len(todo),
+            desc=self.config.name,
+            unit=self.job.unit.removesuffix("s"),
+            disable=not self.config.progress,
+        )
+        try:
+            with AppendLog(self.job.log_path) as log, _cancel_on_sigterm():
+                queue = iter(todo)
+                workers = min(self.config.concurrency, len(todo))
+                await _start_staggered(self._worker(queue, log, bar) for _ in range(workers))
+        except asyncio.CancelledError:
+            # Every line written is on disk: summarize what finished, then say so
+            # (`Interrupted`) instead of a traceback.
+            return True
+        finally:
+            bar.close()
+        return False
+
+    def _resume(self) -> list[Any]:
+        """Read the log once: charge what it spent, feed finished ids to the summary, and
+        return the items left to run."""
+        log_path = self.job.log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.with_suffix(".config.json").write_text(
+            self.config.model_dump_json(indent=2) + "\n"
+        )
+        last_line: dict[str, int] = {}
+        for number, record in enumerate(iter_records(log_path)):
+            self.spent.add(self.job.spent(record))
+            self.status[record["id"]] = record["status"]
+            last_line[record["id"]] = number
+        done = {
+            i
+            for i, s in self.status.items()
+            if s in self.job.finished or not self.config.rerun_failed
+        }
+        todo = [p for p in self.planned if p.id not in done]
+        todo_ids = {p.id for p in todo}
         if last_line:
             for number, record in enumerate(iter_records(log_path)):
                 rid = record["id"]
-                if last_line[rid] != number or rid not in ids:
+                if last_line[rid] != number or rid not in self.ids:
                     continue
                 if rid in todo_ids:
-                    pending[rid] = record
+                    self.pending[rid] = record
                 else:
-                    final(record)
-        del last_line
-        counts = Counter(status.values())
-        stopped: list[str] = []
-        played = 0
-        bar = tqdm(
-            total=len(planned),
-            initial=len(planned) - len(todo),
-            desc=config.name,
-            unit=unit,
-            disable=not config.progress,
-        )
+                    self._final(record)
+        self.counts.update(self.status.values())
+        return todo
 
-        async def one(item: Any, log: AppendLog) -> None:
-            nonlocal played
+    def _final(self, record: Record) -> None:
+        """One planned id's latest record, seen once: into the summary."""
+        self.tallied.add(record)
+        self.logged += 1
+        if record["status"] in self.job.finished:
+            self.results += 1
+        else:
+            self.unfinished[record["id"]] = record
+
+    async def _worker(self, queue: Iterator[Any], log: AppendLog, bar: Any) -> None:
+        # Workers share one iterator: items start in plan order, and only the items in
+        # flight exist as coroutines (not one per planned item).
+        for item in queue:
             # Budget caps are checked before each item starts; items in flight finish.
-            reason = spent.exceeded(config.max_calls, config.budget_tokens, config.max_cost_usd)
+            reason = self.spent.exceeded(self.config)
             if reason is not None:
-                if not stopped:
-                    stopped.append(reason)
+                if not self.stopped:
+                    self.stopped.append(reason)
                 return
             try:
-                line = await work(item)
+                line = await self.job.work(item)
             except Exception as exc:  # one broken item never aborts the run
                 reason = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
-                line = failed(item, reason)
+                line = self.job.failed(item, reason)
             # In the summary as soon as the write is handed over: a cancel arriving while
             # it is awaited still finds the line on disk (the log's close waits for its
             # writer) and in the summary.
             write = log.submit(line)
-            charge(spent, line)
-            played += 1
+            self.spent.add(self.job.spent(line))
+            self.played += 1
             rid = line["id"]
-            pending.pop(rid, None)
-            if rid in ids:
-                final(line)
+            self.pending.pop(rid, None)
+            if rid in self.ids:
+                self._final(line)
             await write
-            if rid in status:
-                counts[status[rid]] -= 1
-            status[rid] = line["status"]
-            counts[line["status"]] += 1
-            if postfix is not None:
-                bar.set_postfix_str(postfix(counts), refresh=False)
+            if rid in self.status:
+                self.counts[self.status[rid]] -= 1
+            self.status[rid] = line["status"]
+            self.counts[line["status"]] += 1
+            bar.set_postfix_str(self.job.progress(self.counts), refresh=False)
             bar.update(1)
 
-        queue = iter(todo)
+    def _finish(self, interrupted: bool) -> RunResult:
+        """Write the summary and report; raise `Interrupted` after a Ctrl-C."""
+        job, log_path = self.job, self.job.log_path
+        for record in self.pending.values():  # logged failures that were not rerun after all
+            self._final(record)
+        reason = self.stopped[0] if self.stopped else ("interrupted" if interrupted else None)
+        summary = self.tallied.finish(stopped=reason)
+        summary["config"] = self.config.model_dump(mode="json")
+        summary["config_hash"] = job.digest
+        summary["log"] = str(log_path)
+        report = render_summary(summary)
+        log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        log_path.with_suffix(".report.md").write_text(report)
+        if interrupted:
+            raise Interrupted(
+                f"{self.results} of {len(self.planned)} {job.unit} finished and saved in "
+                f"{log_path} (summary {log_path.with_suffix('.summary.json')}); "
+                "run the same command to resume"
+            )
+        failures = failure_causes(
+            list(self.unfinished.values()), len(self.planned), job.finished, reason,
+            logged=self.logged,
+        )  # fmt: skip
+        end = log_path.stat().st_size if log_path.exists() else 0
+        return RunResult(
+            self.config, log_path, LoggedRecords(log_path, self.ids, end), len(self.planned),
+            self.played, reason, summary, report, failures,
+        )  # fmt: skip
 
-        async def worker(log: AppendLog) -> None:
-            # `concurrency` workers share one iterator: items start in plan order, and
-            # only the items in flight exist as coroutines (not one per planned item).
-            for item in queue:
-                await one(item, log)
-
-        try:
-            with AppendLog(log_path) as log, _cancel_on_sigterm():
-                await _start_staggered(
-                    worker(log) for _ in range(min(config.concurrency, len(todo)))
-                )
-        except asyncio.CancelledError:
-            # Ctrl-C or SIGTERM (asyncio cancels the run): every line written is on disk;
-            # summarize what finished, then say so (`Interrupted`) instead of a traceback.
-            interrupted = True
-        finally:
-            bar.close()
-    finally:
-        await clients.aclose()
-        lock.release()
-    for record in pending.values():  # logged failures that were not rerun after all
-        final(record)
-    reason = stopped[0] if stopped else ("interrupted" if interrupted else None)
-    summary = summary_tally.finish(planned=planned, stopped=reason)
-    summary["config"] = config.model_dump(mode="json")
-    summary["config_hash"] = config.config_hash()
-    summary["log"] = str(log_path)
-    report = render_report(summary)
-    log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    log_path.with_suffix(".report.md").write_text(report)
-    if interrupted:
-        saved = logged[1]
-        raise Interrupted(
-            f"{saved} of {len(planned)} {_UNIT_WORDS.get(unit, unit)} finished and saved in "
-            f"{log_path} (summary {log_path.with_suffix('.summary.json')}); "
-            "run the same command to resume"
-        )
-    failures = failure_causes(
-        list(unfinished.values()), len(planned), finished, reason, logged=logged[0]
-    )
-    records = LoggedRecords(log_path, ids, log_path.stat().st_size if log_path.exists() else 0)
-    return result(
-        config, log_path, records, len(planned), played, reason, summary, report, failures
-    )
-
-
-_UNIT_WORDS = {"ep": "episodes", "dec": "decisions"}
 
 #: Workers started per event-loop turn (see `_start_staggered`).
 _START_BATCH = 8
@@ -364,9 +355,9 @@ async def _start_staggered(workers: Iterable[Coroutine[Any, Any, None]]) -> None
 
     Started all at once, every worker would run its first item up to its first model
     call before the loop sends any request: with hundreds in flight, the first call
-    would leave only after all of their set-up (0.1-0.2 s on a small machine). A few per
-    turn, the first calls go out while the rest are still starting. If this task is
-    cancelled or a worker fails, the workers started are cancelled and awaited.
+    would leave only after all of their set-up. A few per turn, the first calls go out
+    while the rest are still starting. If this task is cancelled or a worker fails, the
+    workers started are cancelled and awaited.
     """
     tasks: list[asyncio.Future[None]] = []
     try:
@@ -438,6 +429,52 @@ def failure_causes(
     return out
 
 
-def pct(x: float) -> str:
-    """A rate as a percentage for reports; an en dash for NaN (no denominator)."""
-    return "–" if x != x else f"{100 * x:.1f}%"
+@contextlib.contextmanager
+def serve(job: Job) -> Iterator[ClientPool]:
+    """The run's clients, its servers checked, the simulated server started if needed.
+
+    A `sim-*` model that names no server goes to `METANIM_SIM_URL` (a running
+    `metanim serve-sim`) or to a simulated server started in-process for the duration.
+    A resumed run continues where its log stopped: the in-process server's session is
+    the number of lines the log already holds, so its simulated faults are fresh draws
+    (reproducible from the log) rather than the failures of the first run again.
+    """
+    models = [m for side in job.sides for m in side.models()]
+    config = job.config
+    with _sim_server(any(m.needs_sim_server for m in models), job) as (sim_url, in_process):
+        check_servers(
+            ((m, url) for m in models for url in m.routed(sim_url)),
+            skip=sim_url if in_process else None,
+        )
+        yield ClientPool(
+            sim_url,
+            in_process=in_process,
+            max_concurrency=config.call_concurrency,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
+            cache_path=config.cache,
+        )
+
+
+@contextlib.contextmanager
+def _sim_server(needed: bool, job: Job) -> Iterator[tuple[str | None, bool]]:
+    """(the simulated server's URL or None, whether it runs in this process)."""
+    if not needed or sim_url_from_env():
+        yield sim_url_from_env() if needed else None, False
+        return
+    session = len(read_records(job.log_path)) if Path(job.log_path).exists() else 0
+    # When a run is interrupted its clients hang up on requests in flight; aiohttp logs
+    # each as "Error handling request". For our own in-process server that is the run
+    # stopping, not a fault: those records are dropped.
+    server_log = logging.getLogger("aiohttp.server")
+    server_log.addFilter(_client_left)
+    try:
+        with SimServer(seed=job.config.seed, questions=job.questions, session=session) as server:
+            yield server.base_url, True
+    finally:
+        server_log.removeFilter(_client_left)
+
+
+def _client_left(record: logging.LogRecord) -> bool:
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, ConnectionError | asyncio.CancelledError)

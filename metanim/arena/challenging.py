@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from metanim.arena.evaluate import EvaluationConfig, EvaluationResult, run_evaluation
+from metanim.arena._run import Run
+from metanim.arena.evaluate import Evaluation, EvaluationConfig, EvaluationResult
+from metanim.datasets.questions import is_question_file, question_from_row
+from metanim.util import aio
 
 
 class ChallengingConfig(EvaluationConfig):
@@ -80,8 +84,6 @@ class ChallengingResult:
 
 def _raw_lines(path: str) -> dict[str, str]:
     """Item id -> its original line, read the way `evaluate` reads the file."""
-    from metanim.datasets.questions import is_question_file, question_from_row
-
     out: dict[str, str] = {}
     question_file = is_question_file(path)
     with Path(path).open(encoding="utf-8") as fh:
@@ -94,11 +96,9 @@ def _raw_lines(path: str) -> dict[str, str]:
     return out
 
 
-def per_item(log_path: Path, planned: list[Any]) -> list[ItemAccuracy]:
+def per_item(records: Iterable[dict[str, Any]], planned: list[Any]) -> list[ItemAccuracy]:
     """Correct and graded runs per planned item, from the latest log line per decision."""
-    from metanim.arena._log import latest_by_id, read_records
-
-    latest = latest_by_id(read_records(log_path))
+    latest = {r["id"]: r for r in records}
     file_of = {}
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for p in planned:
@@ -112,18 +112,18 @@ def per_item(log_path: Path, planned: list[Any]) -> list[ItemAccuracy]:
     return [ItemAccuracy(f, i, c, g) for (f, i), (c, g) in counts.items()]
 
 
-def run_challenging(config: ChallengingConfig) -> ChallengingResult:
+def run_challenging(
+    config: ChallengingConfig, announce: Callable[[str], None] | None = None
+) -> ChallengingResult:
     """Run the baseline R times over every item, then write each file's challenging subset.
 
     Items with no graded run (infrastructure errors only, or a budget stop) are neither
     kept nor dropped silently: they are counted as not measured.
     """
-    from metanim.arena.evaluate import plan
-
     evaluation = config.evaluation()
-    result = run_evaluation(evaluation)
-    planned = plan(evaluation)
-    items = per_item(result.log_path, planned)
+    run = Run(Evaluation(evaluation), announce)
+    result = EvaluationResult(**vars(aio.run(run.execute())))
+    items = per_item(result.records, list(run.planned))
     out_dir = Path(config.results_dir)
     kept: dict[str, list[str]] = {}
     written: dict[str, Path] = {}

@@ -9,27 +9,44 @@ and is imported only when asked for, so PettingZoo stays an optional extra.
 
 from __future__ import annotations
 
-from metanim.envs.env import ImpartialGameEnv, OpponentForfeitError
+from metanim.envs._stream import EpisodeStream
+from metanim.envs.env import (
+    START_MODES,
+    ImpartialGameEnv,
+    OpponentForfeitError,
+    check_playout_length,
+    resolve_start,
+    start_setting,
+)
 from metanim.envs.opponents import (
     ActionId,
     EpsilonOptimalOpponent,
     Opponent,
     OptimalOpponent,
     RandomOpponent,
+    is_solver_player,
     make_opponent,
+    resolve_move,
 )
 from metanim.envs.registration import ENV_IDS, PRESET_IDS, register_envs
 
 __all__ = [
     "ENV_IDS",
     "PRESET_IDS",
+    "START_MODES",
     "ActionId",
+    "EpisodeStream",
     "EpsilonOptimalOpponent",
     "ImpartialGameEnv",
     "Opponent",
     "OpponentForfeitError",
     "OptimalOpponent",
     "RandomOpponent",
+    "check_playout_length",
+    "is_solver_player",
     "make_opponent",
     "register_envs",
+    "resolve_move",
+    "resolve_start",
+    "start_setting",
 ]

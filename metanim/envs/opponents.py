@@ -79,6 +79,13 @@ class EpsilonOptimalOpponent:
 OpponentSpec = str | Callable[[Game[Any, Any], Any, np.random.Generator], Any]
 
 
+def is_solver_player(spec: str) -> bool:
+    """Whether `spec` names a solver player ("optimal", "random", "epsilon:<p>") rather
+    than a method that calls a model."""
+    name = spec.strip().lower()
+    return name in ("optimal", "random") or name.startswith("epsilon:")
+
+
 def make_opponent(spec: OpponentSpec) -> Callable[[Game[Any, Any], Any, np.random.Generator], Any]:
     """An opponent from a name (`"optimal"`, `"random"`, `"epsilon:0.2"`) or a callable."""
     if callable(spec):
@@ -175,6 +182,7 @@ __all__ = [
     "OptimalOpponent",
     "RandomOpponent",
     "as_action_index",
+    "is_solver_player",
     "make_opponent",
     "resolve_move",
 ]

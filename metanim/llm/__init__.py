@@ -5,29 +5,48 @@ The simulated server lives in `metanim.llm.sim`.
 """
 
 from metanim.llm._types import (
+    DEFAULT_MAX_COMPLETION_TOKENS,
+    STRUCTURED_OUTPUT_MODES,
     CallOptions,
     ChatModel,
     Completion,
     InfrastructureError,
     Message,
+    StructuredOutput,
     Usage,
 )
 from metanim.llm.cache import ResponseCache, cache_key
-from metanim.llm.client import DEFAULT_BASE_URL, OpenAIChatClient
+from metanim.llm.client import OpenAIChatClient
+from metanim.llm.model_spec import (
+    DEFAULT_BASE_URL,
+    SIM_IN_PROCESS,
+    SIM_KEY_ENV,
+    SIM_URL_ENV,
+    ModelSpec,
+    sim_url_from_env,
+)
 from metanim.llm.prices import PRICES_ENV, Price, PriceTable
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_COMPLETION_TOKENS",
     "PRICES_ENV",
+    "SIM_IN_PROCESS",
+    "SIM_KEY_ENV",
+    "SIM_URL_ENV",
+    "STRUCTURED_OUTPUT_MODES",
     "CallOptions",
     "ChatModel",
     "Completion",
     "InfrastructureError",
     "Message",
+    "ModelSpec",
     "OpenAIChatClient",
     "Price",
     "PriceTable",
     "ResponseCache",
+    "StructuredOutput",
     "Usage",
     "cache_key",
+    "sim_url_from_env",
 ]

@@ -26,12 +26,12 @@ import aiohttp
 
 from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.cache import ResponseCache, cache_key
+from metanim.llm.model_spec import DEFAULT_BASE_URL
 from metanim.llm.prices import PriceTable
 from metanim.util import fastjson
 
 log = logging.getLogger("metanim.llm")
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local OpenAI-compatible servers ignore the key, but the SDK refuses an empty one.
 _NO_KEY = "no-key-set"
 # A server asking us to wait longer than this is treated as if it had asked for the cap.

@@ -1,8 +1,8 @@
 """The canonical identity of a run: what it plays or decides, never how it is run.
 
-One function for every consumer: `config_hash` (file names and resume), the report's
-grouping (`metanim report` never pools two identities into one row) and its labels.
-The identity is the config minus the run-only fields (`RUN_ONLY`: concurrency, budgets,
+One function for every consumer: a run's config hash (file names and resume), the
+report's grouping (`metanim report` never pools two identities into one row) and its
+labels. The identity is the config minus the run settings (`RUN_SETTINGS`: concurrency, budgets,
 results folder, progress, ...; plus `episodes`, `repeats` and `limit`, so a longer run
 resumes the same log). Every other field is part of it, so a field a later version adds
 to a config (call options, structured output, prompt versions) joins the identity
@@ -17,11 +17,35 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from metanim.arena._config import RUN_ONLY
+import metanim.games
+from metanim.agents import prompts
+from metanim.envs import is_solver_player
+from metanim.llm import ModelSpec
 
+#: Config fields that say how a run is run, not what it plays or decides (its name, and
+#: every run setting but the seed): a rerun with another concurrency or budget resumes
+#: the same log. `metanim.arena.RunConfig` declares exactly these besides the seed and
+#: the call options (a test holds the two together).
+RUN_SETTINGS = frozenset(
+    {
+        "name",
+        "concurrency",
+        "call_concurrency",
+        "timeout_s",
+        "max_retries",
+        "max_calls",
+        "budget_tokens",
+        "max_cost_usd",
+        "results_dir",
+        "record_decisions",
+        "cache",
+        "rerun_failed",
+        "progress",
+    }
+)
 #: Fields that only say how much to run: a rerun with more of them resumes the same log.
 AMOUNT_ONLY = frozenset({"episodes", "repeats", "limit"})
-NOT_IDENTITY = RUN_ONLY | AMOUNT_ONLY
+NOT_IDENTITY = RUN_SETTINGS | AMOUNT_ONLY
 #: The two sides of a run: (method field, prefix of its model/params/base_url fields).
 SIDES = (("method", ""), ("opponent", "opponent_"))
 
@@ -34,17 +58,13 @@ def _file_digest(path: str) -> str:
 
 def current_prompt_versions() -> dict[str, str]:
     """The prompt versions this code sends: the methods' templates and the game prompts."""
-    from metanim.agents.prompts import METHOD_PROMPT_VERSION
-    from metanim.games import PROMPT_VERSION
-
-    return {"method": METHOD_PROMPT_VERSION, "game": PROMPT_VERSION}
+    # Read when asked, not at import: the versions are module constants a test may change.
+    return {"method": prompts.METHOD_PROMPT_VERSION, "game": metanim.games.PROMPT_VERSION}
 
 
 def uses_prompts(config: Mapping[str, Any]) -> bool:
     """Whether any side of the run prompts a model (a solver-only run has no prompt)."""
-    from metanim.arena._policies import is_solver_spec
-
-    return any(key in config and not is_solver_spec(str(config[key])) for key, _ in SIDES)
+    return any(key in config and not is_solver_player(str(config[key])) for key, _ in SIDES)
 
 
 def run_identity(
@@ -53,25 +73,23 @@ def run_identity(
     """The identifying fields of a run config (a `model_dump(mode="json")` or config.json).
 
     A solver side (optimal, random, epsilon) drops its unused model, parameters and
-    server; a model side's server enters normalized (`server_identity`); a dataset enters
+    server; a model side's server enters normalized (`ModelSpec.server_identity`); a
+    dataset enters
     by content digest, not by path. `prompt_versions` (the run's prompt templates, see
     `current_prompt_versions`; the report reads them from the log) join the identity,
     so a prompt change starts a new log rather than resuming into an old one.
     """
-    from metanim.arena._policies import is_solver_spec
-    from metanim.arena._run import server_identity
-
     body = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
     for method_key, prefix in SIDES:
         if method_key not in body:
             continue
-        if is_solver_spec(str(body[method_key])):
+        if is_solver_player(str(body[method_key])):
             for name in ("model", "params", "base_url"):
                 body.pop(prefix + name, None)
         elif prefix + "model" in body:
-            body[prefix + "base_url"] = server_identity(
+            body[prefix + "base_url"] = ModelSpec.parse(
                 str(body[prefix + "model"]), body.get(prefix + "base_url")
-            )
+            ).server_identity()
     if "dataset" in body:
         body["dataset"] = [_file_digest(str(p)) for p in body["dataset"]]
     if prompt_versions:
@@ -137,3 +155,31 @@ def distinguishing_labels(identities: Mapping[str, Mapping[str, Any]]) -> dict[s
         )
         out[h] = f"{label} ({extra or h})"
     return out
+
+
+def _prompt_versions(row: Mapping[str, Any]) -> dict[str, str] | None:
+    """The prompt versions a log line's decision recorded (None when it kept none)."""
+    decisions = [row.get("decision")] + [m.get("decision") for m in row.get("moves") or []]
+    for d in decisions:
+        if isinstance(d, dict) and d.get("prompt_version"):
+            return {
+                "method": str(d["prompt_version"]),
+                "game": str(d.get("game_prompt_version", "")),
+            }
+    return None
+
+
+def log_identity(
+    config: Mapping[str, Any], rows: list[dict[str, Any]], kind: str
+) -> dict[str, Any]:
+    """The run identity of a log read back: its config (minus run settings; the dataset
+    apart: it is a report's column, not its row) with the prompt versions its first line
+    that kept a decision recorded. A log without its config is known by its method."""
+    sample = next((r for r in rows if _prompt_versions(r)), rows[0] if rows else {})
+    if not config:
+        decision = sample.get("decision") or {}
+        name = sample.get("agent") if kind == "episodes" else decision.get("method")
+        return {"method": str(name or "?")}
+    identity = run_identity(config, _prompt_versions(sample))
+    identity.pop("dataset", None)
+    return identity

@@ -20,6 +20,9 @@ from typing import Any
 
 from metanim.util import fastjson
 
+#: A log's kind: "episodes" (a tournament's) or "decisions" (an evaluation's).
+LogKind = str
+
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
     """Every complete JSON line of `path` (none if the file does not exist).
@@ -52,6 +55,49 @@ def iter_records(path: str | Path, end: int | None = None) -> Iterator[dict[str,
                 yield json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: corrupt result line ({exc.msg})") from None
+
+
+def iter_logs(results_dir: str | Path) -> Iterator[tuple[Path, LogKind, dict[str, Any]]]:
+    """(log path, kind, run config) of every tournament or evaluation log under a folder.
+
+    A log is a `*.jsonl` file whose first line is an episode (`seat` and `status`) or a
+    decision (`record_id` and `correct`); other files (datasets, question files) are
+    passed over. The config is `<log>.config.json`, else `run.json` beside it, else {}.
+    """
+    for path in sorted(Path(results_dir).rglob("*.jsonl")):
+        kind = log_kind(path)
+        if kind is not None:
+            yield path, kind, run_config(path)
+
+
+def log_kind(path: Path) -> LogKind | None:
+    """ "episodes", "decisions", or None when the file is not a run's log."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            first = next((line for line in fh if line.strip()), "")
+        row = json.loads(first) if first else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(row, dict):
+        return None
+    if "seat" in row and "status" in row:
+        return "episodes"
+    if "record_id" in row and "correct" in row:
+        return "decisions"
+    return None
+
+
+def run_config(path: Path) -> dict[str, Any]:
+    """The run config written beside a log (`<log>.config.json` or `run.json`), or {}."""
+    for candidate in (path.with_suffix(".config.json"), path.parent / "run.json"):
+        if candidate.exists():
+            try:
+                data = json.loads(candidate.read_text())
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict):
+                return data
+    return {}
 
 
 def latest_by_id(records: Iterable[dict[str, Any]], key: str = "id") -> dict[str, dict[str, Any]]:

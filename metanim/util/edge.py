@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from typing import Any
 
 #: Exit codes, the same for every command (listed in `metanim --help`).
@@ -112,3 +113,24 @@ def int_range(text: str) -> list[int]:
 
 
 _MAX_RANGE = 10_000  # more is a typo (2-1000000000), not a request to list them
+
+
+def deprecated_aliases(module: str, moved: dict[str, tuple[str, Any]]) -> Any:
+    """A module `__getattr__` that still serves names moved out of its `__all__`.
+
+    `moved` maps an old name to (its new dotted name, the object); each use warns with a
+    `DeprecationWarning` until 0.2.0, when the aliases go.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        new, value = moved[name]
+        warnings.warn(
+            f"{module}.{name} moved to {new}; the old name goes in 0.2.0",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+
+    return __getattr__

@@ -24,7 +24,7 @@ from metanim.llm.templates import Layout, read_layout
 
 if TYPE_CHECKING:
     from metanim.llm.sim.policies import Task
-    from metanim.llm.sim.spec import ModelSpec
+    from metanim.llm.sim.spec import SimModelSpec
 
 #: The temperature at which a policy's parameters hold as stated (seed 000 samples at 0.7).
 REFERENCE_TEMPERATURE = 0.7
@@ -81,7 +81,7 @@ def uniform(values: list[Any]) -> Prefs:
 
 
 # ----------------------------------------------------------------------- the prior
-def prior(spec: ModelSpec, task: Task, cued: bool) -> Prefs:
+def prior(spec: SimModelSpec, task: Task, cued: bool) -> Prefs:
     """The agent's own preferences before it reads any debate."""
 
     def base(name: str) -> Prefs:
@@ -146,7 +146,7 @@ class Shown:
 
 
 def debate_prefs(
-    spec: ModelSpec, task: Task, shown: Shown, base: Prefs, rng: random.Random
+    spec: SimModelSpec, task: Task, shown: Shown, base: Prefs, rng: random.Random
 ) -> Prefs:
     """Preferences after reading the debate (the prior where the request shows none).
 
@@ -184,7 +184,7 @@ def debate_prefs(
 
 
 # ------------------------------------------------------------------------ cue words
-def cue_present(spec: ModelSpec, task: Task, messages: list[Message], layout: Layout) -> bool:
+def cue_present(spec: SimModelSpec, task: Task, messages: list[Message], layout: Layout) -> bool:
     """Whether the agent's instructions carry its cue word.
 
     Only what the method or the agent wrote counts: the game prompt, the game's name and
@@ -208,7 +208,7 @@ def cue_present(spec: ModelSpec, task: Task, messages: list[Message], layout: La
     return False
 
 
-def insight(spec: ModelSpec, cued: bool, temperature: float, rng: random.Random) -> str | None:
+def insight(spec: SimModelSpec, cued: bool, temperature: float, rng: random.Random) -> str | None:
     """The cue sentence a self-generated text (strategy, rewritten prompt) carries, or None.
 
     A text keeps a cue its request already carried; otherwise it gains one with
@@ -236,7 +236,7 @@ def belief(task: Task, answer: Any, shown: list[Any], conf: float) -> Prefs:
     return out
 
 
-def prediction(spec: ModelSpec, task: Task, answer: Any, shown: list[Any]) -> Prefs:
+def prediction(spec: SimModelSpec, task: Task, answer: Any, shown: list[Any]) -> Prefs:
     """The forecast of the peers' average belief.
 
     `predict=debate` (default): the beliefs the answers shown in the debate imply (its own

@@ -28,7 +28,7 @@ from metanim.llm._types import Message
 from metanim.llm.sim import behaviour
 from metanim.llm.sim.behaviour import Shown, answers_in  # noqa: F401 - public
 from metanim.llm.sim.questions import AnswerKey, KeyEntry
-from metanim.llm.sim.spec import ModelSpec
+from metanim.llm.sim.spec import SimModelSpec
 from metanim.llm.templates import Layout
 from metanim.solver import winning_moves
 
@@ -193,7 +193,7 @@ def _prompt_task(text: str) -> Task | None:
 
 # -------------------------------------------------------------------------- policy
 def choose(
-    spec: ModelSpec,
+    spec: SimModelSpec,
     task: Task,
     messages: list[Message],
     rng: random.Random,
@@ -274,7 +274,7 @@ class Reading:
     rng: random.Random
 
 
-def field_value(key: str, spec: ModelSpec, r: Reading) -> Any:
+def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
     """What a reply puts under `key` of the asked JSON object."""
     k = _norm(key)
     task, answer = r.task, r.answer
@@ -332,7 +332,7 @@ _MALFORMED = (
 
 
 def reply(
-    spec: ModelSpec,
+    spec: SimModelSpec,
     messages: list[Message],
     rng: random.Random,
     temperature: float,
@@ -384,7 +384,7 @@ class Prompt:
         self._samplers: dict[tuple[str, float], tuple[list[str], list[float]]] = {}
         self._texts: dict[tuple[str, str], str] = {}  # (model name, answer JSON) -> text
 
-    def _model(self, spec: ModelSpec) -> tuple[bool, behaviour.Prefs | None]:
+    def _model(self, spec: SimModelSpec) -> tuple[bool, behaviour.Prefs | None]:
         known = self._models.get(spec.name)
         if known is None:
             task, shown = self.task, self.shown
@@ -401,7 +401,7 @@ class Prompt:
         return known
 
     def _sampler(
-        self, spec: ModelSpec, prefs: behaviour.Prefs, temperature: float
+        self, spec: SimModelSpec, prefs: behaviour.Prefs, temperature: float
     ) -> tuple[list[str], list[float]]:
         """`behaviour.sample`'s table, once: the same keys and weights, accumulated as
         `random.choices` accumulates them, so the draw is the same."""
@@ -417,7 +417,7 @@ class Prompt:
             )
         return sampler
 
-    def draws(self, spec: ModelSpec, temperature: float) -> bool:
+    def draws(self, spec: SimModelSpec, temperature: float) -> bool:
         """Whether an answer of `spec` at `temperature` draws from its generator at all.
 
         Where it does not (one answer possible and no cue sentence to draw), `reply`
@@ -439,7 +439,7 @@ class Prompt:
         # temperature): then the draw raises as it did.
         return len(keys) > 1 or not 0 < cum[-1] < math.inf
 
-    def _choose(self, spec: ModelSpec, rng: random.Random | None, temperature: float) -> Any:
+    def _choose(self, spec: SimModelSpec, rng: random.Random | None, temperature: float) -> Any:
         """`choose`, with what needs no draw read once."""
         task, shown = self.task, self.shown
         assert task is not None and shown is not None
@@ -459,7 +459,7 @@ class Prompt:
 
     def reply(
         self,
-        spec: ModelSpec,
+        spec: SimModelSpec,
         rng: random.Random | None,
         temperature: float,
         fault_rng: random.Random | None = None,
@@ -496,7 +496,7 @@ class Prompt:
 
     def _write(
         self,
-        spec: ModelSpec,
+        spec: SimModelSpec,
         answer: Any,
         answer_text: str,
         cued: bool,

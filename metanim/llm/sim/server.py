@@ -28,7 +28,7 @@ from metanim.games import SizeLimitError
 from metanim.llm.sim.policies import Prompt, Task
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
-from metanim.llm.sim.spec import LISTED_MODELS, ModelSpec, ModelSpecError, parse_model_spec
+from metanim.llm.sim.spec import LISTED_MODELS, ModelSpecError, SimModelSpec, parse_model_spec
 from metanim.llm.templates import read_layout
 from metanim.util import aio, fastjson
 
@@ -399,7 +399,7 @@ class SimApp:
             {},
         )
 
-    def _http_fault(self, spec: ModelSpec, body_hash: str, attempt: int) -> Reply | None:
+    def _http_fault(self, spec: SimModelSpec, body_hash: str, attempt: int) -> Reply | None:
         if attempt < spec["burst429"]:
             return _fail(
                 429, "Rate limit reached (simulated burst).", "requests", "rate_limit_exceeded"
@@ -424,7 +424,7 @@ class SimApp:
 
     def _answer(
         self,
-        spec: ModelSpec,
+        spec: SimModelSpec,
         read: _Messages,
         temperature: float,
         n: int,

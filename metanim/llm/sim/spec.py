@@ -56,7 +56,7 @@ class ModelSpecError(ValueError):
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class SimModelSpec:
     """A parsed simulated model: its policy and parameters (defaults filled in)."""
 
     name: str
@@ -68,7 +68,7 @@ class ModelSpec:
 
 
 @functools.lru_cache(maxsize=256)
-def parse_model_spec(name: str) -> ModelSpec:
+def parse_model_spec(name: str) -> SimModelSpec:
     """Parse `sim-<policy>[:k=v,...]`; raises `ModelSpecError` naming what is wrong.
 
     Cached by name (a spec is frozen): the simulator parses the model of every request,
@@ -117,7 +117,7 @@ def parse_model_spec(name: str) -> ModelSpec:
         raise ModelSpecError("self and peer weights must be non-negative and not both zero")
     if params["latency"] < 0 or params["burst429"] < 0 or params["burst500"] < 0:
         raise ModelSpecError("latency and bursts must be non-negative")
-    return ModelSpec(name=name, policy=policy, params=params)
+    return SimModelSpec(name=name, policy=policy, params=params)
 
 
 #: Names listed by `/v1/models` (any valid spec is accepted, listed or not).

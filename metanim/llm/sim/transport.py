@@ -11,7 +11,7 @@ import json
 import time
 from typing import Any
 
-from metanim.llm._types import Completion, InfrastructureError, Message, Usage
+from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.sim.server import SimApp
 from metanim.llm.sim.spec import parse_model_spec
 
@@ -52,7 +52,10 @@ class SimChatModel:
         seed: int | None = None,
         sample_index: int = 0,
         max_tokens: int | None = None,
+        options: CallOptions | None = None,
     ) -> Completion:
+        if options is not None:
+            max_tokens = options.max_tokens
         body: dict[str, Any] = {
             "model": self._model,
             "messages": list(messages),

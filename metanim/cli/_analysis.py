@@ -1,8 +1,13 @@
-"""`metanim report RESULTS`: flags and handler, kept out of cli.py."""
+"""`metanim report RESULTS` and `metanim reproduce ARTIFACT`: flags and handlers."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from metanim.analysis import render_report
+from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
+from metanim.cli._config import add_config_arguments, config_from_args
 
 
 def report_arguments(p: argparse.ArgumentParser) -> None:
@@ -12,13 +17,9 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def report(args: argparse.Namespace) -> int:
-    from metanim.analysis.report import render_report
-
     result = render_report(args.results, write=not args.no_write, plots=not args.no_plots)
     print(result.terminal())
     if not args.no_write:
-        from pathlib import Path
-
         print(f"report: {Path(args.results) / 'report.md'}")
         if result.pages:
             print(f"viewer: {result.pages[0]} (open it in a browser; it needs no network)")
@@ -26,9 +27,6 @@ def report(args: argparse.Namespace) -> int:
 
 
 def reproduce_arguments(p: argparse.ArgumentParser) -> None:
-    from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions
-    from metanim.arena._config import add_config_arguments
-
     p.add_argument(
         "artifact",
         choices=[*ARTIFACTS, "all"],
@@ -39,9 +37,6 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def reproduce(args: argparse.Namespace) -> int:
-    from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
-    from metanim.arena._config import config_from_args
-
     opts = config_from_args(ReproduceOptions, args)
     if args.artifact == "identity-bias" and args.peers is not None:
         paths = identity_bias(opts, peers=args.peers)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from metanim.util.edge import (
+from metanim.util import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -149,38 +149,38 @@ def _library_command(name: str, module: str, help: str) -> None:
 
 _library_command(
     "play",
-    "metanim.arena._cli",
+    "metanim.cli._arena",
     "Play one game between two methods; each move graded by the solver",
 )
 _library_command(
     "evaluate",
-    "metanim.arena._cli",
+    "metanim.cli._arena",
     "Decision accuracy of a method on critical-state datasets or question files, R repeats",
 )
 _library_command(
     "challenging",
-    "metanim.arena._cli",
+    "metanim.cli._arena",
     "Seed 004's challenging subset: items a baseline answers right in < 40%% of 5 runs at T=0.7",
 )
 _library_command(
     "tournament",
-    "metanim.arena._cli",
+    "metanim.cli._arena",
     "Method vs opponent over E episodes per game setting (resumable)",
 )
 _library_command(
     "demo",
-    "metanim.arena._cli",
+    "metanim.cli._arena",
     "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
 )
 _library_command(
     "dataset", "metanim.datasets._cli", "Build or inspect critical-state datasets (build, show)"
 )
 _library_command(
-    "report", "metanim.analysis._cli", "Render a results folder as tables, report.md and PNG plots"
+    "report", "metanim.cli._analysis", "Render a results folder as tables, report.md and PNG plots"
 )
 _library_command(
     "reproduce",
-    "metanim.analysis._cli",
+    "metanim.cli._analysis",
     "Regenerate a seed paper's table or figure (table1, figure3, ...); simulated by default",
 )
 

@@ -1,0 +1,7 @@
+"""`python -m metanim.cli`: the `metanim` command."""
+
+import sys
+
+from metanim.cli import main
+
+sys.exit(main())

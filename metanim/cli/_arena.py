@@ -1,0 +1,226 @@
+"""The commands that play or decide: `metanim tournament`, `evaluate`, `challenging`,
+`play` and `demo`.
+
+Flags map one-to-one onto `TournamentConfig` / `EvaluationConfig` fields; a profile
+(`--profile agents/<name>.toml`) fills the agent's model, server, method and parameters,
+and flags given on top override it. `play` takes a tournament's flags (one setting, one
+episode) and prints each move as it is made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from metanim.analysis import render_report
+from metanim.arena import (
+    ChallengingConfig,
+    EvaluationConfig,
+    TournamentConfig,
+    format_end,
+    format_move,
+    load_profile,
+    parse_setting,
+    play_game,
+    run_challenging,
+    run_evaluation,
+    run_tournament,
+)
+from metanim.arena._config import profile_fields
+from metanim.cli._config import add_config_arguments, config_from_args
+from metanim.util import EXIT_FAILED, EXIT_OK
+
+#: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
+#: (toward the max take), against a ReAct opponent that errs 60% of the time.
+DEMO_MODEL = "sim-biased:heuristic=max_take,p=0.3"
+DEMO_OPPONENT_MODEL = "sim-biased:heuristic=max_take,p=0.6"
+
+
+#: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
+#: (toward the max take), against a ReAct opponent that errs 60% of the time.
+DEMO_MODEL = TournamentConfig.model_fields["model"].default
+DEMO_OPPONENT_MODEL = TournamentConfig.model_fields["opponent_model"].default
+
+
+def tournament_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    p.add_argument("--opponent-profile", help="opponent profile, e.g. gpt-4o-react-opponent")
+    add_config_arguments(p, TournamentConfig)
+    _renamed_flags(p)
+
+
+def _renamed_flags(p: argparse.ArgumentParser) -> None:
+    # A budget flag that reads like a per-call cap is refused, naming the two flags meant.
+    p.add_argument("--max-tokens", dest="old_max_tokens", default=None, help=argparse.SUPPRESS)
+
+
+def _refuse_renamed(args: argparse.Namespace) -> None:
+    if getattr(args, "old_max_tokens", None) is not None:
+        raise ValueError(
+            "--max-tokens was renamed: --budget-tokens is the run's token budget, "
+            "--max-completion-tokens the per-call completion cap (default 512)"
+        )
+
+
+def _profiles(args: argparse.Namespace) -> dict[str, Any]:
+    base: dict[str, Any] = {}
+    if getattr(args, "profile", None):
+        base.update(profile_fields(load_profile(args.profile)))
+    if getattr(args, "opponent_profile", None):
+        base.update(profile_fields(load_profile(args.opponent_profile), prefix="opponent_"))
+    return base
+
+
+def tournament(args: argparse.Namespace) -> int:
+    _refuse_renamed(args)
+    config = config_from_args(TournamentConfig, args, _profiles(args))
+    result = run_tournament(config, announce=print)
+    return _print_result(result, "episodes", args.argv)
+
+
+def evaluate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    add_config_arguments(p, EvaluationConfig)
+    _renamed_flags(p)
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    _refuse_renamed(args)
+    config = config_from_args(EvaluationConfig, args, _profiles(args))
+    result = run_evaluation(config, announce=print)
+    return _print_result(result, "decisions", args.argv)
+
+
+def challenging_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    add_config_arguments(p, ChallengingConfig)
+
+
+def challenging(args: argparse.Namespace) -> int:
+    config = config_from_args(ChallengingConfig, args, _profiles(args))
+    result = run_challenging(config, announce=print)
+    _print_result(result.evaluation, "decisions")
+    print(result.report())
+    return 0
+
+
+# ------------------------------------------------------------------ metanim play
+def play_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of `metanim play`: a tournament's, for one setting and one episode."""
+    p.add_argument("--game", required=True, help="game or preset name, e.g. fibonacci, nim-31-k3")
+    p.add_argument(
+        "--agent", required=True, dest="method", help="method spec, e.g. dreamad, mad:agents=3"
+    )
+    p.add_argument("--second", action="store_true", help="the opponent moves first (seat second)")
+    add_config_arguments(
+        p,
+        TournamentConfig,
+        skip=("name", "games", "method", "episodes", "seat", "concurrency", "results_dir",
+              "record_decisions", "rerun_failed", "progress", "max_calls", "budget_tokens",
+              "max_cost_usd", "cache"),
+    )  # fmt: skip
+
+
+def play(args: argparse.Namespace) -> int:
+    """The graded transcript, each move as it is made; exit code 3 if a model could not
+    be reached."""
+    args.games = [args.game]
+    args.seat = "second" if args.second else None
+    config = config_from_args(TournamentConfig, args, {"name": "play"})
+    _, game = parse_setting(args.game)
+    record = play_game(
+        config,
+        on_move=lambda move: print(format_move(game, move), flush=True),
+        announce=lambda header: print(f"{header}\n{game.title} {game.params}", flush=True),
+    )
+    print(format_end(game, record))
+    if record.status in ("infrastructure_error", "error"):
+        print(f"metanim play: error: {(record.error or '').splitlines()[0]}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ metanim demo
+def demo_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--base-url", help="a real OpenAI-compatible server (default: simulated, in-process)"
+    )
+    p.add_argument("--model", help=f"the agent's model (default {DEMO_MODEL})")
+    p.add_argument(
+        "--opponent-model", help="the opponent's model (default: --model, or the simulated one)"
+    )
+    p.add_argument("--episodes", type=int, default=10, help="episodes (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--results-dir", default="results/demo", help="where the log and report go")
+    p.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar"
+    )
+
+
+def demo(args: argparse.Namespace) -> int:
+    if args.base_url and not args.model:
+        raise ValueError("with --base-url, name the served model with --model")
+    model = args.model or DEMO_MODEL
+    opponent_model = args.opponent_model or (args.model if args.base_url else DEMO_OPPONENT_MODEL)
+    config = TournamentConfig(
+        name="demo",
+        games=["fibonacci-20"],
+        method="dreamad",
+        model=model,
+        base_url=args.base_url,
+        opponent="react",
+        opponent_model=opponent_model,
+        opponent_base_url=args.base_url,
+        episodes=args.episodes,
+        seat="alternate",
+        seed=args.seed,
+        results_dir=args.results_dir,
+        progress=args.progress,
+    )
+    print(
+        f"DReaMAD ({model}) vs ReAct ({opponent_model}) on Fibonacci Nim (20), "
+        f"{args.episodes} episodes, seats alternating."
+    )
+    result = run_tournament(config, announce=print)
+    code = _print_result(result, "episodes", args.argv)
+    # Then the folder report a user would run next: tables, report.md and the plots.
+    folder = render_report(args.results_dir, plots=_have_matplotlib())
+    written = [Path(args.results_dir) / "report.md", *folder.pages[:1], *folder.plots]
+    print("folder report: " + ", ".join(str(p) for p in written))
+    return code
+
+
+def _have_matplotlib() -> bool:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
+    """A run's report, how much ran and where the files lie; then its exit code.
+
+    A run with items that did not finish also gets a one-screen failure summary on
+    stderr: counts by cause, the first message of each, and the command that reruns them.
+    """
+    log_path = result.log_path
+    print(result.report)
+    print(f"{unit}: {result.played_now} run now, {result.planned} planned; log {log_path}")
+    print(
+        f"summary {log_path.with_suffix('.summary.json')}, report {log_path.with_suffix('.report.md')}"
+    )
+    if result.complete:
+        return EXIT_OK
+    missing = sum(count for count, _ in result.failures.values())
+    lines = [f"{missing} of {result.planned} {unit} did not finish:"]
+    for cause, (count, first) in sorted(result.failures.items(), key=lambda kv: -kv[1][0]):
+        first = first if len(first) <= 200 else first[:197] + "..."
+        lines.append(f"  {count:>6}  {cause}: {first}")
+    words = [w for w in (argv or []) if w != "--no-rerun-failed"]
+    rerun = "metanim " + shlex.join(words) if words else "the same command"
+    if not result.config.rerun_failed:
+        rerun += " --rerun-failed"
+    lines.append(f"fix the cause, then rerun them (finished {unit} are kept): {rerun}")
+    print("\n".join(lines), file=sys.stderr)
+    return EXIT_FAILED

@@ -1,0 +1,103 @@
+"""Config models as command-line flags: one flag per field, values layered.
+
+Every field of a pydantic config is one flag (`--field-name`, help from the field's
+description, its default in the help). Values are layered: defaults < `--config FILE` <
+profiles < the flags given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from metanim.arena import load_config_file
+
+
+def _json_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), _json_value(value)
+
+
+def _base_type(annotation: Any) -> Any:
+    """The non-None member of an Optional annotation."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else str
+    return annotation
+
+
+def add_config_arguments(
+    parser: argparse.ArgumentParser, model: type[BaseModel], *, skip: tuple[str, ...] = ()
+) -> None:
+    """Add one flag per field of `model`; unset flags stay None so defaults live in the model."""
+    parser.add_argument("--config", help="a TOML or JSON file of these settings (flags override)")
+    for name, field in model.model_fields.items():
+        if name in skip:
+            continue
+        flag = "--" + name.replace("_", "-")
+        help_text = field.description or ""
+        # Every default in --help (the timeout a call gets, the model a side plays on).
+        if field.default not in (None, PydanticUndefined) and not isinstance(field.default, bool):
+            help_text += " (default: {})".format(str(field.default).replace("%", "%%"))
+        base = _base_type(field.annotation)
+        origin = typing.get_origin(base)
+        # Repeatable flags read better singular (--game a --game b, --param k=v).
+        flags = [flag, flag[:-1]] if origin in (list, dict) and flag.endswith("s") else [flag]
+        if origin is typing.Literal:
+            parser.add_argument(flag, choices=typing.get_args(base), default=None, help=help_text)
+        elif base is bool:
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+        elif origin is dict:
+            parser.add_argument(
+                *flags,
+                dest=name,
+                action="append",
+                type=_key_value,
+                default=None,
+                metavar="KEY=JSON",
+                help=help_text,
+            )
+        elif origin is list:
+            parser.add_argument(
+                *flags, dest=name, action="append", default=None, help=help_text + " (repeatable)"
+            )
+        elif base in (int, float):
+            parser.add_argument(flag, type=base, default=None, help=help_text)
+        else:
+            parser.add_argument(flag, default=None, help=help_text)
+
+
+def config_from_args(
+    model: type[BaseModel], args: argparse.Namespace, base: dict[str, Any] | None = None
+) -> Any:
+    """Build `model` from defaults < `--config` < `base` (profiles) < the flags given."""
+    values: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        values.update(load_config_file(args.config))
+    values.update(base or {})
+    for name, field in model.model_fields.items():
+        given = getattr(args, name, None)
+        if given is None:
+            continue
+        if typing.get_origin(_base_type(field.annotation)) is dict:
+            # KEY=JSON flags add to (and override keys of) the profile's parameters.
+            given = {**values.get(name, {}), **dict(given)}
+        values[name] = given
+    return model.model_validate(values)

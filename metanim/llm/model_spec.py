@@ -1,0 +1,99 @@
+"""A model named once: its name, whether it is simulated, where it is served, whose key.
+
+Every command names a model as text (`gpt-4o`, `sim-optimal`, `m@http://host:8080/v1`,
+`m@http://a/v1|http://b/v1` for replicas). `ModelSpec.parse` reads it once, at the edge;
+routing, keys, the run's identity and the run header all ask the spec, so no string is
+split or prefix-tested twice.
+
+A simulated model (`sim-...`) is served by the simulated server: the URL it names, else a
+running `metanim serve-sim` named by `METANIM_SIM_URL`, else one the run starts
+in-process. It never goes to `OPENAI_BASE_URL` (which may be a paid provider) and never
+receives `OPENAI_API_KEY`: its key, if a `serve-sim --api-key-env` asks for one, comes from
+`METANIM_SIM_API_KEY`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+#: A running `metanim serve-sim` for `sim-*` models that name no server.
+SIM_URL_ENV = "METANIM_SIM_URL"
+#: The key sent to the simulated server (never `OPENAI_API_KEY`).
+SIM_KEY_ENV = "METANIM_SIM_API_KEY"
+#: The server identity of a `sim-*` model with no URL: the in-process simulated server,
+#: whose port changes on every run, so its URL must not enter a run's identity.
+SIM_IN_PROCESS = "sim:in-process"
+#: Where a real model that names no server goes when `OPENAI_BASE_URL` is unset.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def sim_url_from_env() -> str | None:
+    """The `serve-sim` URL named by `METANIM_SIM_URL`, or None."""
+    return os.environ.get(SIM_URL_ENV, "").strip().rstrip("/") or None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model and where it is served; `urls` empty means the default route."""
+
+    name: str
+    urls: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str, base_url: str | None = None) -> ModelSpec:
+        """`model`, `model@url` or `model@url|url` (replicas); `base_url` applies when the
+        text names no server. Raises `ValueError` for an empty model name."""
+        name, _, url = text.partition("@")
+        name = name.strip()
+        if not name:
+            raise ValueError(f"model {text!r}: the model name is empty")
+        urls = url.strip() or (base_url or "").strip()
+        return cls(name, tuple(u.strip().rstrip("/") for u in urls.split("|") if u.strip()))
+
+    def __str__(self) -> str:
+        return f"{self.name}@{'|'.join(self.urls)}" if self.urls else self.name
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the simulated server answers for this model (its name is `sim-...`)."""
+        return self.name.startswith("sim-")
+
+    @property
+    def key_env(self) -> str:
+        """The environment variable the key comes from."""
+        return SIM_KEY_ENV if self.simulated else "OPENAI_API_KEY"
+
+    def api_key(self) -> str:
+        """The key to send, read when a client is made and never kept: a simulated model
+        without `METANIM_SIM_API_KEY` sends the placeholder "sim"; "" for a real model
+        without a key."""
+        return os.environ.get(self.key_env, "") or ("sim" if self.simulated else "")
+
+    @property
+    def needs_sim_server(self) -> bool:
+        """Whether this model needs a simulated server the run must find or start."""
+        return self.simulated and not self.urls
+
+    def routed(self, sim_url: str | None) -> tuple[str, ...]:
+        """The URLs calls go to: its own, else `sim_url` for a simulated model, else the
+        default route (`OPENAI_BASE_URL`, else the OpenAI API)."""
+        if self.urls:
+            return self.urls
+        if self.simulated and sim_url:
+            return (sim_url.rstrip("/"),)
+        return ((os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"),)
+
+    def server_identity(self) -> str:
+        """The server as it enters a run's identity: the URLs given, the fixed token
+        `sim:in-process` for a simulated model with none, else the default route."""
+        if self.urls:
+            return "|".join(self.urls)
+        return SIM_IN_PROCESS if self.simulated else self.routed(None)[0]
+
+    def where(self, sim_url: str | None, in_process: bool) -> str:
+        """The address calls go to, for a run header."""
+        address = "|".join(self.routed(sim_url))
+        if self.simulated and not self.urls:
+            return address + (" (the simulated server, in-process)" if in_process else "")
+        return address

@@ -1,0 +1,106 @@
+"""The records of a played game: one per move, a player's totals, one per episode.
+
+A move record carries the decision's counters (`Counts`, defined once in the agents
+layer); a side's totals add them up. An episode record is one line of a tournament log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from metanim.agents import Counts, Decision
+from metanim.util import fastjson
+
+Seat = Literal["first", "second"]
+Actor = Literal["agent", "opponent"]
+#: win/loss are results; infrastructure_error (the model could not be reached) and
+#: error (a bug in a policy) are never a result: the episode is marked and rerun.
+EpisodeStatus = Literal["win", "loss", "infrastructure_error", "error"]
+EndReason = Literal[
+    "game_over", "agent_forfeit", "opponent_forfeit", "infrastructure_error", "error"
+]
+
+
+class MoveRecord(Counts):
+    """One decision in an episode: the position, the answer and its solver grade."""
+
+    ply: int
+    actor: Actor
+    state: Any  # JSON form of the position the mover faced
+    position: Literal["N", "P"]  # solver outcome for the mover
+    status: str  # ok, fallback, forfeit, infrastructure_error
+    move: str | None = None  # canonical move text
+    optimal: bool | None = None  # None when no move was played
+    seed: int = 0
+    error: str | None = None
+    # The method's full record, when kept: its `Decision` in a live episode, its JSON
+    # form (a dict, kept a dict) when read back from a log. Last, so a line can append it.
+    decision: dict[str, Any] | Decision | None = Field(None, union_mode="left_to_right")
+
+
+class SideTotals(Counts):
+    """Per-player totals of one episode."""
+
+    moves: int = 0
+    optimal_moves: int = 0
+    forfeits: int = 0
+    fallbacks: int = 0
+
+    @classmethod
+    def of(cls, moves: Iterable[MoveRecord]) -> SideTotals:
+        """The totals of one side's move records."""
+        moves = list(moves)
+        return cls.total(
+            moves,
+            moves=sum(m.move is not None for m in moves),
+            optimal_moves=sum(bool(m.optimal) for m in moves),
+            forfeits=sum(m.status == "forfeit" for m in moves),
+            fallbacks=sum(m.status == "fallback" for m in moves),
+        )
+
+
+class EpisodeRecord(BaseModel):
+    """A finished (or failed) episode: one line of a tournament log."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    setting: str
+    index: int
+    seed: int
+    seat: Seat
+    agent: str
+    opponent: str
+    game: str
+    game_params: dict[str, Any]
+    start_state: Any  # None when the episode failed before its start was drawn
+    start_outcome: Literal["N", "P"] | None  # for the first mover
+    status: EpisodeStatus
+    end_reason: EndReason
+    winner: Actor | None
+    plies: int
+    agent_totals: SideTotals
+    opponent_totals: SideTotals
+    chain_calls: int = 0  # critical path: longest chain of dependent model calls
+    wall_s: float = 0.0
+    error: str | None = None
+    moves: list[MoveRecord] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("win", "loss")
+
+    def line(self) -> dict[str, Any]:
+        """The log line: the JSON form, each kept decision as its finished JSON text.
+
+        A kept `Decision` goes to JSON in one pydantic-core call and into the line as
+        text written as it is, rather than as a tree of small dicts walked again.
+        """
+        line = self.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
+        for out, move in zip(line["moves"], self.moves, strict=True):
+            out["decision"] = fastjson.fragment(move.decision)
+        return line
