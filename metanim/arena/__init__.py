@@ -8,7 +8,13 @@ What they write is `metanim.records`'. See docs/arena.md.
 """
 
 import metanim.records
-from metanim.arena._config import AgentProfile, RunConfig, load_config_file, load_profile
+from metanim.arena._config import (
+    AgentProfile,
+    RunConfig,
+    load_config_file,
+    load_profile,
+    profile_fields,
+)
 from metanim.arena._players import (
     ClientPool,
     MethodPolicy,
@@ -64,6 +70,7 @@ __all__ = [
     "parse_setting",
     "play_episode",
     "play_game",
+    "profile_fields",
     "run_challenging",
     "run_evaluation",
     "run_tournament",

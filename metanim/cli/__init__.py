@@ -173,7 +173,7 @@ _library_command(
     "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
 )
 _library_command(
-    "dataset", "metanim.datasets._cli", "Build or inspect critical-state datasets (build, show)"
+    "dataset", "metanim.cli._dataset", "Build or inspect critical-state datasets (build, show)"
 )
 _library_command(
     "report", "metanim.cli._analysis", "Render a results folder as tables, report.md and PNG plots"
@@ -228,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The command line as typed, so that a failed run can print the command that reruns it.
     args.argv = list(sys.argv[1:] if argv is None else argv)
     from metanim.games import MetaNimError
-    from metanim.llm._types import InfrastructureError
+    from metanim.llm import InfrastructureError
 
     previous = _sigterm_as_interrupt()
     try:

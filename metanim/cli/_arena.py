@@ -26,11 +26,11 @@ from metanim.arena import (
     load_profile,
     parse_setting,
     play_game,
+    profile_fields,
     run_challenging,
     run_evaluation,
     run_tournament,
 )
-from metanim.arena._config import profile_fields
 from metanim.cli._config import add_config_arguments, config_from_args
 from metanim.util import EXIT_FAILED, EXIT_OK
 

@@ -31,7 +31,7 @@ from metanim.datasets._io import (
     state_from_cell,
     write_jsonl,
 )
-from metanim.datasets._samplers import CHOMP_MAX_EXTENT_STATES, difficulty_of
+from metanim.datasets._samplers import CHOMP_MAX_EXTENT_STATES, difficulty_of, sampler_for
 from metanim.datasets._schema import (
     DIFFICULTIES,
     SCHEMA_VERSION,
@@ -66,6 +66,7 @@ __all__ = [
     "make_record",
     "push_to_hub",
     "records_frame",
+    "sampler_for",
     "state_from_cell",
     "stratum_of",
     "verify_record",

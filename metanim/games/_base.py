@@ -27,15 +27,13 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from metanim.util import MetaNimError
+
 #: Bumped whenever any prompt text of any game changes (see docs/prompts.md).
 PROMPT_VERSION = "metanim-prompts/1"
 
 StateT = TypeVar("StateT", bound=Hashable)
 MoveT = TypeVar("MoveT", bound=Hashable)
-
-
-class MetaNimError(Exception):
-    """Base class of the package's own errors."""
 
 
 class InvalidStateError(MetaNimError, ValueError):

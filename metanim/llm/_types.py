@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metanim.games import MetaNimError
+from metanim.util import MetaNimError
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
 

@@ -26,6 +26,10 @@ EXIT_CODES_HELP = (
 )
 
 
+class MetaNimError(Exception):
+    """Base class of the package's own errors."""
+
+
 class Interrupted(Exception):
     """A run stopped by Ctrl-C or SIGTERM after saving what finished; the message says where."""
 

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metanim.util.edge import game_params, int_range
+from metanim.util import game_params, int_range
 
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
@@ -143,7 +143,7 @@ def _build(args: argparse.Namespace) -> int:
             if bar is None:
                 print(f"{path}: {len(records)} records")
     except KeyboardInterrupt:
-        from metanim.util.edge import Interrupted
+        from metanim.util import Interrupted
 
         raise Interrupted(
             f"{len(written)} of {len(specs)} dataset files written under {out}; the file "
@@ -167,7 +167,7 @@ def _refuse_unreachable(spec: Any) -> None:
     critical states; asking for more could only end, much later, in the sampler's
     "found only ..." error.
     """
-    from metanim.datasets._samplers import sampler_for
+    from metanim.datasets import sampler_for
     from metanim.games import make_game
 
     if spec.square_boards:
