@@ -703,7 +703,7 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     try:
         with pytest.raises(Unreachable, match="cannot connect to the server"):
             url = f"http://127.0.0.1:{port}/v1"
-            check_servers([(ModelSpec.parse("gpt-4o", url), url)], skip=None)
+            check_servers([ModelSpec.parse("gpt-4o", url)])
     finally:
         thread.join(timeout=5)
         listener.close()

@@ -94,7 +94,8 @@ class CallRecord(BaseModel):
     texts: list[str]
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
-    latency_s: float = 0.0
+    latency_s: float = 0.0  # request sent to response received, retries included
+    queue_s: float = 0.0  # call made to request sent (waiting for a concurrency slot)
     cached: bool = False
     # What the request asked beyond messages and temperature (cap, top_p, stop, extra body,
     # structured-output mode and the schema sent), and how the server answered.
@@ -298,6 +299,7 @@ class Context:
             usage=completion.usage,
             cost_usd=completion.cost_usd,
             latency_s=completion.latency_s,
+            queue_s=completion.queue_s,
             cached=completion.cached,
             options=options.record(),
             finish_reasons=list(completion.finish_reasons),

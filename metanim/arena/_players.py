@@ -46,12 +46,21 @@ class Side:
     spec: MethodSpec | None = None
 
     @classmethod
-    def parse(cls, method: str, model: str, base_url: str | None, params: dict[str, Any]) -> Side:
+    def parse(
+        cls,
+        method: str,
+        model: str,
+        base_url: str | None,
+        params: dict[str, Any],
+        *,
+        flag: str = "--base-url",
+    ) -> Side:
+        """`flag` names where `base_url` came from, in a refusal of a bad URL."""
         if is_solver_player(method):
             make_opponent(method.strip().lower())  # a bad epsilon:<p> fails here
             return cls(method.strip().lower(), None)
         spec = MethodSpec.parse(method, params)
-        named = ModelSpec.parse(spec.model or model, base_url)
+        named = ModelSpec.parse(spec.model or model, base_url, source=flag)
         # The spec names its model once: with the server the config gives it.
         side = cls(method, named, params, replace(spec, model=str(named)))
         called = side.models()
@@ -228,7 +237,7 @@ class ClientPool:
                 # The simulator has no slots to report and answers at once.
                 kwargs["max_concurrency"] = 64
             client = OpenAIChatClient(
-                spec.name, base_url=list(urls), api_key=spec.api_key(), **kwargs
+                spec.name, base_url=list(urls) or None, api_key=spec.api_key(), **kwargs
             )
             self.clients[key] = TimedModel(client)
         return self.clients[key]

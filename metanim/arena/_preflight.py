@@ -58,53 +58,55 @@ def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallba
         check_listable(game, "on_failure='random' (its fallback move)")
 
 
-def check_servers(endpoints: Iterable[tuple[ModelSpec, str]], *, skip: str | None) -> None:
+def check_servers(
+    models: Iterable[ModelSpec], *, sim_url: str | None = None, skip: str | None = None
+) -> None:
     """Ask each server (`GET /models`) once, so a dead server or a refused key stops the run.
 
-    `endpoints` are (model, url) pairs; `skip` is the in-process simulated server (it is
-    ours and is up). A server that answers anything but 401/403 passes: many
-    OpenAI-compatible servers do not list models.
+    Simulated models that name no server go to `sim_url`; `skip` is the in-process
+    simulated server (it is ours and is up). A server that answers anything but 401/403
+    passes: many OpenAI-compatible servers do not list models. A key no header can carry
+    is a `ValueError`, before anything is sent.
     """
     seen: set[str] = set()
-    for model, url in endpoints:
-        if url in seen or url == skip:
-            continue
-        seen.add(url)
-        # One plain GET from the standard library: no client or SDK to set up for it.
-        request = urllib.request.Request(
-            f"{url}/models",
-            # urllib's own User-Agent is refused by some web firewalls (a 403 that would
-            # read as a refused key).
-            headers={
-                "Authorization": f"Bearer {model.api_key() or 'no-key-set'}",
-                "User-Agent": _AGENT,
-            },
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=PREFLIGHT_TIMEOUT_S):
-                pass
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            if exc.code in (401, 403):
-                raise InfrastructureError(
-                    f"the server {url} refused the API key (HTTP {exc.code}); "
-                    f"check {model.key_env}; nothing was run",
-                    kind="auth",
-                    status=exc.code,
-                ) from None
-            # Any other status: it answered (many OpenAI-compatible servers list no models).
-        # OSError covers refused and reset connections (URLError is one); HTTPException a
-        # reply that is not HTTP (some other service on the port); ValueError a URL
-        # urllib cannot use.
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            if isinstance(reason, TimeoutError):
-                raise Unreachable(
-                    f"the server {url} (model {model.name!r}) did not answer within "
-                    f"{PREFLIGHT_TIMEOUT_S:.0f} s; nothing was run"
-                ) from None
-            cause = type(reason).__name__ if isinstance(reason, BaseException) else str(reason)
-            raise Unreachable(
-                f"cannot connect to the server {url} (model {model.name!r}): {cause}; "
-                "is it running? nothing was run"
+    for model in models:
+        target = model.target(sim_url)
+        for url in target.base_urls:
+            if url not in seen and url != skip:
+                seen.add(url)
+                _check_server(model, target.models_url(url), url, target.headers)
+
+
+def _check_server(model: ModelSpec, listing: str, url: str, headers: dict[str, str]) -> None:
+    # One plain GET from the standard library: no client or SDK to set up for it.
+    # urllib's own User-Agent is refused by some web firewalls (a 403 that would read as
+    # a refused key).
+    request = urllib.request.Request(listing, headers={**headers, "User-Agent": _AGENT})
+    try:
+        with urllib.request.urlopen(request, timeout=PREFLIGHT_TIMEOUT_S):
+            pass
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        if exc.code in (401, 403):
+            raise InfrastructureError(
+                f"the server {url} refused the API key (HTTP {exc.code}); "
+                f"check {model.key_env}; nothing was run",
+                kind="auth",
+                status=exc.code,
             ) from None
+        # Any other status: it answered (many OpenAI-compatible servers list no models).
+    # OSError covers refused and reset connections (URLError is one); HTTPException a
+    # reply that is not HTTP (some other service on the port); ValueError a URL
+    # urllib cannot use.
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise Unreachable(
+                f"the server {url} (model {model.name!r}) did not answer within "
+                f"{PREFLIGHT_TIMEOUT_S:.0f} s; nothing was run"
+            ) from None
+        cause = type(reason).__name__ if isinstance(reason, BaseException) else str(reason)
+        raise Unreachable(
+            f"cannot connect to the server {url} (model {model.name!r}): {cause}; "
+            "is it running? nothing was run"
+        ) from None

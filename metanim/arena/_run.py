@@ -442,10 +442,7 @@ def serve(job: Job) -> Iterator[ClientPool]:
     models = [m for side in job.sides for m in side.models()]
     config = job.config
     with _sim_server(any(m.needs_sim_server for m in models), job) as (sim_url, in_process):
-        check_servers(
-            ((m, url) for m in models for url in m.routed(sim_url)),
-            skip=sim_url if in_process else None,
-        )
+        check_servers(models, sim_url=sim_url, skip=sim_url if in_process else None)
         yield ClientPool(
             sim_url,
             in_process=in_process,

@@ -197,6 +197,7 @@ class Tournament:
                 config.opponent_model,
                 config.opponent_base_url,
                 config.opponent_params,
+                flag="--opponent-base-url",
             ),
         ]
         refuse_unpriced(config.max_cost_usd, self.sides)

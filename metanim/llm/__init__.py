@@ -18,7 +18,6 @@ from metanim.llm._types import (
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.client import OpenAIChatClient
 from metanim.llm.model_spec import (
-    DEFAULT_BASE_URL,
     SIM_IN_PROCESS,
     SIM_KEY_ENV,
     SIM_URL_ENV,
@@ -26,8 +25,20 @@ from metanim.llm.model_spec import (
     sim_url_from_env,
 )
 from metanim.llm.prices import PRICES_ENV, Price, PriceTable
+from metanim.llm.target import (
+    AZURE_PREFIX,
+    DEFAULT_BASE_URL,
+    ServerTarget,
+    auth_headers,
+    check_api_key,
+    check_base_url,
+    check_model,
+    is_loopback,
+    server_target,
+)
 
 __all__ = [
+    "AZURE_PREFIX",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_COMPLETION_TOKENS",
     "PRICES_ENV",
@@ -45,8 +56,15 @@ __all__ = [
     "Price",
     "PriceTable",
     "ResponseCache",
+    "ServerTarget",
     "StructuredOutput",
     "Usage",
+    "auth_headers",
     "cache_key",
+    "check_api_key",
+    "check_base_url",
+    "check_model",
+    "is_loopback",
+    "server_target",
     "sim_url_from_env",
 ]

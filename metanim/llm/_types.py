@@ -131,7 +131,12 @@ class Completion(BaseModel):
     texts: list[str]
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0  # dollars actually spent: 0.0 for a cached answer
+    # Request sent to response received (retries and their backoff included); a cached
+    # answer: the cache lookup.
     latency_s: float = 0.0
+    # Call created to request sent: waiting for a concurrency slot (and, on a loop's first
+    # call, for the connection set-up and server checks).
+    queue_s: float = 0.0
     cached: bool = False  # from the response cache; `usage` still holds its tokens
     # model, temperature, n, seed, sample_index (and, from the client, base_url, max_tokens)
     request: dict[str, Any] = Field(default_factory=dict)

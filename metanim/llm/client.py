@@ -11,6 +11,7 @@ exhausted", and its backoff base is a module constant that tests cannot shorten.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ import random
 import re
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,14 +27,17 @@ import aiohttp
 
 from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.cache import ResponseCache, cache_key
-from metanim.llm.model_spec import DEFAULT_BASE_URL
 from metanim.llm.prices import PriceTable
+from metanim.llm.target import (
+    API_KEY_ENV,
+    AZURE_API_KEY_ENV,
+    auth_headers,
+    server_target,
+)
 from metanim.util import fastjson
 
 log = logging.getLogger("metanim.llm")
 
-# Local OpenAI-compatible servers ignore the key, but the SDK refuses an empty one.
-_NO_KEY = "no-key-set"
 # A server asking us to wait longer than this is treated as if it had asked for the cap.
 _MAX_RETRY_AFTER_S = 60.0
 
@@ -42,11 +46,17 @@ class OpenAIChatClient:
     """A `ChatModel` over any OpenAI-compatible `/v1/chat/completions` endpoint.
 
     Args:
-        model: the model name sent to the server (e.g. "gpt-4o", "sim-optimal").
-        base_url: server URL; default `OPENAI_BASE_URL`, else the OpenAI API. Several
-            URLs (a list, or one string joined by "|") are replicas of one model: each call
-            goes to the replica with the fewest calls in flight, each with its own limit.
-        api_key: default `OPENAI_API_KEY`. Never logged, printed, cached or put in a record.
+        model: the model name sent to the server (e.g. "gpt-4o", "sim-optimal");
+            `azure:<deployment>` calls that Azure OpenAI deployment (docs/llm.md).
+        base_url: server URL; default `OPENAI_BASE_URL`, else the OpenAI API (for Azure:
+            the resource endpoint, default `AZURE_OPENAI_ENDPOINT`). Several URLs (a list,
+            or one string joined by "|") are replicas of one model: each call goes to the
+            replica with the fewest calls in flight, each with its own limit.
+        api_key: default `OPENAI_API_KEY` (Azure: `AZURE_OPENAI_API_KEY`). Never logged,
+            printed, cached or put in a record.
+        organization: the `OpenAI-Organization` header; default `OPENAI_ORG_ID`.
+        project: the `OpenAI-Project` header; default `OPENAI_PROJECT_ID`.
+        api_version: Azure's `api-version` query; default `OPENAI_API_VERSION`.
         max_concurrency: calls in flight at once per replica (per event loop); None: the
             server's slot count where it reports one (llama.cpp's `/props`), else 8.
         timeout_s: per-attempt timeout in seconds.
@@ -61,7 +71,16 @@ class OpenAIChatClient:
         prices: the price table for `cost_usd` (default: `PriceTable.load()`).
         options: the default `CallOptions` of a call that passes none.
         check_server: before the first call, read the server's `/v1/models` (a WARNING when
-            `model` is not listed) and `/props` (its slot count).
+            `model` is not listed) and `/props` (its slot count); not for Azure, whose
+            listing names models, not deployments.
+
+    Raises:
+        ValueError: at construction, an empty model name, a base URL that is not an
+            http(s) URL, a key no HTTP header can carry, or an Azure deployment without
+            its endpoint, key or API version. The environment is read here, once.
+
+    Use it as an async context manager, or `await client.aclose()`; a client used under
+    several `asyncio.run` calls closes each loop's connections as that loop shuts down.
     """
 
     def __init__(
@@ -70,6 +89,9 @@ class OpenAIChatClient:
         *,
         base_url: str | Sequence[str] | None = None,
         api_key: str | None = None,
+        organization: str | None = None,
+        project: str | None = None,
+        api_version: str | None = None,
         max_concurrency: int | None = 8,
         timeout_s: float = 60.0,
         max_retries: int = 4,
@@ -85,12 +107,22 @@ class OpenAIChatClient:
         if max_retries < 0:
             raise ValueError("max_retries must be non-negative")
         self._model = model
-        self.base_urls = split_base_urls(base_url)
+        # Everything read from the environment is read here, once, not per call.
+        self._target = server_target(
+            model,
+            base_url,
+            api_key=api_key or None,
+            organization=organization,
+            project=project,
+            api_version=api_version,
+        )
+        self._header_args = (organization, project)
+        self.base_urls = list(self._target.base_urls)
         # The first replica names the client in records, caches and the run's identity:
         # replicas serve one model, so which one answered does not change a result.
         self.base_url = self.base_urls[0]
-        # Held only here and inside the SDK clients; never in a record, a log line or repr.
-        self.__api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
+        # Held only here and in the session's headers; never in a record, a log line or repr.
+        self.__api_key = self._target.api_key
         self.max_concurrency = max_concurrency
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -106,8 +138,10 @@ class OpenAIChatClient:
         # Per-call work that depends only on the client or on one options object is done
         # once: the price lookup (prefix rules).
         self._price: tuple[PriceTable, Any] | None = None
-        # The SDK's connection pool and an asyncio.Semaphore are bound to one event loop;
-        # a client reused under several `asyncio.run` calls gets its endpoints per loop.
+        # A local server bills nothing: its missing price is not worth a warning.
+        self._local = self._target.loopback
+        # The HTTP session and an asyncio.Semaphore are bound to one event loop; a client
+        # reused under several `asyncio.run` calls gets its endpoints per loop.
         self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
             weakref.WeakKeyDictionary()
         )
@@ -121,17 +155,29 @@ class OpenAIChatClient:
         return f"OpenAIChatClient(model={self._model!r}, base_url={urls!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        # A pickle must not carry the key (or the loop-bound SDK clients): the copy
-        # reads OPENAI_API_KEY again in the process that unpickles it.
+        # A pickle must not carry the key (or the loop-bound sessions): the copy reads
+        # OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) again where it is unpickled.
         state = dict(self.__dict__)
         state["_OpenAIChatClient__api_key"] = None
+        state["_target"] = dataclasses.replace(self._target, headers={}, api_key="")
         state["_per_loop"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.__api_key = os.environ.get("OPENAI_API_KEY") or ""
+        azure = self._target.azure
+        key = os.environ.get(AZURE_API_KEY_ENV if azure else API_KEY_ENV) or ""
+        organization, project = self._header_args
+        headers = auth_headers(key, azure=azure, organization=organization, project=project)
+        self._target = dataclasses.replace(self._target, headers=headers, api_key=key)
+        self.__api_key = key
         self._per_loop = weakref.WeakKeyDictionary()
+
+    async def __aenter__(self) -> OpenAIChatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
@@ -142,50 +188,60 @@ class OpenAIChatClient:
         if state.endpoints:
             return state
         async with state.lock:
+            if state.session is None:
+                state.session = self._new_session()
+                # Closes the session when this loop shuts down (asyncio.run's
+                # shutdown_asyncgens), or when the client is dropped while its loop runs
+                # (the loop's finalizer hook), so a notebook's repeated asyncio.run calls
+                # leave no unclosed session behind.
+                state.closer = _close_with_loop(state.session)
+                await state.closer.__anext__()
             if not state.endpoints:
-                # One pool for every replica, as large as the calls that may be in flight
-                # (the per-replica limit times the replicas, plus the two server checks),
-                # so a call holding a semaphore slot never waits for a connection. With
-                # the limit taken from the servers' slot counts (not known yet), the pool
-                # is left unbounded: the semaphores alone bound it.
-                limit = self.max_concurrency
-                connector = aiohttp.TCPConnector(
-                    limit=limit * len(self.base_urls) + 2 if limit else 0,
-                    limit_per_host=0,
-                    ttl_dns_cache=None,
-                )
-                state.session = aiohttp.ClientSession(
-                    connector=connector,
-                    headers={
-                        "Authorization": f"Bearer {self.__api_key or _NO_KEY}",
-                        "Content-Type": "application/json",
-                        "Accept": "application/json",
-                    },
-                    timeout=aiohttp.ClientTimeout(total=self.timeout_s),
-                    skip_auto_headers=("User-Agent",),
-                )
                 endpoints = []
                 for url in self.base_urls:
                     limit = self.max_concurrency
-                    if self.check_server:
+                    if self.check_server and not self._target.azure:
                         slots = await self._check_endpoint(state.session, url)
                         if limit is None and slots is not None:
                             limit = slots
                     endpoints.append(
                         _Endpoint(
                             url,
-                            f"{url}/chat/completions",
+                            self._target.chat_url(url),
                             asyncio.Semaphore(limit or _DEFAULT_CONCURRENCY),
                         )
                     )
                 state.endpoints = endpoints
         return state
 
+    def _new_session(self) -> aiohttp.ClientSession:
+        # One pool for every replica, as large as the calls that may be in flight (the
+        # per-replica limit times the replicas, plus the two server checks), so a call
+        # holding a semaphore slot never waits for a connection. With the limit taken from
+        # the servers' slot counts (not known yet), the pool is left unbounded: the
+        # semaphores alone bound it.
+        limit = self.max_concurrency
+        connector = aiohttp.TCPConnector(
+            limit=limit * len(self.base_urls) + 2 if limit else 0,
+            limit_per_host=0,
+            ttl_dns_cache=None,
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            headers={
+                **self._target.headers,
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            },
+            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            skip_auto_headers=("User-Agent",),
+        )
+
     async def _check_endpoint(self, session: aiohttp.ClientSession, url: str) -> int | None:
         """Warn if the model is not listed; return the server's slot count, if it gives one."""
         listed: list[str] = []
         try:
-            async with session.get(f"{url}/models") as response:
+            async with session.get(self._target.models_url(url)) as response:
                 if response.status == 200:
                     body = json.loads(await response.read())
                     listed = [str(m["id"]) for m in body.get("data") or []]
@@ -215,11 +271,12 @@ class OpenAIChatClient:
         return slots
 
     async def aclose(self) -> None:
-        """Close the HTTP connections of the current event loop."""
+        """Close the HTTP connections of the current event loop (a later call reopens)."""
         loop = asyncio.get_running_loop()
         state = self._per_loop.pop(loop, None)
-        if state is not None and state.session is not None:
-            await state.session.close()
+        if state is None:
+            return
+        await state.close()
 
     def build_request(
         self,
@@ -232,7 +289,7 @@ class OpenAIChatClient:
     ) -> dict[str, Any]:
         """The request body (`extra_body` apart): the options in the server's dialect."""
         request: dict[str, Any] = {
-            "model": self._model,
+            "model": self._target.model,
             "messages": [dict(m) for m in messages],
             "temperature": temperature,
             "n": n,
@@ -301,7 +358,7 @@ class OpenAIChatClient:
             "max_tokens": options.max_tokens,
             "options": options.record(),
         }
-        start = time.perf_counter()
+        created = time.perf_counter()
         key = None
         if self.cache is not None and self.cache.applies(temperature):
             key = cache_key(self.base_url, request, sample_index)
@@ -315,7 +372,7 @@ class OpenAIChatClient:
                     texts=texts,
                     usage=usage,
                     cost_usd=0.0,
-                    latency_s=time.perf_counter() - start,
+                    latency_s=time.perf_counter() - created,
                     cached=True,
                     request=record,
                     finish_reasons=["stop"] * len(texts),
@@ -326,7 +383,9 @@ class OpenAIChatClient:
         endpoint.in_flight += 1
         try:
             async with endpoint.semaphore:
+                sent = time.perf_counter()
                 reply = await self._call_with_retries(state.session, endpoint, request, options)
+            received = time.perf_counter()
         finally:
             endpoint.in_flight -= 1
         complete = all(r != "length" for r in reply.finish_reasons)
@@ -339,7 +398,7 @@ class OpenAIChatClient:
                 texts=reply.texts,
                 usage=reply.usage,
             )
-        latency = time.perf_counter() - start
+        latency = received - sent
         log.debug("chat %s n=%d: %.3f s, %d retries", self._model, n, latency, len(reply.errors))
         # Validated, not `model_construct`: pydantic-core's validation is the faster of
         # the two (model_construct loops over the fields in Python).
@@ -349,6 +408,7 @@ class OpenAIChatClient:
             usage=reply.usage,
             cost_usd=self._cost(reply.usage),
             latency_s=latency,
+            queue_s=sent - created,
             cached=False,
             request=record,
             retries=len(reply.errors),
@@ -361,10 +421,13 @@ class OpenAIChatClient:
     def _cost(self, usage: Usage) -> float:
         """`prices.cost` with the model's price looked up once per price table."""
         if self._price is None or self._price[0] is not self.prices:
-            self._price = (self.prices, self.prices.lookup(self._model))
+            price = self.prices.lookup(self._model)
+            if price is None and not self._local:
+                self.prices.warn_unpriced(self._model)
+            self._price = (self.prices, price)
         price = self._price[1]
         if price is None:
-            return self.prices.cost(self._model, usage)  # 0.0, and its one warning
+            return 0.0
         return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
 
     async def _call_with_retries(
@@ -449,7 +512,11 @@ class OpenAIChatClient:
             exc, aiohttp.ClientResponseError
         ):
             return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
-        if isinstance(exc, _BadResponse | ValueError | KeyError | TypeError | AttributeError):
+        if isinstance(exc, _BadResponse):
+            return InfrastructureError(
+                f"unreadable response from {where}: {exc}", kind="bad_response"
+            ), None
+        if isinstance(exc, ValueError | KeyError | TypeError | AttributeError):
             # A 200 whose body is not JSON (json.JSONDecodeError is a ValueError) or lacks
             # the fields of a chat completion.
             return InfrastructureError(
@@ -498,11 +565,43 @@ class _LoopState:
     endpoints: list[_Endpoint] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     session: aiohttp.ClientSession | None = None
+    closer: AsyncGenerator[None, None] | None = None
 
     def pick(self) -> _Endpoint:
         # Fewest calls in flight; ties go to the first listed, so one replica is used
         # alone until it is busy.
         return min(self.endpoints, key=lambda e: e.in_flight)
+
+    async def close(self) -> None:
+        self.endpoints = []
+        self.session = None
+        if self.closer is not None:
+            await self.closer.aclose()  # runs its `finally`: closes the session
+
+
+# Every open session, by event loop. Held here, not only by its client, so that a client
+# collected in a reference cycle never takes its open session into the same garbage
+# (aiohttp's destructors warn there, before the closer below can run); each leaves the set
+# as its closer closes it, and a loop's set goes with the loop.
+_OPEN_SESSIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[aiohttp.ClientSession]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+    """Suspended for the life of the session; closes it when finalized.
+
+    asyncio finalizes the async generators a loop started (`shutdown_asyncgens` in
+    `asyncio.run`, or its finalizer hook when one is dropped while the loop runs), which
+    is the one hook a library gets at the end of a loop it did not create.
+    """
+    live = _OPEN_SESSIONS.setdefault(asyncio.get_running_loop(), set())
+    live.add(session)
+    try:
+        yield
+    finally:
+        live.discard(session)
+        await session.close()
 
 
 @dataclass
@@ -512,20 +611,6 @@ class _Reply:
     finish_reasons: list[str | None]
     reasoning: list[str | None]
     errors: list[dict[str, Any]]
-
-
-def split_base_urls(base_url: str | Sequence[str] | None) -> list[str]:
-    """The replica URLs of a `base_url` (a list, or one string joined by "|")."""
-    if base_url is None:
-        urls = [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
-    elif isinstance(base_url, str):
-        urls = base_url.split("|")
-    else:
-        urls = list(base_url)
-    urls = [u.strip().rstrip("/") for u in urls if u and u.strip()]
-    if not urls:
-        raise ValueError("base_url names no server")
-    return urls
 
 
 _THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
@@ -572,10 +657,17 @@ def _parse_reply(raw: bytes, errors: list[dict[str, Any]]) -> _Reply:
         raise _BadResponse("the server returned no choices")
     texts, reasoning, finish = [], [], []
     for choice in choices:
-        text, thought = split_reasoning(choice["message"])
+        message = choice["message"]
+        reason = choice.get("finish_reason")
+        if message.get("content") is None and reason not in _EMPTY_OK:
+            # A reply that ended of its own accord with nothing in it is the server's
+            # fault, not the model's answer; at the cap (a reasoning server's thinking
+            # filled it) it is a truncated reply, and a filtered one is a refusal.
+            raise _BadResponse(f"a reply with no content (null) and finish_reason {reason!r}")
+        text, thought = split_reasoning(message)
         texts.append(text)
         reasoning.append(thought)
-        finish.append(choice.get("finish_reason"))
+        finish.append(reason)
     usage = body.get("usage") or {}
     return _Reply(
         texts,
@@ -602,6 +694,8 @@ class _HTTPStatus(Exception):
 
 
 _DEFAULT_CONCURRENCY = 8
+# Finish reasons under which a null `message.content` is an answer of no text.
+_EMPTY_OK = frozenset({"length", "content_filter"})
 _RETRYABLE = frozenset({"rate_limit", "server_error", "timeout", "connection", "bad_response"})
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded"})
 

@@ -17,6 +17,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from metanim.llm.target import (
+    API_KEY_ENV,
+    AZURE_API_KEY_ENV,
+    AZURE_ENDPOINT_ENV,
+    AZURE_PREFIX,
+    DEFAULT_BASE_URL,
+    ServerTarget,
+    check_base_url,
+    check_model,
+    server_target,
+)
+
 #: A running `metanim serve-sim` for `sim-*` models that name no server.
 SIM_URL_ENV = "METANIM_SIM_URL"
 #: The key sent to the simulated server (never `OPENAI_API_KEY`).
@@ -24,8 +36,6 @@ SIM_KEY_ENV = "METANIM_SIM_API_KEY"
 #: The server identity of a `sim-*` model with no URL: the in-process simulated server,
 #: whose port changes on every run, so its URL must not enter a run's identity.
 SIM_IN_PROCESS = "sim:in-process"
-#: Where a real model that names no server goes when `OPENAI_BASE_URL` is unset.
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def sim_url_from_env() -> str | None:
@@ -41,15 +51,21 @@ class ModelSpec:
     urls: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, text: str, base_url: str | None = None) -> ModelSpec:
+    def parse(
+        cls, text: str, base_url: str | None = None, *, source: str = "base URL"
+    ) -> ModelSpec:
         """`model`, `model@url` or `model@url|url` (replicas); `base_url` applies when the
-        text names no server. Raises `ValueError` for an empty model name."""
+        text names no server.
+
+        Raises:
+            ValueError: an empty model name, or a URL a client cannot call (naming
+                `source`, the flag or setting it came from).
+        """
         name, _, url = text.partition("@")
-        name = name.strip()
-        if not name:
-            raise ValueError(f"model {text!r}: the model name is empty")
-        urls = url.strip() or (base_url or "").strip()
-        return cls(name, tuple(u.strip().rstrip("/") for u in urls.split("|") if u.strip()))
+        name = check_model(name.strip() or "")
+        given = url.strip() or (base_url or "").strip()
+        urls = tuple(check_base_url(u, source=source) for u in given.split("|") if u.strip())
+        return cls(name, urls)
 
     def __str__(self) -> str:
         return f"{self.name}@{'|'.join(self.urls)}" if self.urls else self.name
@@ -60,9 +76,16 @@ class ModelSpec:
         return self.name.startswith("sim-")
 
     @property
+    def azure(self) -> bool:
+        """Whether this is an Azure OpenAI deployment (`azure:<deployment>`)."""
+        return self.name.startswith(AZURE_PREFIX)
+
+    @property
     def key_env(self) -> str:
         """The environment variable the key comes from."""
-        return SIM_KEY_ENV if self.simulated else "OPENAI_API_KEY"
+        if self.simulated:
+            return SIM_KEY_ENV
+        return AZURE_API_KEY_ENV if self.azure else API_KEY_ENV
 
     def api_key(self) -> str:
         """The key to send, read when a client is made and never kept: a simulated model
@@ -76,24 +99,30 @@ class ModelSpec:
         return self.simulated and not self.urls
 
     def routed(self, sim_url: str | None) -> tuple[str, ...]:
-        """The URLs calls go to: its own, else `sim_url` for a simulated model, else the
-        default route (`OPENAI_BASE_URL`, else the OpenAI API)."""
+        """The URLs it names, else `sim_url` for a simulated model, else () (the default
+        route: `OPENAI_BASE_URL` or the OpenAI API; Azure's `AZURE_OPENAI_ENDPOINT`)."""
         if self.urls:
             return self.urls
-        if self.simulated and sim_url:
-            return (sim_url.rstrip("/"),)
-        return ((os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"),)
+        return (sim_url.rstrip("/"),) if self.simulated and sim_url else ()
+
+    def target(self, sim_url: str | None) -> ServerTarget:
+        """Where the calls go and the headers they carry (`metanim.llm.server_target`)."""
+        return server_target(self.name, list(self.routed(sim_url)) or None, api_key=self.api_key())
 
     def server_identity(self) -> str:
         """The server as it enters a run's identity: the URLs given, the fixed token
         `sim:in-process` for a simulated model with none, else the default route."""
         if self.urls:
             return "|".join(self.urls)
-        return SIM_IN_PROCESS if self.simulated else self.routed(None)[0]
+        if self.simulated:
+            return SIM_IN_PROCESS
+        if self.azure:
+            return (os.environ.get(AZURE_ENDPOINT_ENV) or "azure").rstrip("/")
+        return (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
     def where(self, sim_url: str | None, in_process: bool) -> str:
         """The address calls go to, for a run header."""
-        address = "|".join(self.routed(sim_url))
-        if self.simulated and not self.urls:
-            return address + (" (the simulated server, in-process)" if in_process else "")
+        address = "|".join(self.target(sim_url).base_urls)
+        if self.needs_sim_server and in_process:
+            return address + " (the simulated server, in-process)"
         return address

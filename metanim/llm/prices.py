@@ -22,6 +22,9 @@ log = logging.getLogger("metanim.llm")
 #: Environment variable naming a JSON price file that overrides the shipped entries.
 PRICES_ENV = "METANIM_PRICES"
 
+# Models already warned about as unpriced, in this process.
+_WARNED: set[str] = set()
+
 
 class Price(BaseModel):
     """Dollars per one million tokens."""
@@ -51,7 +54,6 @@ class PriceTable:
 
     def __init__(self, prices: dict[str, Price]) -> None:
         self.prices = dict(prices)
-        self._warned: set[str] = set()
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> PriceTable:
@@ -93,12 +95,17 @@ class PriceTable:
         cost cap cannot be enforced for it (callers with a cap should refuse it)."""
         return self.lookup(model) is not None
 
+    def warn_unpriced(self, model: str) -> None:
+        """Warn that `model` has no price, once per process and model (so once per run,
+        however many clients and tables the run builds)."""
+        if model not in _WARNED:
+            _WARNED.add(model)
+            log.warning("no price for model %r: its cost is counted as 0", model)
+
     def cost(self, model: str, usage: Usage) -> float:
         """Dollars for `usage` on `model`; 0.0 (with one warning) if the model is not listed."""
         price = self.lookup(model)
         if price is None:
-            if model not in self._warned:
-                self._warned.add(model)
-                log.warning("no price for model %r: its cost is counted as 0", model)
+            self.warn_unpriced(model)
             return 0.0
         return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
