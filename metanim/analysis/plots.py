@@ -144,3 +144,49 @@ def entrenchment_plot(
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+#: Marker and colour of a rated player by kind (anchor, calibration, player).
+_KIND_STYLE = {"anchor": ("s", "0.25"), "calibration": ("D", "C2"), "player": ("o", "C0")}
+
+
+def rating_plot(
+    rows: Sequence[tuple[str, str, float, float, float]], path: str | Path, *, title: str
+) -> Path:
+    """Each player's rating with its 95% interval, best on top; anchors and ε-optimal
+    calibration points marked apart, the anchors' ratings (random 1000, optimal 2000) as
+    dashed lines. `rows`: (label, kind, rating, low, high); players without a rating are
+    left out."""
+    plt = _pyplot()
+    rows = [r for r in rows if r[2] == r[2]]
+    rows = sorted(rows, key=lambda r: r[2])
+    fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.42 * max(len(rows), 1)))
+    for x, name in ((1000, "random"), (2000, "optimal")):
+        ax.axvline(x, color="0.6", linestyle="--", lw=1, zorder=0)
+        ax.text(x, len(rows) - 0.35, name, ha="center", va="bottom", fontsize=8, color="0.35")
+    seen: set[str] = set()
+    for y, (_, kind, rating, low, high) in enumerate(rows):
+        marker, colour = _KIND_STYLE.get(kind, _KIND_STYLE["player"])
+        ax.errorbar(
+            rating,
+            y,
+            xerr=[[max(rating - low, 0)], [max(high - rating, 0)]],
+            fmt=marker,
+            color=colour,
+            capsize=3,
+            ms=6,
+            label=None
+            if kind in seen
+            else {"calibration": "ε-optimal (calibration)"}.get(kind, kind),
+        )
+        seen.add(kind)
+        ax.text(high + 12, y, f"{rating:.0f}", va="center", fontsize=8, color="0.2")
+    lows = [min(r[3], r[2]) for r in rows] + [1000]
+    highs = [max(r[4], r[2]) for r in rows] + [2000]
+    ax.set_xlim(min(lows) - 60, max(highs) + 110)  # room for the value beside each bar
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
+    ax.set_ylim(-0.6, len(rows) - 0.1)
+    ax.set_xlabel("rating (random = 1000, optimal = 2000; 95% bootstrap CI)")
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="lower right")
+    return _save(plt, fig, path)

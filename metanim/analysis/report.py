@@ -43,16 +43,14 @@ from metanim.analysis.debate import (
     rate_bootstrap,
     subversion_correction,
 )
+from metanim.analysis.ratings import Ratings, rate_results, ratings_markdown, ratings_plot
+from metanim.analysis.results import read_results
 from metanim.analysis.viewer import write_viewer
 from metanim.games import make_game
 from metanim.records import (
     MAJORITY_RULE,
     distinguishing_labels,
-    game_key,
-    identity_hash,
     item_accuracy,
-    iter_logs,
-    log_identity,
     majority_verdict,
     mcnemar_exact,
     mcnemar_items,
@@ -60,8 +58,6 @@ from metanim.records import (
     newcombe_difference,
     paired_episode_difference,
     paired_item_bootstrap,
-    read_records,
-    run_identity,
     signed,
     std_text,
     text_table,
@@ -192,6 +188,8 @@ class Report(BaseModel):
     skipped_files: list[str] = Field(default_factory=list)
     plots: list[str] = Field(default_factory=list)
     pages: list[str] = Field(default_factory=list, description="viewer.html and its run pages")
+    ratings: Ratings | None = Field(None, description="None without tournament episodes")
+    ratings_missing: str = Field("", description="why there are no ratings (scipy absent)")
     markdown: str = ""
 
     def terminal(self) -> str:
@@ -240,29 +238,9 @@ class Report(BaseModel):
 def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = True) -> Report:
     """Read a results folder; with `write`, save report.md and (with `plots`) PNGs there."""
     results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise ValueError(f"no results folder at {results_dir}")
-    identities: dict[str, dict[str, Any]] = {}
-    # (identity hash, setting) -> episode id -> latest line (resumed runs append reruns).
-    episodes: dict[tuple[str, str], dict[Any, dict[str, Any]]] = defaultdict(dict)
-    # (identity hash, game, dataset) -> decision id -> latest line.
-    raw_decisions: dict[tuple[str, str, str], dict[Any, dict[str, Any]]] = defaultdict(dict)
-    for path, kind, config in iter_logs(results_dir):
-        rows = read_records(path)
-        if not rows:
-            continue
-        identity = log_identity(config, rows, kind)
-        h = identity_hash(identity)
-        identities[h] = identity
-        dataset = ",".join(map(str, run_dataset(config)))
-        for k, row in enumerate(rows):
-            key = row.get("id", f"{path}:{k}")
-            if kind == "episodes":
-                setting = str(row.get("setting") or row.get("game") or "?")
-                episodes[(h, setting)][key] = row
-            else:
-                game = game_key(str(row.get("game", "?")), str(row.get("variant", "")))
-                raw_decisions[(h, game, dataset)][key] = row
+    results = read_results([results_dir])
+    identities = results.identities
+    episodes, raw_decisions = results.episodes, results.decisions
     # One game column per dataset content: two different files of one game stay apart.
     datasets_of: dict[tuple[str, str], set[str]] = defaultdict(set)
     for h, game, dataset in raw_decisions:
@@ -308,6 +286,11 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     report.debate = _debate_rows(traces, labels)
     report.identity_bias = _identity_bias_rows(traces, identities, labels)
     report.cross = _cross_rows(traces, decisions, identities, labels)
+    if episodes:
+        try:
+            report.ratings = rate_results(results)
+        except ImportError:  # scipy (the `ratings` extra) is absent: the rest still reports
+            report.ratings_missing = "ratings need scipy: pip install 'metanim-arena[ratings]'"
     if write and plots and (report.win_rates or report.accuracy):
         report.plots = _plots(report, results_dir)
     report.markdown = to_markdown(report)
@@ -315,11 +298,6 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
         (results_dir / "report.md").write_text(report.markdown, encoding="utf-8")
         report.pages = [str(p) for p in write_viewer(report, results_dir)]
     return report
-
-
-def run_dataset(config: dict[str, Any]) -> list[str]:
-    """The dataset(s) of an evaluation config, by content digest (empty for a tournament)."""
-    return list(run_identity({"dataset": config.get("dataset") or []})["dataset"])
 
 
 def _verdicts(rows: list[dict[str, Any]]) -> tuple[dict[str, list[bool]], dict[str, list[int]]]:
@@ -699,6 +677,11 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
                     )
                 )
             )
+        table = next(
+            (t for t in (report.ratings.tables if report.ratings else []) if t.anchored), None
+        )
+        if table is not None:
+            out.append(str(ratings_plot(table, results_dir / "ratings.png")))
     except ImportError:
         return out
     return out
@@ -774,6 +757,10 @@ def to_markdown(report: Report) -> str:
             for d in report.win_diffs
         ]
         lines.append("")
+    if report.ratings is not None:
+        lines += ratings_markdown(report.ratings)
+    elif report.ratings_missing:
+        lines += ["## Ratings", "", report.ratings_missing + ".", ""]
     if report.accuracy:
         lines += [
             "## Decision accuracy (seed 000, Table 1)",

@@ -1,0 +1,583 @@
+"""Bradley–Terry ratings anchored to perfect play (`metanim ratings`, the report's Ratings).
+
+A rated player is one side of a run identity (method × model × parameters, with the
+run's call options and prompt versions; docs/ratings.md). Every finished episode between
+two players is one comparison: the first mover wins with probability
+
+    logistic(θ_first − θ_second + h[setting, start]),
+
+θ a player's strength and h the first seat's advantage in that game setting, apart for
+starts that are N- and P-positions for the first mover (a covariate: a tournament gives
+its agent the N-position whichever seat it takes, so the winning side goes with the seat
+in one run and against it in the next, and matters as much as the player). The fit is the posterior mode under a weak Gaussian prior,
+θ ~ N(0, σ²) and h ~ N(0, σ²) with σ = `PRIOR_SIGMA` on the log-odds scale: the optimal
+player never loses from an N-position, and against players that never beat it a plain
+maximum-likelihood fit sends its θ to infinity. scipy's L-BFGS-B finds the mode (the
+objective is strictly convex with the prior; the gradient is exact).
+
+The log-odds are mapped linearly so that the optimal player rates 2000 and the uniformly
+random player 1000: R = 1000 + 1000 (θ − θ_random) / (θ_optimal − θ_random). A
+difference of 400 points is therefore not Elo's 10:1 odds; the odds a difference stands
+for depend on the fitted gap between the anchors, which each table reports. ε-optimal
+players (`epsilon:<p>`) are calibration points of known strength between the anchors.
+
+Intervals: 95% percentile bootstrap over episodes, resampled with replacement within
+each (run, setting), so every pairing keeps its number of episodes; each replicate is
+refitted and mapped with its own anchors (the anchors' own interval is a point).
+
+What counts: wins and losses, a forfeit as a loss (the status a run logs); episodes that
+failed on infrastructure or a bug, episodes never run, and episodes ended by a move cap
+(any end other than game over or a forfeit) are left out and counted. Tables: one per
+game setting, and one pooled over every setting for the players who played them all
+(one seat advantage per setting, one θ per player); the others appear only per setting.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from metanim.analysis.results import Results, read_results
+from metanim.envs import is_solver_player
+from metanim.records import (
+    SIDES,
+    distinguishing_labels,
+    game_key,
+    identity_hash,
+    item_accuracy,
+    md,
+    pct,
+    text_table,
+)
+
+#: σ of the Gaussian prior on θ and h, in log-odds (weak: a player 3σ = 12 log-odds above
+#: another wins all but 6 in a million of their games).
+PRIOR_SIGMA = 4.0
+#: Bootstrap replicates behind each interval.
+BOOTSTRAP = 1000
+LEVEL = 0.95
+HIGH, LOW = 2000.0, 1000.0
+OPTIMAL, RANDOM = "optimal", "random"
+#: End reasons of a result; any other end (a move cap, a new kind of stop) is no result.
+RESULT_ENDS = ("game_over", "agent_forfeit", "opponent_forfeit")
+#: Identity fields that say what a run plays against or on, not who a player is.
+MATCH_FIELDS = frozenset({"games", "seat", "start", "seed", "dataset"})
+#: Identity fields of one side (its method, model, parameters and server).
+SIDE_FIELDS = frozenset(
+    f"{prefix}{name}" for _, prefix in SIDES for name in ("model", "params", "base_url")
+) | {key for key, _ in SIDES}
+
+Kind = Literal["anchor", "calibration", "player"]
+
+
+class PlayerRating(BaseModel):
+    """One player's row of a rating table."""
+
+    player: str = Field(description="the player's label (method[params] · model)")
+    key: str = Field(description="hash of the player's identity")
+    kind: Kind = Field(description="anchor (optimal, random), calibration (epsilon), player")
+    rating: float = Field(description="anchored rating (NaN without both anchors)")
+    low: float
+    high: float
+    logit: float = Field(description="θ − θ_random in log-odds (θ − mean θ without random)")
+    episodes: int
+    wins: int
+    accuracy: float = Field(math.nan, description="decision accuracy on critical states")
+    accuracy_low: float = math.nan
+    accuracy_high: float = math.nan
+    accuracy_items: int = 0
+
+
+class SeatAdvantage(BaseModel):
+    """The first seat's advantage h in one setting and start outcome (log-odds)."""
+
+    setting: str
+    start: str = Field(description="the start's outcome for the first mover: N or P")
+    logit: float
+    low: float
+    high: float
+
+
+class RatingTable(BaseModel):
+    """Ratings of the players of one game setting, or pooled over settings."""
+
+    scope: str = Field(description="a game setting, or 'pooled'")
+    settings: list[str]
+    players: list[PlayerRating] = Field(default_factory=list)
+    seat_advantage: list[SeatAdvantage] = Field(default_factory=list)
+    episodes: int = 0
+    excluded: dict[str, int] = Field(default_factory=dict)
+    anchor_gap: float = Field(math.nan, description="θ_optimal − θ_random in log-odds")
+    note: str = ""
+
+    @property
+    def anchored(self) -> bool:
+        return not math.isnan(self.anchor_gap)
+
+
+class Ratings(BaseModel):
+    """Every rating table of some results folders, and how they were fitted."""
+
+    tables: list[RatingTable] = Field(default_factory=list)
+    players: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="label -> identity"
+    )
+    prior_sigma: float = PRIOR_SIGMA
+    bootstrap: int = BOOTSTRAP
+    seed: int = 0
+
+
+# -------------------------------------------------------------------------- players
+def player_identity(identity: Mapping[str, Any], method_key: str, prefix: str) -> dict[str, Any]:
+    """One side of a run identity as a player: its method, model, parameters and server,
+    with the run's call options and prompt versions (a solver player is its name alone)."""
+    method = str(identity[method_key]).strip()
+    if is_solver_player(method):
+        return {"method": _solver_name(method)}
+    player = {
+        "method": method,
+        "model": identity.get(prefix + "model"),
+        "params": identity.get(prefix + "params") or {},
+        "base_url": identity.get(prefix + "base_url"),
+    }
+    shared = {k: v for k, v in identity.items() if k not in SIDE_FIELDS and k not in MATCH_FIELDS}
+    return {**player, **shared}
+
+
+def _solver_name(spec: str) -> str:
+    """`optimal`, `random` or `epsilon:<p>` with p written one way (`epsilon:0.50` is `epsilon:0.5`)."""
+    name = spec.strip().lower()
+    if name.startswith("epsilon:"):
+        return f"epsilon:{float(name.split(':', 1)[1]):g}"
+    return name
+
+
+def _kind(identity: Mapping[str, Any]) -> Kind:
+    method = str(identity.get("method", ""))
+    if method in (OPTIMAL, RANDOM):
+        return "anchor"
+    return "calibration" if method.startswith("epsilon:") else "player"
+
+
+# ------------------------------------------------------------------------------ fit
+def fit_bradley_terry(
+    first: np.ndarray,
+    second: np.ndarray,
+    setting: np.ndarray,
+    wins: np.ndarray,
+    games: np.ndarray,
+    *,
+    players: int,
+    settings: int,
+    prior_sigma: float = PRIOR_SIGMA,
+    start: np.ndarray | None = None,
+) -> np.ndarray:
+    """The posterior mode (θ of each player, then h of each setting) of the model above.
+
+    Each cell k holds `games[k]` episodes in which player `first[k]` moved first against
+    `second[k]` in setting `setting[k]`, `wins[k]` of them won by the first mover.
+    """
+    from scipy.optimize import minimize  # the `ratings` extra: the package runs without scipy
+    from scipy.special import expit
+
+    precision = 1.0 / prior_sigma**2
+    size = players + settings
+    # The design matrix: +1 for the first mover, −1 for the second, +1 for the advantage.
+    design = np.zeros((len(first), size))
+    rows = np.arange(len(first))
+    design[rows, first] += 1.0
+    design[rows, second] -= 1.0
+    design[rows, players + setting] += 1.0
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        eta = design @ x
+        # −log-likelihood: w·log(1 + e^−η) + (n − w)·log(1 + e^η), written stably.
+        value = float(np.sum(games * np.logaddexp(0.0, -eta) + (games - wins) * eta))
+        grad = design.T @ (games * expit(eta) - wins)
+        return value + 0.5 * precision * float(x @ x), grad + precision * x
+
+    def hessian(x: np.ndarray) -> np.ndarray:
+        p = expit(design @ x)
+        return (design.T * (games * p * (1 - p))) @ design + precision * np.eye(size)
+
+    x0 = np.zeros(size) if start is None else start
+    # Newton steps in a trust region: the objective is smooth and strictly convex, and a
+    # few exact-Hessian steps reach the mode where a quasi-Newton method needs hundreds.
+    result = minimize(
+        objective, x0, jac=True, hess=hessian, method="trust-exact", options={"gtol": 1e-8}
+    )
+    return np.asarray(result.x)
+
+
+# ------------------------------------------------------------------------ episodes
+@dataclass(frozen=True)
+class _Episode:
+    stratum: tuple[str, str]  # (run identity hash, setting): the bootstrap's resampling unit
+    setting: str
+    start: str  # the start's outcome for the first mover (N or P)
+    first: str  # player keys
+    second: str
+    first_won: bool
+
+
+@dataclass
+class _Collected:
+    episodes: list[_Episode]
+    excluded: dict[str, Counter[str]]  # setting -> reason -> count
+    identities: dict[str, dict[str, Any]]  # player key -> identity
+    games_of_setting: dict[str, str]  # setting -> game key (for the accuracy column)
+
+
+def _collect(results: Results) -> _Collected:
+    episodes: list[_Episode] = []
+    excluded: dict[str, Counter[str]] = defaultdict(Counter)
+    identities: dict[str, dict[str, Any]] = {}
+    games: dict[str, str] = {}
+
+    def key_of(identity: dict[str, Any]) -> str:
+        h = identity_hash(identity)
+        identities.setdefault(h, identity)
+        return h
+
+    for (run, setting), rows in sorted(results.episodes.items()):
+        identity = results.identities[run]
+        for row in rows.values():
+            if "opponent" in identity:
+                agent = key_of(player_identity(identity, "method", ""))
+                opponent = key_of(player_identity(identity, "opponent", "opponent_"))
+            else:  # a log without its config: the names its lines carry
+                agent = key_of({"method": str(row.get("agent", "?"))})
+                opponent = key_of({"method": str(row.get("opponent", "?"))})
+            params = row.get("game_params") or {}
+            games.setdefault(
+                setting,
+                game_key(str(row.get("game", setting)), "misere" if params.get("misere") else ""),
+            )
+            status, end = row.get("status"), row.get("end_reason", "game_over")
+            if status not in ("win", "loss"):
+                excluded[setting]["failed"] += 1
+                continue
+            if end not in RESULT_ENDS:
+                excluded[setting]["capped"] += 1
+                continue
+            agent_first = row.get("seat") == "first"
+            first, second = (agent, opponent) if agent_first else (opponent, agent)
+            first_won = (status == "win") == agent_first
+            start = str(row.get("start_outcome") or "?")
+            episodes.append(_Episode((run, setting), setting, start, first, second, first_won))
+    return _Collected(episodes, excluded, identities, games)
+
+
+def _accuracy(
+    results: Results, identities: dict[str, dict[str, Any]]
+) -> dict[tuple[str, str | None], tuple[dict[str, list[bool]], dict[str, list[int]]]]:
+    """Verdicts per (player key, game key) and per (player key, None: every game)."""
+    out: dict[tuple[str, str | None], tuple[dict[str, list[bool]], dict[str, list[int]]]] = {}
+    for (run, game, dataset), rows in results.decisions.items():
+        identity = results.identities[run]
+        if "method" not in identity or "opponent" in identity:
+            continue
+        player = identity_hash(player_identity(identity, "method", ""))
+        if player not in identities:
+            continue  # evaluated but never played: it has no rating to stand beside
+        for scope in (game, None):
+            verdicts, repeats = out.setdefault((player, scope), ({}, {}))
+            for row in rows.values():
+                if row.get("correct") is None:
+                    continue
+                item = f"{dataset}:{game}:{row.get('record_id')}"
+                verdicts.setdefault(item, []).append(bool(row["correct"]))
+                repeats.setdefault(item, []).append(int(row.get("repeat", 0)))
+    return out
+
+
+# -------------------------------------------------------------------------- tables
+def rate_results(
+    results: Results,
+    *,
+    prior_sigma: float = PRIOR_SIGMA,
+    bootstrap: int = BOOTSTRAP,
+    seed: int = 0,
+) -> Ratings:
+    """Rating tables (pooled first, then each setting) of the episodes in `results`."""
+    if prior_sigma <= 0:
+        raise ValueError(f"the prior's sigma must be positive, got {prior_sigma}")
+    if bootstrap < 1:
+        raise ValueError(f"bootstrap needs at least one replicate, got {bootstrap}")
+    data = _collect(results)
+    labels = distinguishing_labels(data.identities)
+    accuracy = _accuracy(results, data.identities)
+    ratings = Ratings(prior_sigma=prior_sigma, bootstrap=bootstrap, seed=seed)
+    ratings.players = {labels[k]: data.identities[k] for k in sorted(labels, key=labels.get)}
+    settings = sorted({e.setting for e in data.episodes} | set(data.excluded))
+    per_setting = {s: [e for e in data.episodes if e.setting == s] for s in settings}
+    tables = []
+    if len(settings) > 1:
+        everywhere = set.intersection(
+            *({p for e in per_setting[s] for p in (e.first, e.second)} for s in settings)
+        )
+        pooled = [e for e in data.episodes if e.first in everywhere and e.second in everywhere]
+        if len(everywhere) > 1 and pooled:
+            excluded = sum((data.excluded[s] for s in settings), Counter())
+            tables.append(("pooled", settings, pooled, excluded, None))
+    tables += [
+        (s, [s], per_setting[s], data.excluded[s], data.games_of_setting.get(s)) for s in settings
+    ]
+    rng = np.random.default_rng(seed)
+    for scope, scope_settings, episodes, excluded, game in tables:
+        table = _table(
+            scope, scope_settings, episodes, dict(excluded), labels, data.identities,
+            prior_sigma=prior_sigma, bootstrap=bootstrap, rng=rng,
+        )  # fmt: skip
+        for row in table.players:
+            verdicts, repeats = accuracy.get((row.key, game), ({}, {}))
+            if verdicts:
+                acc = item_accuracy(verdicts, repeats)
+                row.accuracy, row.accuracy_low, row.accuracy_high = acc.mean, acc.low, acc.high
+                row.accuracy_items = acc.items
+        ratings.tables.append(table)
+    return ratings
+
+
+def rate(
+    folders: Iterable[str | Path],
+    *,
+    prior_sigma: float = PRIOR_SIGMA,
+    bootstrap: int = BOOTSTRAP,
+    seed: int = 0,
+) -> Ratings:
+    """Read the logs under `folders` and rate their players (`rate_results`)."""
+    return rate_results(
+        read_results(folders), prior_sigma=prior_sigma, bootstrap=bootstrap, seed=seed
+    )
+
+
+def _components(players: Sequence[str], episodes: Sequence[_Episode]) -> dict[str, str]:
+    """Each player's connected component (a representative), by who played whom."""
+    parent = {p: p for p in players}
+
+    def find(p: str) -> str:
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    for e in episodes:
+        parent[find(e.first)] = find(e.second)
+    return {p: find(p) for p in players}
+
+
+def _table(
+    scope: str,
+    settings: list[str],
+    episodes: list[_Episode],
+    excluded: dict[str, int],
+    labels: dict[str, str],
+    identities: dict[str, dict[str, Any]],
+    *,
+    prior_sigma: float,
+    bootstrap: int,
+    rng: np.random.Generator,
+) -> RatingTable:
+    table = RatingTable(scope=scope, settings=settings, episodes=len(episodes), excluded=excluded)
+    if not episodes:
+        table.note = "no finished episode to rate"
+        return table
+    players = sorted({p for e in episodes for p in (e.first, e.second)}, key=labels.get)
+    index = {p: k for k, p in enumerate(players)}
+    # One seat advantage per (setting, start outcome) that occurs.
+    advantages = sorted({(e.setting, e.start) for e in episodes})
+    setting_index = {a: k for k, a in enumerate(advantages)}
+    # Cells: one per (first, second, setting); the bootstrap draws counts per (stratum, cell, result).
+    cell_of: dict[tuple[int, int, int], int] = {}
+    draws: dict[tuple[tuple[str, str], int, bool], int] = Counter()
+    for e in episodes:
+        cell = cell_of.setdefault(
+            (index[e.first], index[e.second], setting_index[(e.setting, e.start)]), len(cell_of)
+        )
+        draws[(e.stratum, cell, e.first_won)] += 1
+    cells = np.array(list(cell_of), dtype=np.int64).reshape(-1, 3)
+    first, second, setting = cells[:, 0], cells[:, 1], cells[:, 2]
+    keys = list(draws)
+    counts = np.array([draws[k] for k in keys], dtype=np.float64)
+    draw_cell = np.array([k[1] for k in keys], dtype=np.int64)
+    draw_win = np.array([k[2] for k in keys], dtype=np.float64)
+    strata: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for j, k in enumerate(keys):
+        strata[k[0]].append(j)
+
+    def fit(c: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+        wins = np.bincount(draw_cell, c * draw_win, len(cells))
+        games = np.bincount(draw_cell, c, len(cells))
+        return fit_bradley_terry(
+            first, second, setting, wins, games, players=len(players), settings=len(advantages),
+            prior_sigma=prior_sigma, start=start,
+        )  # fmt: skip
+
+    x = fit(counts)
+    replicates = np.empty((bootstrap, len(x)))
+    for b in range(bootstrap):
+        c = np.zeros_like(counts)
+        for members in strata.values():
+            n = counts[members]
+            c[members] = rng.multinomial(int(n.sum()), n / n.sum())
+        replicates[b] = fit(c, start=x)
+    theta, boot_theta = x[: len(players)], replicates[:, : len(players)]
+    tail = 100 * (1 - LEVEL) / 2
+    for (s, start), k in setting_index.items():
+        h = replicates[:, len(players) + k]
+        low, high = np.percentile(h, [tail, 100 - tail])
+        table.seat_advantage.append(
+            SeatAdvantage(
+                setting=s, start=start, logit=float(x[len(players) + k]), low=low, high=high
+            )
+        )
+    by_method = {str(identities[p].get("method")): p for p in players}
+    component = _components(players, episodes)
+    anchors = [by_method.get(OPTIMAL), by_method.get(RANDOM)]
+    rated: set[str] = set()
+    mapped = np.full_like(boot_theta, math.nan)
+    if None in anchors:
+        missing = " and ".join(
+            a for a, p in zip((OPTIMAL, RANDOM), anchors, strict=True) if p is None
+        )
+        table.note = f"no rating scale: the {missing} player played no finished episode here"
+    elif component[anchors[0]] != component[anchors[1]]:
+        table.note = "no rating scale: the optimal and the random player are not linked by games"
+    else:
+        top, bottom = index[anchors[0]], index[anchors[1]]
+        table.anchor_gap = float(theta[top] - theta[bottom])
+        if table.anchor_gap <= 0:
+            table.note = "no rating scale: the random player rates above the optimal one"
+            table.anchor_gap = math.nan
+        else:
+            rated = {p for p in players if component[p] == component[anchors[0]]}
+            gaps = boot_theta[:, top] - boot_theta[:, bottom]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mapped = LOW + (HIGH - LOW) * (boot_theta - boot_theta[:, [bottom]]) / gaps[:, None]
+            mapped[gaps <= 0] = math.nan  # a replicate whose anchors swap has no scale
+            if len(rated) < len(players):
+                table.note = "players not linked by games to the anchors have no rating"
+    reference = theta[index[anchors[1]]] if anchors[1] is not None else float(np.mean(theta))
+    for p in players:
+        k = index[p]
+        rating = low = high = math.nan
+        if p in rated:
+            rating = LOW + (HIGH - LOW) * (theta[k] - theta[index[anchors[1]]]) / table.anchor_gap
+            low, high = (float(v) for v in np.nanpercentile(mapped[:, k], [tail, 100 - tail]))
+        mine = [e for e in episodes if p in (e.first, e.second) and e.first != e.second]
+        table.players.append(
+            PlayerRating(
+                player=labels[p], key=p, kind=_kind(identities[p]), rating=rating, low=low,
+                high=high, logit=float(theta[k] - reference), episodes=len(mine),
+                wins=sum(e.first_won == (e.first == p) for e in mine),
+            )
+        )  # fmt: skip
+    table.players.sort(key=lambda r: (-(r.rating if r.rating == r.rating else -math.inf), -r.logit))
+    return table
+
+
+# ------------------------------------------------------------------------- output
+RATINGS_NOTE = (
+    "Bradley–Terry over finished episodes (forfeits are losses; infrastructure failures, "
+    "errors, unrun and move-capped episodes are left out), the first seat's advantage a "
+    "covariate per setting, a Gaussian prior of σ = {sigma:g} on the log-odds; mapped "
+    "linearly so that the optimal player rates 2000 and the uniformly random player 1000 "
+    "(400 points are not 10:1 odds here: the log-odds of a rating difference d are "
+    "d / 1000 × the anchors' gap). 95% bootstrap intervals over episodes ({bootstrap:,} "
+    "replicates, resampled within each run and setting). Kind: anchor, calibration "
+    "(ε-optimal, known strength) or player. Accuracy: decision accuracy on critical states "
+    "(the player's evaluation runs in the same folders, 95% CI over items)."
+)
+
+
+def _num(x: float) -> str:
+    return "–" if x != x else f"{x:.0f}"
+
+
+def _accuracy_text(r: PlayerRating) -> str:
+    if not r.accuracy_items:
+        return "–"
+    return f"{pct(r.accuracy)} [{pct(r.accuracy_low)}, {pct(r.accuracy_high)}] ({r.accuracy_items} items)"
+
+
+def _table_facts(t: RatingTable) -> str:
+    excluded = ", ".join(f"{n} {why}" for why, n in sorted(t.excluded.items()) if n) or "none"
+    seats = "; ".join(
+        f"{s.setting} from {s.start} starts {s.logit:+.2f} [{s.low:+.2f}, {s.high:+.2f}]"
+        for s in t.seat_advantage
+    )
+    gap = "" if not t.anchored else f"; anchors' gap {t.anchor_gap:.2f} log-odds"
+    return f"{t.episodes} episodes rated (left out: {excluded}); first-seat advantage (log-odds): {seats}{gap}"
+
+
+def ratings_markdown(ratings: Ratings) -> list[str]:
+    """The report's Ratings section (one table per scope)."""
+    if not ratings.tables:
+        return []
+    lines = [
+        "## Ratings (anchored: optimal 2000, random 1000)",
+        "",
+        RATINGS_NOTE.format(sigma=ratings.prior_sigma, bootstrap=ratings.bootstrap),
+        "",
+    ]
+    for t in ratings.tables:
+        title = "pooled over " + ", ".join(t.settings) if t.scope == "pooled" else t.scope
+        lines += [f"### {md(title)}", "", _table_facts(t) + ".", ""]
+        if t.note:
+            lines += [f"Note: {t.note}.", ""]
+        if not t.players:
+            continue
+        lines += [
+            "| player | kind | rating | 95% CI | log-odds vs random | episodes | wins | accuracy on critical states |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(r.player)} | {r.kind} | {_num(r.rating)} | [{_num(r.low)}, {_num(r.high)}] "
+            f"| {r.logit:+.2f} | {r.episodes} | {r.wins} | {_accuracy_text(r)} |"
+            for r in t.players
+        ]
+        lines.append("")
+    return lines
+
+
+def ratings_terminal(ratings: Ratings) -> str:
+    """Plain-text rating tables for the terminal."""
+    if not ratings.tables:
+        return "no finished tournament episodes to rate"
+    out = [
+        f"Ratings: Bradley–Terry, prior σ = {ratings.prior_sigma:g} log-odds, optimal = 2000, "
+        f"random = 1000; 95% bootstrap CI ({ratings.bootstrap:,} replicates)"
+    ]
+    for t in ratings.tables:
+        title = "pooled over " + ", ".join(t.settings) if t.scope == "pooled" else t.scope
+        out += ["", f"{title}: {_table_facts(t)}"]
+        if t.note:
+            out.append(f"note: {t.note}")
+        out += text_table(
+            ["player", "kind", "rating", "95% CI", "log-odds", "episodes", "wins", "accuracy"],
+            [
+                [
+                    r.player, r.kind, _num(r.rating), f"[{_num(r.low)}, {_num(r.high)}]",
+                    f"{r.logit:+.2f}", r.episodes, r.wins, _accuracy_text(r),
+                ]
+                for r in t.players
+            ],
+        )  # fmt: skip
+    return "\n".join(out)
+
+
+def ratings_plot(table: RatingTable, path: str | Path) -> Path:
+    """`plots.rating_plot` of one table: each player's rating and 95% CI, anchors marked."""
+    from metanim.analysis.plots import rating_plot  # matplotlib: the optional `plots` extra
+
+    title = "pooled over " + ", ".join(table.settings) if table.scope == "pooled" else table.scope
+    rows = [(r.player, r.kind, r.rating, r.low, r.high) for r in table.players]
+    return rating_plot(rows, path, title=f"Ratings: {title}")
