@@ -34,6 +34,7 @@ game setting, and one pooled over every setting for the players who played them 
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -75,6 +76,8 @@ SIDE_FIELDS = frozenset(
 ) | {key for key, _ in SIDES}
 
 Kind = Literal["anchor", "calibration", "player"]
+#: A player's verdicts on critical states: per item, its verdicts and their repeats.
+Verdicts = tuple[dict[str, list[bool]], dict[str, list[int]]]
 
 
 class PlayerRating(BaseModel):
@@ -233,6 +236,43 @@ class _Collected:
     excluded: dict[str, Counter[str]]  # setting -> reason -> count
     identities: dict[str, dict[str, Any]]  # player key -> identity
     games_of_setting: dict[str, str]  # setting -> game key (for the accuracy column)
+    accuracy: dict[tuple[str, str | None], Verdicts]  # (player, game or None: all) -> verdicts
+
+
+def _sides(results: Results) -> dict[str, tuple[dict[str, Any], ...]]:
+    """Each run's players: (agent, opponent) of a tournament, (player,) of an evaluation;
+    () for a tournament log without its config (its lines name the players)."""
+    out: dict[str, tuple[dict[str, Any], ...]] = {}
+    for run, identity in results.identities.items():
+        if "opponent" in identity:
+            out[run] = tuple(player_identity(identity, m, prefix) for m, prefix in SIDES)
+        elif "method" in identity and "games" not in identity:
+            out[run] = (player_identity(identity, "method", ""),)
+        else:
+            out[run] = ()
+    return out
+
+
+def _without_versions(identity: Mapping[str, Any]) -> str:
+    return identity_hash({k: v for k, v in identity.items() if k != "prompt_versions"})
+
+
+def _prompt_resolver(sides: Iterable[dict[str, Any]]) -> Any:
+    """A run that kept no decision record does not know its prompt versions: it joins the
+    player of the same method, model and settings when the folders hold exactly one
+    prompt version of that player, and stays apart when they hold several."""
+    known: dict[str, set[str]] = defaultdict(set)
+    for side in sides:
+        if "prompt_versions" in side:
+            known[_without_versions(side)].add(json.dumps(side["prompt_versions"], sort_keys=True))
+
+    def resolve(side: dict[str, Any]) -> dict[str, Any]:
+        versions = known.get(_without_versions(side), set())
+        if "prompt_versions" in side or len(versions) != 1:
+            return side
+        return {**side, "prompt_versions": json.loads(next(iter(versions)))}
+
+    return resolve
 
 
 def _collect(results: Results) -> _Collected:
@@ -240,18 +280,20 @@ def _collect(results: Results) -> _Collected:
     excluded: dict[str, Counter[str]] = defaultdict(Counter)
     identities: dict[str, dict[str, Any]] = {}
     games: dict[str, str] = {}
+    sides = _sides(results)
+    resolve = _prompt_resolver(side for run in sides.values() for side in run)
 
     def key_of(identity: dict[str, Any]) -> str:
+        identity = resolve(identity)
         h = identity_hash(identity)
         identities.setdefault(h, identity)
         return h
 
     for (run, setting), rows in sorted(results.episodes.items()):
-        identity = results.identities[run]
+        players = [key_of(side) for side in sides[run]]
         for row in rows.values():
-            if "opponent" in identity:
-                agent = key_of(player_identity(identity, "method", ""))
-                opponent = key_of(player_identity(identity, "opponent", "opponent_"))
+            if len(players) == 2:
+                agent, opponent = players
             else:  # a log without its config: the names its lines carry
                 agent = key_of({"method": str(row.get("agent", "?"))})
                 opponent = key_of({"method": str(row.get("opponent", "?"))})
@@ -272,19 +314,22 @@ def _collect(results: Results) -> _Collected:
             first_won = (status == "win") == agent_first
             start = str(row.get("start_outcome") or "?")
             episodes.append(_Episode((run, setting), setting, start, first, second, first_won))
-    return _Collected(episodes, excluded, identities, games)
+    accuracy = _accuracy(results, sides, resolve, identities)
+    return _Collected(episodes, excluded, identities, games, accuracy)
 
 
 def _accuracy(
-    results: Results, identities: dict[str, dict[str, Any]]
-) -> dict[tuple[str, str | None], tuple[dict[str, list[bool]], dict[str, list[int]]]]:
+    results: Results,
+    sides: dict[str, tuple[dict[str, Any], ...]],
+    resolve: Any,
+    identities: dict[str, dict[str, Any]],
+) -> dict[tuple[str, str | None], Verdicts]:
     """Verdicts per (player key, game key) and per (player key, None: every game)."""
-    out: dict[tuple[str, str | None], tuple[dict[str, list[bool]], dict[str, list[int]]]] = {}
+    out: dict[tuple[str, str | None], Verdicts] = {}
     for (run, game, dataset), rows in results.decisions.items():
-        identity = results.identities[run]
-        if "method" not in identity or "opponent" in identity:
+        if len(sides[run]) != 1:
             continue
-        player = identity_hash(player_identity(identity, "method", ""))
+        player = identity_hash(resolve(sides[run][0]))
         if player not in identities:
             continue  # evaluated but never played: it has no rating to stand beside
         for scope in (game, None):
@@ -313,7 +358,7 @@ def rate_results(
         raise ValueError(f"bootstrap needs at least one replicate, got {bootstrap}")
     data = _collect(results)
     labels = distinguishing_labels(data.identities)
-    accuracy = _accuracy(results, data.identities)
+    accuracy = data.accuracy
     ratings = Ratings(prior_sigma=prior_sigma, bootstrap=bootstrap, seed=seed)
     ratings.players = {labels[k]: data.identities[k] for k in sorted(labels, key=labels.get)}
     settings = sorted({e.setting for e in data.episodes} | set(data.excluded))

@@ -16,12 +16,14 @@ A folder with more than `max_items` episodes and decisions gets an index page
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import html
 import json
 import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -557,3 +559,22 @@ def write_viewer(
     )
     index.write_text(_page(title, summary, plots, [], index_links), encoding="utf-8")
     return [index, *pages]
+
+
+# ------------------------------------------------------------------------ serving
+class _FolderHandler(SimpleHTTPRequestHandler):
+    """Files of one results folder; no request log on the terminal."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def serve_viewer(results_dir: str | Path, *, port: int = 0) -> ThreadingHTTPServer:
+    """An HTTP server for the folder on 127.0.0.1 (`port` 0 picks a free one), not yet
+    serving: call `serve_forever`. Some browsers restrict what a `file://` page may do;
+    served, the page and its run pages work everywhere."""
+    folder = Path(results_dir)
+    if not (folder / VIEWER_FILE).is_file():
+        raise ValueError(f"no {VIEWER_FILE} in {folder}: run `metanim report {folder}` first")
+    handler = functools.partial(_FolderHandler, directory=str(folder))
+    return ThreadingHTTPServer(("127.0.0.1", port), handler)

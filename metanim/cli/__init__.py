@@ -179,6 +179,11 @@ _library_command(
     "report", "metanim.cli._analysis", "Render a results folder as tables, report.md and PNG plots"
 )
 _library_command(
+    "ratings",
+    "metanim.cli._analysis",
+    "Bradley-Terry ratings of every player in results folders (optimal 2000, random 1000)",
+)
+_library_command(
     "reproduce",
     "metanim.cli._analysis",
     "Regenerate a seed paper's table or figure (table1, figure3, ...); simulated by default",

@@ -1,28 +1,96 @@
-"""`metanim report RESULTS` and `metanim reproduce ARTIFACT`: flags and handlers."""
+"""`metanim report RESULTS`, `metanim ratings RESULTS...` and `metanim reproduce ARTIFACT`."""
 
 from __future__ import annotations
 
 import argparse
+import webbrowser
 from pathlib import Path
 
 from metanim.analysis import render_report
+from metanim.analysis.ratings import BOOTSTRAP, PRIOR_SIGMA, rate, ratings_plot, ratings_terminal
 from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
+from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
 from metanim.cli._config import add_config_arguments, config_from_args
+from metanim.util import port
 
 
 def report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", help="a results folder (tournament and evaluation logs)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--no-write", action="store_true", help="print only; write no report.md")
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="then serve the folder on 127.0.0.1 and open viewer.html (some browsers "
+        "restrict pages opened from file://); Ctrl-C stops it",
+    )
+    p.add_argument("--port", type=port, default=0, help="port of --serve (default: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="with --serve: print the URL only")
 
 
 def report(args: argparse.Namespace) -> int:
+    if args.serve and args.no_write:
+        raise ValueError("--serve shows the page the report writes: drop --no-write")
     result = render_report(args.results, write=not args.no_write, plots=not args.no_plots)
     print(result.terminal())
-    if not args.no_write:
-        print(f"report: {Path(args.results) / 'report.md'}")
-        if result.pages:
-            print(f"viewer: {result.pages[0]} (open it in a browser; it needs no network)")
+    if args.no_write:
+        return 0
+    print(f"report: {Path(args.results) / 'report.md'}")
+    if result.pages:
+        print(f"viewer: {result.pages[0]} (open it in a browser; it needs no network)")
+    if not args.serve:
+        return 0
+    server = serve_viewer(args.results, port=args.port)
+    url = f"http://127.0.0.1:{server.server_address[1]}/{VIEWER_FILE}"
+    print(f"serving {args.results} at {url} (Ctrl-C stops it)", flush=True)
+    if not args.no_browser:
+        webbrowser.open(url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def ratings_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", help="results folders (their tournament logs)")
+    p.add_argument(
+        "--prior-sigma",
+        type=float,
+        default=PRIOR_SIGMA,
+        help=f"σ of the Gaussian prior on the log-odds (default {PRIOR_SIGMA:g})",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=BOOTSTRAP,
+        help=f"bootstrap replicates per interval (default {BOOTSTRAP})",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    p.add_argument("--json", type=Path, help="also write the tables as JSON to this file")
+    p.add_argument("--plot", type=Path, help="also plot the first anchored table to this PNG")
+
+
+def ratings(args: argparse.Namespace) -> int:
+    try:
+        result = rate(
+            args.results, prior_sigma=args.prior_sigma, bootstrap=args.bootstrap, seed=args.seed
+        )
+    except ImportError as exc:
+        raise ValueError(
+            f"ratings need scipy: pip install 'metanim-arena[ratings]' ({exc})"
+        ) from None
+    print(ratings_terminal(result))
+    if args.json:
+        args.json.write_text(result.model_dump_json(indent=1), encoding="utf-8")
+        print(f"json: {args.json}")
+    if args.plot:
+        table = next((t for t in result.tables if t.anchored), None)
+        if table is None:
+            raise ValueError("no table has both anchors (optimal and random) to plot")
+        print(f"plot: {ratings_plot(table, args.plot)}")
     return 0
 
 
