@@ -268,6 +268,16 @@ def test_fit_is_the_posterior_mode():
     assert np.abs(grad).max() < 1e-4
     best = log_posterior(x)
     assert all(log_posterior(x + rng.normal(0, 0.05, len(x))) < best for _ in range(20))
+    # A batch (the bootstrap's replicates) gives each data set its own mode.
+    other = np.minimum(games, wins + 2)
+    batch = fit_bradley_terry(
+        first, second, setting, np.stack([wins, other]), np.stack([games, games]),
+        players=4, settings=2, prior_sigma=2.0,
+    )  # fmt: skip
+    alone = fit_bradley_terry(
+        first, second, setting, other, games, players=4, settings=2, prior_sigma=2.0
+    )
+    assert np.allclose(batch, [x, alone], atol=1e-6)
 
 
 def test_pooled_table_holds_the_players_of_every_setting(tmp_path: Path):

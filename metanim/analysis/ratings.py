@@ -12,8 +12,9 @@ its agent the N-position whichever seat it takes, so the winning side goes with 
 in one run and against it in the next, and matters as much as the player). The fit is the posterior mode under a weak Gaussian prior,
 θ ~ N(0, σ²) and h ~ N(0, σ²) with σ = `PRIOR_SIGMA` on the log-odds scale: the optimal
 player never loses from an N-position, and against players that never beat it a plain
-maximum-likelihood fit sends its θ to infinity. scipy's L-BFGS-B finds the mode (the
-objective is strictly convex with the prior; the gradient is exact).
+maximum-likelihood fit sends its θ to infinity. scipy's Newton-CG finds the mode (the
+objective is strictly convex with the prior; gradient and Hessian are exact), for the
+point estimate and, in one batch, for every bootstrap replicate.
 
 The log-odds are mapped linearly so that the optimal player rates 2000 and the uniformly
 random player 1000: R = 1000 + 1000 (θ − θ_random) / (θ_optimal − θ_random). A
@@ -185,11 +186,17 @@ def fit_bradley_terry(
     """The posterior mode (θ of each player, then h of each setting) of the model above.
 
     Each cell k holds `games[k]` episodes in which player `first[k]` moved first against
-    `second[k]` in setting `setting[k]`, `wins[k]` of them won by the first mover.
+    `second[k]` in setting `setting[k]`, `wins[k]` of them won by the first mover. With
+    `wins` and `games` of shape (B, cells), B independent data sets (bootstrap
+    replicates) are fitted in one call and the modes come back as (B, parameters).
     """
-    from scipy.optimize import minimize  # the `ratings` extra: the package runs without scipy
+    # The `ratings` extra (scipy, threadpoolctl): the package runs without them.
+    from scipy.optimize import minimize
     from scipy.special import expit
+    from threadpoolctl import threadpool_limits
 
+    batch = np.ndim(wins) == 2
+    wins, games = np.atleast_2d(wins).astype(float), np.atleast_2d(games).astype(float)
     precision = 1.0 / prior_sigma**2
     size = players + settings
     # The design matrix: +1 for the first mover, −1 for the second, +1 for the advantage.
@@ -198,25 +205,49 @@ def fit_bradley_terry(
     design[rows, first] += 1.0
     design[rows, second] -= 1.0
     design[rows, players + setting] += 1.0
+    shape = (len(wins), size)
+    advantage = players + np.asarray(setting)
 
-    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
-        eta = design @ x
+    def linear(x: np.ndarray) -> np.ndarray:
+        # X·x per data set by indexing, and Xᵀ·r below by einsum's own loops: both small,
+        # and a threaded BLAS call on matrices this size costs more than it computes.
+        return x[:, first] - x[:, second] + x[:, advantage]
+
+    def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        x = flat.reshape(shape)
+        eta = linear(x)
         # −log-likelihood: w·log(1 + e^−η) + (n − w)·log(1 + e^η), written stably.
         value = float(np.sum(games * np.logaddexp(0.0, -eta) + (games - wins) * eta))
-        grad = design.T @ (games * expit(eta) - wins)
-        return value + 0.5 * precision * float(x @ x), grad + precision * x
+        grad = np.einsum("bk,kp->bp", games * expit(eta) - wins, design)
+        return value + 0.5 * precision * float(np.sum(x * x)), (grad + precision * x).ravel()
 
-    def hessian(x: np.ndarray) -> np.ndarray:
-        p = expit(design @ x)
-        return (design.T * (games * p * (1 - p))) @ design + precision * np.eye(size)
+    def hessian_times(flat: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        # Block-diagonal over the data sets: each block Xᵀ diag(n p (1 − p)) X + I/σ².
+        x, v = flat.reshape(shape), vector.reshape(shape)
+        p = expit(linear(x))
+        product = np.einsum("bk,kp->bp", games * p * (1 - p) * linear(v), design)
+        return (product + precision * v).ravel()
 
-    x0 = np.zeros(size) if start is None else start
-    # Newton steps in a trust region: the objective is smooth and strictly convex, and a
-    # few exact-Hessian steps reach the mode where a quasi-Newton method needs hundreds.
-    result = minimize(
-        objective, x0, jac=True, hess=hessian, method="trust-exact", options={"gtol": 1e-8}
-    )
-    return np.asarray(result.x)
+    x0 = np.zeros(shape) if start is None else np.broadcast_to(start, shape)
+    # Newton steps, conjugate gradients on the exact Hessian: the objective is smooth and
+    # strictly convex, so a handful reach the mode, and the data sets of a batch share
+    # them. One BLAS thread: on vectors this size, threads waiting on a busy machine
+    # cost many times the arithmetic.
+    with threadpool_limits(1, user_api="blas"):
+        result = minimize(
+            objective,
+            np.array(x0, dtype=float).ravel(),
+            jac=True,
+            hessp=hessian_times,
+            method="Newton-CG",
+            options={"xtol": 1e-9},
+        )
+    # Newton-CG may stop on a precision-loss line search a hair from the mode; a gradient
+    # that is still large is a fit gone wrong, never a rating to report.
+    if not result.success and np.abs(result.jac).max() > 1e-5:
+        raise RuntimeError(f"the Bradley–Terry fit did not converge: {result.message}")
+    x = np.asarray(result.x).reshape(shape)
+    return x if batch else x[0]
 
 
 # ------------------------------------------------------------------------ episodes
@@ -459,21 +490,21 @@ def _table(
         strata[k[0]].append(j)
 
     def fit(c: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
-        wins = np.bincount(draw_cell, c * draw_win, len(cells))
-        games = np.bincount(draw_cell, c, len(cells))
+        # Counts per (stratum, cell, result), one row per data set, summed into cells.
+        to_cells = np.zeros((len(counts), len(cells)))
+        to_cells[np.arange(len(counts)), draw_cell] = 1.0
+        wins, games = (c * draw_win) @ to_cells, c @ to_cells
         return fit_bradley_terry(
             first, second, setting, wins, games, players=len(players), settings=len(advantages),
             prior_sigma=prior_sigma, start=start,
         )  # fmt: skip
 
     x = fit(counts)
-    replicates = np.empty((bootstrap, len(x)))
-    for b in range(bootstrap):
-        c = np.zeros_like(counts)
-        for members in strata.values():
-            n = counts[members]
-            c[members] = rng.multinomial(int(n.sum()), n / n.sum())
-        replicates[b] = fit(c, start=x)
+    resampled = np.zeros((bootstrap, len(counts)))
+    for members in strata.values():
+        n = counts[members]
+        resampled[:, members] = rng.multinomial(int(n.sum()), n / n.sum(), size=bootstrap)
+    replicates = fit(resampled, start=x)
     theta, boot_theta = x[: len(players)], replicates[:, : len(players)]
     tail = 100 * (1 - LEVEL) / 2
     for (s, start), k in setting_index.items():
@@ -553,7 +584,7 @@ def _accuracy_text(r: PlayerRating) -> str:
     return f"{pct(r.accuracy)} [{pct(r.accuracy_low)}, {pct(r.accuracy_high)}] ({r.accuracy_items} items)"
 
 
-def _table_facts(t: RatingTable) -> str:
+def table_facts(t: RatingTable) -> str:
     excluded = ", ".join(f"{n} {why}" for why, n in sorted(t.excluded.items()) if n) or "none"
     seats = "; ".join(
         f"{s.setting} from {s.start} starts {s.logit:+.2f} [{s.low:+.2f}, {s.high:+.2f}]"
@@ -575,7 +606,7 @@ def ratings_markdown(ratings: Ratings) -> list[str]:
     ]
     for t in ratings.tables:
         title = "pooled over " + ", ".join(t.settings) if t.scope == "pooled" else t.scope
-        lines += [f"### {md(title)}", "", _table_facts(t) + ".", ""]
+        lines += [f"### {md(title)}", "", table_facts(t) + ".", ""]
         if t.note:
             lines += [f"Note: {t.note}.", ""]
         if not t.players:
@@ -603,7 +634,7 @@ def ratings_terminal(ratings: Ratings) -> str:
     ]
     for t in ratings.tables:
         title = "pooled over " + ", ".join(t.settings) if t.scope == "pooled" else t.scope
-        out += ["", f"{title}: {_table_facts(t)}"]
+        out += ["", f"{title}: {table_facts(t)}"]
         if t.note:
             out.append(f"note: {t.note}")
         out += text_table(

@@ -3,14 +3,23 @@
 The page needs no network and no server: CSS and JavaScript are inline (from
 `viewer_template.html`), the plots are PNG data URIs, and the records travel as
 gzip-compressed JSON in base64 that the browser unpacks with `DecompressionStream`.
-It reads the same logs as the Markdown report (`report.iter_logs`, the last line per
-id) and adds what the report has no room for: every episode and decision, each move
-graded by the solver, each debate as rounds x agents with every answer and its
-reasoning, DReaMAD's elicited prompts, AceMAD's weights, the judge's verdicts, and
-every call with its messages, tokens and cost.
+`metanim report --serve` serves the folder on 127.0.0.1 for browsers that restrict
+`file://` pages (`serve_viewer`).
+
+The page holds everything report.md says: report.md itself, rendered (`markdown_html`:
+every table sortable, every plot inlined), each run's own report behind a click, and a
+sortable leaderboard of the ratings with their intervals. It reads the same logs as the
+report (`metanim.records.iter_logs`, the last line per id) and adds what the report has
+no room for: every episode and decision, each move graded by the solver and its board
+drawn (an SVG per game, up to `BOARD_LIMITS`), each debate as rounds x agents with every
+answer and its reasoning, DReaMAD's elicited prompts, AceMAD's weights, the judge's
+verdicts, and every call with its messages, tokens and cost. Search, filters, sorting,
+the open record and a side-by-side of two runs live in the URL's hash, so a view can be
+shared.
 
 A folder with more than `max_items` episodes and decisions gets an index page
-(`viewer.html`: tables, plots, one link per run) and one page per run under `viewer/`.
+(`viewer.html`: the report, the leaderboard, one link per run) and one page per run
+under `viewer/`.
 """
 
 from __future__ import annotations
@@ -28,15 +37,16 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from markdown_it import MarkdownIt
+
+from metanim.analysis.ratings import RATINGS_NOTE, table_facts
 from metanim.games import make_game
 from metanim.records import (
     distinguishing_labels,
     identity_hash,
     iter_logs,
     log_identity,
-    pct,
     read_records,
-    signed,
 )
 from metanim.solver import winning_moves
 
@@ -125,6 +135,7 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
                 "ply": m.get("ply"),
                 "actor": m.get("actor"),
                 "state": _state_text(game, m.get("state")),
+                "board": m.get("state"),  # the state's JSON, drawn by the page
                 "position": m.get("position"),
                 "status": m.get("status"),
                 "move": m.get("move"),
@@ -151,6 +162,7 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
         "end": row.get("end_reason"),
         "start": row.get("start_state"),
         "start_outcome": row.get("start_outcome"),
+        "board": {"game": game_name, "params": params} if game is not None else None,
         "methods": {
             "agent": _method_of(str(row.get("agent", "agent"))),
             "opponent": _method_of(str(row.get("opponent", "opponent"))),
@@ -187,10 +199,11 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     status = str(row.get("status"))
     answer = row.get("answer")
     task = decision.get("task") or {}
-    state = "?"
+    state, board = "?", None
     if task.get("game") and "state" in task:
         try:
             state = _state_text(_game(task["game"], task.get("params") or {}), task["state"])
+            board = {"game": task["game"], "params": task.get("params") or {}}
         except Exception:
             state = json.dumps(task["state"])
     game = str(row.get("game", "?"))
@@ -205,6 +218,7 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
         "ply": 0,
         "actor": "agent",
         "state": state,
+        "board": task.get("state") if board else None,
         "position": "N",
         "status": status,
         "move": answer,
@@ -226,6 +240,7 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
         "game": game,
         "stratum": row.get("stratum"),
         "outcome": outcome,
+        "board": board,
         "methods": {"agent": method},
         "calls": move["calls"],
         "tokens": move["tokens"],
@@ -366,152 +381,114 @@ def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
     return runs
 
 
-# ----------------------------------------------------------------------- summary
-def _table(title: str, note: str, headers: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+# ------------------------------------------------------------------------ report
+#: The Markdown dialect of report.md: CommonMark with GFM tables; raw HTML is shown as
+#: text (labels and replies are data, never markup).
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+_IMG = re.compile(r'<img src="([^"]*)" alt="([^"]*)" ?/?>')
+
+
+def _data_uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+
+
+def markdown_html(text: str, folder: Path | None = None, *, sections: bool = True) -> str:
+    """Report Markdown as the page's HTML: every table sortable and scrolling inside its
+    card, each image inlined as a data URI (a file missing from `folder` is named
+    instead), and with `sections` each `##` section collapsible (open), the `#` title
+    left to the page's header."""
+    out = _MARKDOWN.render(text)
+    out = out.replace("<table>", "<div class='tablewrap'><table class='summary sortable'>")
+    out = out.replace("</table>", "</table></div>")
+
+    def image(m: re.Match[str]) -> str:
+        src, alt = html.unescape(m.group(1)), m.group(2)
+        path = (folder / src) if folder is not None and "/" not in src else None
+        if path is None or not path.is_file():
+            return f"<span class='muted'>[image {html.escape(src)} not found]</span>"
+        return f"<figure><img alt='{alt}' src='{_data_uri(path)}'><figcaption>{alt}</figcaption></figure>"
+
+    out = _IMG.sub(image, out)
+    if not sections:
+        return out
+    out = re.sub(r"<h1>.*?</h1>\n?", "", out, count=1)
+    head, *parts = out.split("<h2>")
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
+        f"<details class='rsec' open><summary><h2>{title}</h2></summary>{rest}</details>"
+        for title, rest in (part.split("</h2>", 1) for part in parts)
     )
-    return (
-        f"<h3>{html.escape(title)}</h3><p class='note'>{html.escape(note)}</p>"
-        f"<table class='summary'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    )
+    return head + body
 
 
-def summary_html(report: Report) -> str:
-    """The report's tables (with their CIs) as HTML."""
+def run_reports_html(results_dir: Path, runs: Sequence[tuple[str, str]]) -> str:
+    """Each run's own report (`<log>.report.md`: rows per seat, start N/P, failures, the
+    run's settings), one closed section per run; `runs` holds (log path, label)."""
     parts = []
-    if report.win_rates:
+    for file, label in runs:
+        path = (results_dir / file).with_suffix(".report.md")
+        if not path.is_file():
+            continue
+        body = markdown_html(path.read_text(encoding="utf-8"), sections=False)
         parts.append(
-            _table(
-                "Win rates",
-                "Wins over finished episodes (wins + losses), 95% Wilson CI; failed episodes "
-                "(infrastructure errors, errors) are counted apart, never as losses.",
-                ["method", "game", "win rate", "95% CI", "finished", "failed"],
-                [
-                    [
-                        r.method,
-                        r.game,
-                        pct(r.rate),
-                        f"[{pct(r.low)}, {pct(r.high)}]",
-                        r.finished,
-                        r.failed,
-                    ]
-                    for r in report.win_rates
-                ],
-            )
-        )
-    if report.accuracy:
-        parts.append(
-            _table(
-                "Decision accuracy",
-                "Share of decisions picking the unique optimal move: mean ± std over repeats, "
-                "95% t-interval (Wilson over decisions when there is one repeat).",
-                ["method", "game", "accuracy", "95% CI", "repeats", "decisions", "failed"],
-                [
-                    [
-                        a.method,
-                        a.game,
-                        f"{pct(a.mean)} ± {100 * a.std:.1f}",
-                        f"[{pct(a.low)}, {pct(a.high)}]",
-                        a.repeats,
-                        a.decisions,
-                        a.failed,
-                    ]
-                    for a in report.accuracy
-                ],
-            )
-        )
-    if report.paired:
-        parts.append(
-            _table(
-                "Paired comparisons",
-                "McNemar's exact test on the same (item, repeat) pairs.",
-                ["game", "A", "B", "pairs", "only A right", "only B right", "p"],
-                [
-                    [p.game, p.a, p.b, p.pairs, p.only_a, p.only_b, f"{p.p_value:.3g}"]
-                    for p in report.paired
-                ],
-            )
-        )
-    if report.debate:
-        parts.append(
-            _table(
-                "Debate dynamics",
-                "Conformity/obstinacy and subversion/correction (seed 003); error correction "
-                "and negative persuasion (seed 001).",
-                [
-                    "method",
-                    "debates",
-                    "conformity",
-                    "obstinacy",
-                    "gap",
-                    "subversion",
-                    "correction",
-                    "error correction",
-                    "negative persuasion",
-                ],
-                [
-                    [
-                        d.method,
-                        d.debates,
-                        pct(d.conformity),
-                        pct(d.obstinacy),
-                        signed(d.conformity - d.obstinacy),
-                        pct(d.subversion),
-                        pct(d.correction),
-                        d.error_correction,
-                        d.negative_persuasion,
-                    ]
-                    for d in report.debate
-                ],
-            )
+            f"<details class='runreport'><summary><b>{html.escape(label)}</b> "
+            f"<span class='muted'>{html.escape(path.name)}</span></summary>{body}</details>"
         )
     if not parts:
-        parts.append("<p class='empty'>No tournament episodes or evaluation decisions found.</p>")
-    return "\n".join(parts)
+        return ""
+    return (
+        "<section id='runreports'><h2>Run reports</h2><p class='note'>Each run's own "
+        "report, as written beside its log: rows per seat and start (N/P), failures, the "
+        "run's settings. Click a run to open it.</p>" + "".join(parts) + "</section>"
+    )
 
 
-def plots_html(plots: Sequence[str | Path]) -> str:
-    out = []
-    for p in plots:
-        path = Path(p)
-        if not path.exists():
-            continue
-        data = base64.b64encode(path.read_bytes()).decode()
-        name = html.escape(path.name)
-        out.append(
-            f"<figure><img alt='{name}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{name}</figcaption></figure>"
-        )
-    return "".join(out) or "<p class='empty'>No plots (matplotlib missing or nothing to plot).</p>"
+def _ratings_meta(report: Report) -> dict[str, Any] | None:
+    if report.ratings is None or not report.ratings.tables:
+        return None
+    data = report.ratings.model_dump(mode="json", exclude={"players"})
+    data["note"] = RATINGS_NOTE.format(
+        sigma=report.ratings.prior_sigma, bootstrap=report.ratings.bootstrap
+    )
+    data["facts"] = [table_facts(t) for t in report.ratings.tables]
+    return data
 
 
 # -------------------------------------------------------------------------- page
+#: Boards larger than these are described in text, not drawn.
+BOARD_LIMITS = {"stones": 60, "cells": 400}
+
+
 def _packed(data: Any) -> str:
     raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str).encode()
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
 
-def _page(title: str, summary: str, plots: str, runs: list[dict[str, Any]], links: str) -> str:
+def _page(
+    title: str,
+    report: str,
+    runs: list[dict[str, Any]],
+    links: str,
+    *,
+    ratings: dict[str, Any] | None = None,
+    run_reports: str = "",
+) -> str:
     template = resources.files("metanim.analysis").joinpath("viewer_template.html").read_text()
     meta = {
         "title": title,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "grades": list(GRADES),
+        "limits": BOARD_LIMITS,
+        "ratings": ratings,
     }
     parts = {
         "__TITLE__": html.escape(title),
-        "__SUMMARY__": f"<section id='summary'><h2>Summary</h2>{summary}</section>"
-        if summary
+        "__REPORT__": "<section id='report'><h2 class='top'>Report</h2><p class='note'>report.md, "
+        f"as written beside this page; click a heading to fold it.</p>{report}</section>"
+        if report
         else "",
-        "__PLOTS__": f"<section id='plots'><h2>Plots</h2><div class='plots'>{plots}</div></section>"
-        if plots
-        else "",
+        "__RUNREPORTS__": run_reports,
         "__LINKS__": links,
-        # Beside the plots while the tables are few; above them once they grow wide.
-        "__TOP__": "stack" if summary.count("<table") > 2 else "",
-        "__META__": json.dumps(meta).replace("</", "<\\/"),
+        "__META__": json.dumps(meta, default=str).replace("</", "<\\/"),
         "__DATA__": _packed(runs),
     }
     return re.sub("|".join(parts), lambda m: parts[m.group(0)], template)
@@ -524,10 +501,14 @@ def write_viewer(
     results_dir = Path(results_dir)
     runs = collect_runs(results_dir)
     title = f"MetaNIM results: {results_dir.name or results_dir}"
-    summary, plots = summary_html(report), plots_html(report.plots)
+    body = markdown_html(report.markdown, results_dir)
+    extra = {
+        "ratings": _ratings_meta(report),
+        "run_reports": run_reports_html(results_dir, [(r["file"], r["label"]) for r in runs]),
+    }
     index = results_dir / VIEWER_FILE
     if sum(len(r["items"]) for r in runs) <= max_items:
-        index.write_text(_page(title, summary, plots, runs, ""), encoding="utf-8")
+        index.write_text(_page(title, body, runs, "", **extra), encoding="utf-8")
         return [index]
     folder = results_dir / "viewer"
     folder.mkdir(exist_ok=True)
@@ -544,7 +525,7 @@ def write_viewer(
             page = folder / f"{run['id']}{suffix}.html"
             part = f" (part {n} of {len(parts)})" if len(parts) > 1 else ""
             page.write_text(
-                _page(f"{title} — {run['label']}{part}", "", "", [{**run, "items": items}], back),
+                _page(f"{title} — {run['label']}{part}", "", [{**run, "items": items}], back),
                 encoding="utf-8",
             )
             pages.append(page)
@@ -557,7 +538,7 @@ def write_viewer(
         "<section id='runlinks'><h2>Runs</h2><p class='note'>Too many records for one page "
         f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul></section>"
     )
-    index.write_text(_page(title, summary, plots, [], index_links), encoding="utf-8")
+    index.write_text(_page(title, body, [], index_links, **extra), encoding="utf-8")
     return [index, *pages]
 
 
