@@ -11,7 +11,6 @@ import gzip
 import json
 import re
 import shutil
-import tempfile
 import time
 import warnings
 from functools import cache
@@ -230,6 +229,14 @@ def test_kayles_missing_slot_differs_from_knocked_down_pin():
 
 
 # ------------------------------------------------------------------------- browser
+NEEDS_BROWSER = (
+    "needs Debian's chromium and chromium-driver (apt-get install chromium "
+    "chromium-driver); .ci/run installs them"
+)
+GAMES = ["nim-31-k3", "kayles-2rows", "chomp-2x8", "corner-queen", "fibonacci-20"]
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
 def _driver(profile: str) -> Any:
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
@@ -239,80 +246,410 @@ def _driver(profile: str) -> Any:
     for flag in (
         "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={profile}", "--window-size=1400,1800",
+        f"--user-data-dir={profile}", "--window-size=1280,1800",
     ):  # fmt: skip
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
 
 
-@pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER),
-    reason="needs Debian's chromium and chromium-driver (apt-get install chromium "
-    "chromium-driver); .ci/run installs them",
-)
-def test_page_in_headless_chromium(demo: Path, tmp_path: Path):
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip(NEEDS_BROWSER)
+    driver = _driver(str(tmp_path_factory.mktemp("chromium")))
+    yield driver
+    driver.quit()
+
+
+def _load(driver: Any, page: Path, fragment: str = "") -> float:
+    """Open `page` afresh (never a same-document hash change); seconds until it is ready."""
+    driver.get("about:blank")
+    began = time.perf_counter()
+    driver.get(page.as_uri() + fragment)
+    while driver.execute_script("return document.body.dataset.ready") != "1":
+        assert time.perf_counter() - began < 30, "the page never finished loading"
+        assert not driver.execute_script("return document.getElementById('error').textContent")
+        time.sleep(0.02)
+    return time.perf_counter() - began
+
+
+def _no_console_errors(driver: Any) -> None:
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+@pytest.fixture(scope="module")
+def rich(demo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every game drawn, anchors to rate, a 3-agent debate and a 2-agent one, two
+    evaluations of one dataset (accuracy, paired test, difficulty, debate dynamics)."""
+    from metanim.arena import TournamentConfig, run_tournament
+    from metanim.arena.evaluate import EvaluationConfig, run_evaluation
+    from metanim.datasets import build, write_jsonl
+
+    root = tmp_path_factory.mktemp("rich")
+    for f in demo.glob("demo-*"):
+        shutil.copy(f, root / f.name)
+    common = {"results_dir": str(root), "progress": False, "seed": 0}
+    for name, a, b in [("anchors", "optimal", "random"), ("eps-opt", "epsilon:0.5", "optimal"),
+                       ("eps-rand", "epsilon:0.5", "random")]:  # fmt: skip
+        run_tournament(
+            TournamentConfig(
+                name=name, games=GAMES, method=a, opponent=b, episodes=4, seat="alternate", **common
+            )
+        )
+    data = write_jsonl(
+        build("nim", 4, seed=2, params={"heaps": [31], "max_take": 3}), root / "d.jsonl"
+    )
+    for name, method in [("e-mad", "mad:agents=3"), ("e-std", "standard")]:
+        run_evaluation(
+            EvaluationConfig(
+                name=name, dataset=[str(data)], method=method, repeats=2,
+                model="sim-biased:heuristic=max_take,p=0.5", **common,
+            )
+        )  # fmt: skip
+    render_report(root)
+    return root
+
+
+def _lines(folder: Path) -> list[str]:
+    return [
+        line for log in folder.glob("*.jsonl") if log.name != "d.jsonl"
+        for line in log.read_text().splitlines() if line.strip()
+    ]  # fmt: skip
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_page_in_headless_chromium(demo: Path, browser: Any, tmp_path: Path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
+    driver = browser
     rows = _log_rows(demo)
-    with tempfile.TemporaryDirectory() as profile:
-        driver = _driver(profile)
-        try:
-            began = time.perf_counter()
-            driver.get((demo / "viewer.html").as_uri())
-            while driver.execute_script("return document.body.dataset.ready") != "1":
-                assert time.perf_counter() - began < 30, "the page never finished loading"
-                time.sleep(0.02)
-            loaded = time.perf_counter() - began
-            own = driver.execute_script("return window.metanimReadyMs") / 1000
-            print(
-                f"viewer.html ready {loaded:.2f} s after navigation ({own:.2f} s by the page's clock)"
-            )
+    loaded = _load(driver, demo / "viewer.html")
+    own = driver.execute_script("return window.metanimReadyMs") / 1000
+    print(f"viewer.html ready {loaded:.2f} s after navigation ({own:.2f} s by the page's clock)")
 
-            # The summary table with its CI, and the plot decoded as an image.
-            summary = driver.find_element(By.CSS_SELECTOR, "#summary table.summary").text
-            assert "dreamad" in summary and "fibonacci-20" in summary and "[" in summary
-            img = driver.find_element(By.CSS_SELECTOR, "#plots img")
-            assert driver.execute_script("return arguments[0].naturalWidth", img) > 100
+    # The report's tables with their CIs, and the plot decoded as an image.
+    summary = driver.find_element(By.CSS_SELECTOR, "#report table.summary").text
+    assert "dreamad" in summary and "fibonacci-20" in summary and "[" in summary
+    img = driver.find_element(By.CSS_SELECTOR, "#report img")
+    assert driver.execute_script("return arguments[0].naturalWidth", img) > 100
 
-            # One debate transcript open on arrival: rounds x 2 agents, answers shown.
-            grid = driver.find_element(By.CSS_SELECTOR, "details.dec[open] table.grid")
-            heads = [h.text for h in grid.find_elements(By.CSS_SELECTOR, "thead th")]
-            assert heads == ["round", "agent_1", "agent_2", "answers this round"]
-            assert grid.find_elements(By.CSS_SELECTOR, "td .ans")
-            grades = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "table.moves .badge")]
-            assert grades and set(grades) <= {"optimal", "losing", "no winning move"}
-            driver.save_screenshot(str(tmp_path / "viewer.png"))
+    # One debate transcript open on arrival: rounds x 2 agents, answers shown.
+    grid = driver.find_element(By.CSS_SELECTOR, "details.dec[open] table.grid")
+    heads = [h.text for h in grid.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert heads == ["round", "agent_1", "agent_2", "answers this round"]
+    assert grid.find_elements(By.CSS_SELECTOR, "td .ans")
+    grades = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "table.moves .badge")]
+    assert grades and set(grades) <= {"optimal", "losing", "no winning move"}
+    driver.save_screenshot(str(tmp_path / "viewer.png"))
 
-            # Filters: outcome "loss" shows exactly the lost episodes of the log.
-            items = driver.find_elements(By.CSS_SELECTOR, "details.item")
-            assert len(items) == len(rows)
-            Select(driver.find_element(By.ID, "f-outcome")).select_by_value("loss")
-            shown = driver.find_elements(By.CSS_SELECTOR, "details.item")
-            losses = sum(r["status"] == "loss" for r in rows)
-            assert 0 < losses < len(rows) and len(shown) == losses
-            assert all(s.find_element(By.CSS_SELECTOR, ".badge").text == "loss" for s in shown)
-            # A closed episode opens on a click and lists its graded moves.
-            shown[0].find_element(By.TAG_NAME, "summary").click()
-            assert shown[0].find_elements(By.CSS_SELECTOR, "table.moves tbody tr")
-            # Grade "losing" by ReAct: only episodes where ReAct made a losing move.
-            Select(driver.find_element(By.ID, "f-outcome")).select_by_value("")
-            Select(driver.find_element(By.ID, "f-method")).select_by_value("react")
-            Select(driver.find_element(By.ID, "f-grade")).select_by_value("losing")
-            # Counted from the arena's own per-move verdict in the log.
-            react_blunders = sum(
-                any(
-                    m["actor"] == "opponent" and m["position"] == "N" and m["optimal"] is False
-                    for m in r["moves"]
-                )
-                for r in rows
-            )
-            count = driver.find_element(By.ID, "count").text
-            assert count.startswith(f"showing {react_blunders} of {react_blunders} ")
-            assert react_blunders > 0
+    # Filters: outcome "loss" shows exactly the lost episodes of the log.
+    items = driver.find_elements(By.CSS_SELECTOR, "details.item")
+    assert len(items) == len(rows)
+    Select(driver.find_element(By.ID, "f-outcome")).select_by_value("loss")
+    shown = driver.find_elements(By.CSS_SELECTOR, "details.item")
+    losses = sum(r["status"] == "loss" for r in rows)
+    assert 0 < losses < len(rows) and len(shown) == losses
+    assert all(s.find_element(By.CSS_SELECTOR, ".badge").text == "loss" for s in shown)
+    # A closed episode opens on a click and lists its graded moves.
+    shown[0].find_element(By.TAG_NAME, "summary").click()
+    assert shown[0].find_elements(By.CSS_SELECTOR, "table.moves tbody tr")
+    # Grade "losing" by ReAct: only episodes where ReAct made a losing move.
+    Select(driver.find_element(By.ID, "f-outcome")).select_by_value("")
+    Select(driver.find_element(By.ID, "f-method")).select_by_value("react")
+    Select(driver.find_element(By.ID, "f-grade")).select_by_value("losing")
+    # Counted from the arena's own per-move verdict in the log.
+    react_blunders = sum(
+        any(
+            m["actor"] == "opponent" and m["position"] == "N" and m["optimal"] is False
+            for m in r["moves"]
+        )
+        for r in rows
+    )
+    count = driver.find_element(By.ID, "count").text
+    assert count.startswith(f"showing {react_blunders} of {react_blunders} ")
+    assert react_blunders > 0
+    _no_console_errors(driver)
 
-            severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-            assert severe == []
-        finally:
-            driver.quit()
+
+def _md_blocks(text: str) -> tuple[list[list[str]], list[list[str]]]:
+    """The numbers of each Markdown table row, and of each other line, in order."""
+    rows, lines = [], []
+    for line in text.splitlines():
+        found = NUMBER.findall(line)
+        if not found or re.fullmatch(r"\|?(\s*:?-+:?\s*\|)+\s*", line):
+            continue
+        (rows if line.lstrip().startswith("|") else lines).append(found)
+    return rows, lines
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_every_report_number_is_on_the_page(rich: Path, browser: Any):
+    """Parse report.md (and each run's own report) and the page: every table row's
+    numbers are one row of the page, every other line's numbers one block of it."""
+    _load(browser, rich / "viewer.html")
+    page_rows = browser.execute_script(
+        "return [...document.querySelectorAll('#report tr, #runreports tr')]"
+        ".map((tr) => [...tr.cells].map((c) => c.textContent).join(' | '))"
+    )
+    page_blocks = browser.execute_script(
+        "return [...document.querySelectorAll('#report :is(p, li, h1, h2, h3, figcaption), "
+        "#runreports :is(p, li, h1, h2, h3)')].map((e) => e.textContent)"
+    )
+    row_numbers = [NUMBER.findall(r) for r in page_rows]
+    block_numbers = [NUMBER.findall(b) for b in page_blocks]
+    reports = [rich / "report.md", *sorted(rich.glob("*.report.md"))]
+    checked = 0
+    for report in reports:
+        rows, lines = _md_blocks(report.read_text())
+        for numbers in rows:
+            assert numbers in row_numbers, (report.name, numbers)
+        for numbers in lines:
+            assert numbers in block_numbers, (report.name, numbers)
+        checked += sum(map(len, rows + lines))
+    text = (rich / "report.md").read_text()
+    for section in ("## Ratings", "## Decision accuracy", "## Paired comparisons", "## Debate dynamics", "## Runs"):  # fmt: skip
+        assert section in text  # the fixture exercises each section the check covers
+    assert checked > 500
+    _no_console_errors(browser)
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_search_finds_moves_and_replies(rich: Path, browser: Any):
+    from selenium.webdriver.common.by import By
+
+    lines = [line.lower() for line in _lines(rich)]
+    _load(browser, rich / "viewer.html")
+    box = browser.find_element(By.ID, "f-q")
+    for query, expected in [
+        ("policy biased", sum("policy biased" in line for line in lines)),
+        (
+            "Policy   BIASED fibonacci",
+            sum("policy biased" in line and '"fibonacci"' in line for line in lines),
+        ),
+        ("no such words anywhere", 0),
+    ]:
+        box.clear()
+        box.send_keys(query)
+        time.sleep(0.4)  # the search waits for typing to pause
+        count = browser.find_element(By.ID, "count").text
+        assert count.startswith(f"showing {min(expected, 100)} of {expected} "), (query, count)
+    assert 0 < sum("policy biased" in line for line in lines) < len(lines)
+    # The words are marked in an opened record.
+    box.clear()
+    box.send_keys("policy biased")
+    time.sleep(0.4)
+    first = browser.find_element(By.CSS_SELECTOR, "details.item summary")
+    first.click()
+    dec = browser.find_element(By.CSS_SELECTOR, "details.item[open] details.dec summary")
+    dec.click()
+    marks = browser.find_elements(By.CSS_SELECTOR, "details.item[open] mark")
+    assert marks and {m.get_attribute("textContent").lower() for m in marks} == {"policy", "biased"}
+    _no_console_errors(browser)
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_sorting_tables_and_records(rich: Path, browser: Any):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    _load(browser, rich / "viewer.html")
+
+    def column(table: Any, k: int) -> list[float]:
+        cells = [r.find_elements(By.TAG_NAME, "td")[k] for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]  # fmt: skip
+        return [float(NUMBER.findall(c.get_attribute("textContent"))[0]) for c in cells]
+
+    # A report table (win rates): by win rate, high to low, then low to high.
+    table = browser.find_element(By.CSS_SELECTOR, "#report table.summary")
+    heads = table.find_elements(By.CSS_SELECTOR, "thead th")
+    k = [h.text for h in heads].index("win rate")
+    heads[k].click()
+    values = column(table, k)
+    assert values == sorted(values, reverse=True) and len(set(values)) > 1
+    heads[k].click()
+    assert column(table, k) == sorted(values)
+
+    # The leaderboard: by rating, then by episodes.
+    board = browser.find_element(By.ID, "lb-table")
+    heads = board.find_elements(By.CSS_SELECTOR, "thead th")
+    names = [h.text for h in heads]
+    heads[names.index("rating")].click()
+    ratings = column(board, names.index("rating"))
+    assert ratings == sorted(ratings, reverse=True) and ratings[0] == 2000
+    heads[names.index("rating")].click()
+    assert column(board, names.index("rating")) == sorted(ratings)
+
+    # Records: nim episodes by plies, most first (against the logs' own counts).
+    Select(browser.find_element(By.ID, "f-game")).select_by_value("nim-31-k3")
+    Select(browser.find_element(By.ID, "f-sort")).select_by_value("plies")
+    browser.find_element(By.ID, "f-dir").click()
+    shown = [
+        int(re.search(r"(\d+) pl(y|ies)", s.text).group(1))
+        for s in browser.find_elements(By.CSS_SELECTOR, "details.item > summary")
+    ]
+    logged = [json.loads(line)["plies"] for line in _lines(rich) if '"setting":"nim-31-k3"' in line]
+    assert shown == sorted(logged, reverse=True) and len(set(shown)) > 1
+    _no_console_errors(browser)
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_view_survives_the_address(rich: Path, browser: Any):
+    """Filters, search, sort, the open record and the leaderboard's table go into the
+    URL's hash; opening that URL afresh restores the same view."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    page = rich / "viewer.html"
+    _load(browser, page)
+    Select(browser.find_element(By.ID, "lb-scope")).select_by_value("kayles-2rows")
+    Select(browser.find_element(By.ID, "f-outcome")).select_by_value("win")
+    Select(browser.find_element(By.ID, "f-sort")).select_by_value("plies")
+    browser.find_element(By.ID, "f-dir").click()
+    browser.find_element(By.ID, "f-q").send_keys("kayles")
+    time.sleep(0.4)
+    items = browser.find_elements(By.CSS_SELECTOR, "details.item")
+    items[1].find_element(By.TAG_NAME, "summary").click()
+    opened = items[1].get_attribute("data-key")
+
+    def view() -> dict[str, Any]:
+        return {
+            "controls": {
+                k: browser.find_element(By.ID, k).get_attribute("value")
+                for k in ("f-q", "f-outcome", "f-sort", "f-game", "lb-scope")
+            },
+            "dir": browser.find_element(By.ID, "f-dir").text,
+            "count": browser.find_element(By.ID, "count").text,
+            "order": [
+                e.get_attribute("data-key")
+                for e in browser.find_elements(By.CSS_SELECTOR, "details.item")
+            ],
+            "open": [
+                e.get_attribute("data-key")
+                for e in browser.find_elements(By.CSS_SELECTOR, "details.item[open]")
+            ],
+            "facts": browser.find_element(By.ID, "lb-facts").text,
+        }
+
+    before = view()
+    fragment = browser.execute_script("return location.hash")
+    for part in ("q=kayles", "outcome=win", "sort=plies", "dir=desc", "scope=kayles-2rows"):
+        assert part in fragment
+    assert before["open"] == [opened]
+    assert before["controls"]["f-outcome"] == "win" and "kayles" in before["facts"]
+    _load(browser, page, fragment)
+    assert view() == before
+    # A changed address (a pasted link, back) changes the view in place.
+    browser.execute_script("location.hash = 'game=chomp-2x8'")
+    time.sleep(0.2)
+    assert browser.find_element(By.ID, "f-game").get_attribute("value") == "chomp-2x8"
+    assert browser.find_element(By.ID, "f-q").get_attribute("value") == ""
+    chomp = sum('"setting":"chomp-2x8"' in line for line in _lines(rich))
+    assert browser.find_element(By.ID, "count").text.startswith(f"showing {chomp} of {chomp} ")
+    _no_console_errors(browser)
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+@pytest.mark.parametrize("setting", GAMES)
+def test_a_board_is_drawn_per_game(rich: Path, browser: Any, setting: str):
+    """Each move's board is an SVG of its game: the move played highlighted, and one
+    green mark per winning move (counted here by brute force from the rules)."""
+    from selenium.webdriver.common.by import By
+
+    from metanim.games import PRESETS
+
+    _load(browser, rich / "viewer.html", f"#game={setting}&sort=plies&dir=desc")
+    item = browser.find_element(By.CSS_SELECTOR, "details.item")
+    if item.get_attribute("open") is None:
+        item.find_element(By.TAG_NAME, "summary").click()
+    key = item.get_attribute("data-key").split("~", 1)[1]
+    (line,) = [json.loads(x) for x in _lines(rich) if f'"id":"{key}"' in x]
+    name, params = PRESETS[setting]
+    game = make_game(name, **params)
+    boards = item.find_elements(By.CSS_SELECTOR, "td.state svg.board")
+    assert len(boards) == len(line["moves"]) > 1
+    assert {b.get_attribute("data-game") for b in boards} == {name}
+    for svg, move in zip(boards, line["moves"], strict=True):
+        winning = _brute_winning(game, game.validate_state(move["state"]))
+        assert len(svg.find_elements(By.CSS_SELECTOR, ".win-mark")) == len(winning)
+        assert svg.find_elements(By.CSS_SELECTOR, ".mv-hl, .mv-ring")
+    _no_console_errors(browser)
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_two_runs_side_by_side(rich: Path, browser: Any):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    (a,) = [p.stem for p in rich.glob("eps-opt-*.jsonl")]
+    (b,) = [p.stem for p in rich.glob("eps-rand-*.jsonl")]
+    _load(browser, rich / "viewer.html")
+    Select(browser.find_element(By.ID, "f-run")).select_by_value(a)
+    Select(browser.find_element(By.ID, "f-vs")).select_by_value(b)
+    head, *pairs = browser.find_elements(By.CSS_SELECTOR, "#items > .pair")
+    labels = head.find_elements(By.CSS_SELECTOR, ".pairhead")
+    assert "vs optimal" in labels[0].text and "vs random" in labels[1].text
+    assert len(pairs) == len(GAMES) * 4
+    for pair in pairs:
+        left, right = (
+            side.find_element(By.CSS_SELECTOR, "summary b").text
+            + re.search(r"#\d+", side.text).group(0)
+            for side in pair.find_elements(By.CSS_SELECTOR, ".side")
+        )
+        assert left == right  # the same setting and episode index, run against run
+    assert browser.find_element(By.ID, "count").text.startswith(f"showing {len(pairs)} of {len(pairs)} pairs")  # fmt: skip
+    assert f"vs={b}" in browser.execute_script("return location.hash")
+    _no_console_errors(browser)
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_tables_stay_inside_their_cards_at_1280px(rich: Path, browser: Any):
+    (mad,) = [p.stem for p in rich.glob("e-mad-*.jsonl")]
+    browser.set_window_size(1280, 1800)
+    _load(browser, rich / "viewer.html", f"#run={mad}")
+    # The 3-agent debate is open on arrival (the first record's first debate).
+    heads = browser.execute_script(
+        "return [...document.querySelectorAll('details.dec[open] table.grid thead th')].map((h) => h.textContent)"
+    )
+    assert heads == ["round", "agent_1", "agent_2", "agent_3", "answers this round"]
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth"
+    )
+    overflow = browser.execute_script(
+        """return [...document.querySelectorAll('table')].filter((t) => t.getClientRects().length)
+          .map((t) => { const wrap = t.closest('.tablewrap') || t, card = t.closest('section');
+            return [t.id || t.className, wrap.getBoundingClientRect().right - card.getBoundingClientRect().right]; })
+          .filter(([, over]) => over > 1)"""
+    )
+    assert overflow == []
+    # The debate grid wraps its text rather than scrolling.
+    assert browser.execute_script(
+        "const g = document.querySelector('details.dec[open] table.grid'); "
+        "return g.getBoundingClientRect().width <= g.parentElement.clientWidth + 1"
+    )
+    _no_console_errors(browser)
+
+
+def test_report_serve_shows_the_page_on_loopback(demo: Path):
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metanim", "report", str(demo), "--serve", "--no-browser", "--no-plots"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for line in proc.stdout:
+            if line.startswith("serving "):
+                url = re.search(r"http://127\.0\.0\.1:\d+/viewer\.html", line).group(0)
+                break
+        assert url, "the server never said where it listens"
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            assert reply.status == 200
+            assert reply.read() == (demo / "viewer.html").read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

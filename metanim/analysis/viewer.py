@@ -65,13 +65,24 @@ def _game(name: str, params: dict[str, Any]) -> Any:
     return make_game(name, **params)
 
 
-def _winning_texts(game: Any, state_json: Any) -> list[str] | None:
-    """The winning moves' texts at a logged state (None if the state does not load)."""
+def _position(
+    game: Any, state_json: Any, move_text: Any
+) -> tuple[list[str] | None, dict[str, Any] | None]:
+    """The winning moves' texts at a logged state, and what the page draws of it: the
+    state, the move played and the winning moves as the game's own move values (a heap
+    and a count, a row and its pins, a square). (None, None) if the state does not load."""
     try:
         state = game.validate_state(state_json)
-        return sorted(game.move_text(m) for m in winning_moves(game, state))
+        winning = sorted(winning_moves(game, state), key=game.move_text)
     except Exception:  # an unknown or old state format: show the move ungraded
-        return None
+        return None, None
+    played = None
+    if move_text is not None:
+        try:
+            played = game.parse_move(str(move_text), state)
+        except Exception:  # an illegal or unparsable answer is shown, not drawn
+            played = None
+    return [game.move_text(m) for m in winning], {"s": state_json, "m": played, "w": winning}
 
 
 def grade_move(
@@ -126,7 +137,9 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
         game = None
     moves = []
     for m in row.get("moves") or []:
-        winning = _winning_texts(game, m.get("state")) if game is not None else None
+        winning, board = (
+            _position(game, m.get("state"), m.get("move")) if game is not None else (None, None)
+        )
         grade = grade_move(
             m.get("move"), str(m.get("status")), m.get("position"), winning, m.get("optimal")
         )
@@ -135,7 +148,7 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
                 "ply": m.get("ply"),
                 "actor": m.get("actor"),
                 "state": _state_text(game, m.get("state")),
-                "board": m.get("state"),  # the state's JSON, drawn by the page
+                "board": board,
                 "position": m.get("position"),
                 "status": m.get("status"),
                 "move": m.get("move"),
@@ -199,11 +212,13 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     status = str(row.get("status"))
     answer = row.get("answer")
     task = decision.get("task") or {}
-    state, board = "?", None
+    state, board, drawn = "?", None, None
     if task.get("game") and "state" in task:
         try:
-            state = _state_text(_game(task["game"], task.get("params") or {}), task["state"])
+            game_of_task = _game(task["game"], task.get("params") or {})
+            state = _state_text(game_of_task, task["state"])
             board = {"game": task["game"], "params": task.get("params") or {}}
+            drawn = _position(game_of_task, task["state"], answer)[1]
         except Exception:
             state = json.dumps(task["state"])
     game = str(row.get("game", "?"))
@@ -218,7 +233,7 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
         "ply": 0,
         "actor": "agent",
         "state": state,
-        "board": task.get("state") if board else None,
+        "board": drawn,
         "position": "N",
         "status": status,
         "move": answer,
@@ -395,8 +410,7 @@ def _data_uri(path: Path) -> str:
 def markdown_html(text: str, folder: Path | None = None, *, sections: bool = True) -> str:
     """Report Markdown as the page's HTML: every table sortable and scrolling inside its
     card, each image inlined as a data URI (a file missing from `folder` is named
-    instead), and with `sections` each `##` section collapsible (open), the `#` title
-    left to the page's header."""
+    instead), and with `sections` each `##` section collapsible (open) below the title."""
     out = _MARKDOWN.render(text)
     out = out.replace("<table>", "<div class='tablewrap'><table class='summary sortable'>")
     out = out.replace("</table>", "</table></div>")
@@ -411,7 +425,8 @@ def markdown_html(text: str, folder: Path | None = None, *, sections: bool = Tru
     out = _IMG.sub(image, out)
     if not sections:
         return out
-    out = re.sub(r"<h1>.*?</h1>\n?", "", out, count=1)
+    # The title (which folder) stays, below the page's own header.
+    out = out.replace("<h1>", "<p class='rtitle'>", 1).replace("</h1>", "</p>", 1)
     head, *parts = out.split("<h2>")
     body = "".join(
         f"<details class='rsec' open><summary><h2>{title}</h2></summary>{rest}</details>"
@@ -445,7 +460,8 @@ def run_reports_html(results_dir: Path, runs: Sequence[tuple[str, str]]) -> str:
 def _ratings_meta(report: Report) -> dict[str, Any] | None:
     if report.ratings is None or not report.ratings.tables:
         return None
-    data = report.ratings.model_dump(mode="json", exclude={"players"})
+    # Through pydantic's JSON: NaN (no rating, no accuracy) becomes null, which JSON has.
+    data = json.loads(report.ratings.model_dump_json(exclude={"players"}))
     data["note"] = RATINGS_NOTE.format(
         sigma=report.ratings.prior_sigma, bootstrap=report.ratings.bootstrap
     )
