@@ -1,10 +1,11 @@
 """How fast the HTML viewer loads in headless Chromium, and the screenshot in the docs.
 
-Builds the demo's results folder (`metanim demo`, simulated models, 10 episodes) and a
-bigger one (the same demo with `--big` episodes), times `metanim report` writing the
-page, then opens each page in Debian's headless Chromium (Selenium, /usr/bin/chromedriver)
-and times navigation until the page says it is ready (records unpacked and drawn),
-against a blank local page opened in the same browser in the same run.
+Builds the demo's results folder (`metanim demo`: DReaMAD vs ReAct on simulated models,
+every decision recorded) at each of `--sizes` episodes, times `metanim report` writing
+the page, then opens each page in Debian's headless Chromium (Selenium,
+/usr/bin/chromedriver) and times navigation until the page says it is ready (records
+unpacked, leaderboard and first records drawn), against a blank local page opened in
+the same browser in the same run.
 
     python scripts/bench_viewer.py                      # writes its section of docs/benchmarks.md
     python scripts/bench_viewer.py --screenshot docs/img/viewer.png
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import shutil
 import statistics
 import sys
@@ -67,8 +69,37 @@ def demo(folder: Path, episodes: int) -> float:
     return time.perf_counter() - start
 
 
+def rated_folder(folder: Path) -> None:
+    """The demo (10 episodes) with the games that rate its players: each of them, and an
+    ε-optimal player, against the optimal and the random player on the same setting."""
+    from metanim.analysis import render_report
+    from metanim.arena import TournamentConfig, run_tournament
+
+    demo(folder, 10)
+    common = {"games": ["fibonacci-20"], "episodes": 60, "seat": "alternate", "progress": False}
+    sides = [
+        ("dreamad", "sim-biased:heuristic=max_take,p=0.3"),
+        ("react", "sim-biased:heuristic=max_take,p=0.6"),
+        ("epsilon:0.5", None),
+        ("optimal", None),
+    ]
+    for method, model in sides:
+        for opponent in ("optimal", "random"):
+            if method == opponent:
+                continue
+            extra = {"model": model} if model else {}
+            with contextlib.redirect_stdout(io.StringIO()):
+                run_tournament(
+                    TournamentConfig(
+                        name=f"{method}-vs-{opponent}".replace(":", ""), method=method,
+                        opponent=opponent, results_dir=str(folder), **extra, **common,
+                    )
+                )  # fmt: skip
+    render_report(folder)
+
+
 def screenshot(driver: Any, page: Path, out: Path, width: int = 1000) -> None:
-    """The page's first screen (tables, plot, one debate), scaled to `width` pixels."""
+    """The page's first screen (leaderboard, report), scaled to `width` pixels."""
     from PIL import Image
 
     load(driver, page)
@@ -86,29 +117,40 @@ def screenshot(driver: Any, page: Path, out: Path, width: int = 1000) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--big", type=int, default=100, help="episodes of the bigger folder")
+    ap.add_argument(
+        "--sizes", type=int, nargs="+", default=[100, 2000], help="episodes of each folder"
+    )
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--screenshot", type=Path, help="save the demo page's screenshot here")
+    ap.add_argument("--screenshot", type=Path, help="save a rated demo page's screenshot here")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         blank = root / "blank.html"
         blank.write_text("<!doctype html><title>blank</title><body data-ready='1'></body>")
-        folders = {"demo (10 episodes)": (root / "demo", 10)}
-        if not args.screenshot:
-            folders[f"demo ({args.big} episodes)"] = (root / "big", args.big)
-        written = {name: demo(folder, n) for name, (folder, n) in folders.items()}
+        if args.screenshot:
+            rated_folder(root / "rated")
+            driver = browser(str(root / "profile"), height=1400)
+            try:
+                screenshot(driver, root / "rated" / "viewer.html", args.screenshot)
+            finally:
+                driver.quit()
+            return
+        folders = {f"demo ({n:,} episodes)": (root / f"demo{n}", n) for n in args.sizes}
+        written = {}
+        for name, (folder, n) in folders.items():
+            written[name] = demo(folder, n)
+            print(f"{name}: written in {written[name]:.1f} s", file=sys.stderr)
         driver = browser(str(root / "profile"))
         try:
-            if args.screenshot:
-                screenshot(driver, root / "demo" / "viewer.html", args.screenshot)
-                return
             load(driver, blank)  # warm the browser once
             floor = statistics.median(load(driver, blank) for _ in range(args.repeats))
             rows = []
             for name, (folder, _) in folders.items():
                 page = folder / "viewer.html"
-                times = [load(driver, page) for _ in range(args.repeats)]
+                times = []
+                for _ in range(args.repeats):  # each page load beside a blank one
+                    load(driver, blank)
+                    times.append(load(driver, page))
                 logs = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
                 if logs:
                     sys.exit(f"console errors on {page}: {logs}")
@@ -125,17 +167,20 @@ def main() -> None:
                 )
         finally:
             driver.quit()
+    load_avg = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     markdown = "\n\n".join(
         [
             "## HTML viewer (`scripts/bench_viewer.py`)",
-            f"Machine: {machine()}.",
-            "The demo's results folder (`metanim demo`, simulated models) and the same demo "
-            "with more episodes. *Write*: `render_report` (tables, plot, page). *Ready*: "
-            "headless Chromium, from navigation until the page has unpacked its gzip+base64 "
-            f"records and drawn the first {100} items and the example debate, median of "
-            f"{args.repeats} loads; *vs blank*: the same over opening a blank local page in "
-            f"the same browser ({floor * 1e3:.0f} ms). The machine is shared with other "
-            "jobs: between runs the times vary about threefold, the ratio less.",
+            f"Machine: {machine()}; load average {load_avg} when it ran.",
+            "The demo's results folder (`metanim demo`: DReaMAD vs ReAct on simulated models, "
+            "every decision recorded) at each size; 2,000 episodes is the most one page holds "
+            "(`MAX_ITEMS`; a bigger folder gets one page per run). *Write*: `render_report` "
+            "(tables, ratings, plots, page). *Ready*: headless Chromium, from navigation until "
+            "the page has unpacked its gzip+base64 records and drawn the leaderboard, the "
+            f"first {100} records and the example debate, median of {args.repeats} loads; "
+            "*vs blank*: the same over opening a blank local page in the same browser "
+            f"({floor * 1e3:.0f} ms). The machine is shared with other jobs: between runs the "
+            "times vary about threefold, the ratio less.",
             table(["folder", "logs (MB)", "page (kB)", "write (s)", "ready (s)", "vs blank"], rows),
         ]
     )

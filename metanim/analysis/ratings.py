@@ -64,6 +64,8 @@ from metanim.records import (
 PRIOR_SIGMA = 4.0
 #: Bootstrap replicates behind each interval.
 BOOTSTRAP = 1000
+#: Bootstrap replicates fitted in one call.
+BATCH = 100
 LEVEL = 0.95
 HIGH, LOW = 2000.0, 1000.0
 OPTIMAL, RANDOM = "optimal", "random"
@@ -242,9 +244,12 @@ def fit_bradley_terry(
             method="Newton-CG",
             options={"xtol": 1e-9},
         )
-    # Newton-CG may stop on a precision-loss line search a hair from the mode; a gradient
-    # that is still large is a fit gone wrong, never a rating to report.
-    if not result.success and np.abs(result.jac).max() > 1e-5:
+    # Newton-CG may stop on a precision-loss line search a hair from the mode (the sum
+    # over a batch is only so precise); a gradient that is still large against the data
+    # is a fit gone wrong, never a rating to report.
+    if not np.isfinite(result.x).all() or (
+        not result.success and np.abs(result.jac).max() > 1e-6 * max(1.0, games.sum(1).max())
+    ):
         raise RuntimeError(f"the Bradley–Terry fit did not converge: {result.message}")
     x = np.asarray(result.x).reshape(shape)
     return x if batch else x[0]
@@ -504,7 +509,11 @@ def _table(
     for members in strata.values():
         n = counts[members]
         resampled[:, members] = rng.multinomial(int(n.sum()), n / n.sum(), size=bootstrap)
-    replicates = fit(resampled, start=x)
+    # In batches: the fit's line search sums a batch's objective, so a smaller batch keeps
+    # the precision of each replicate's mode.
+    replicates = np.concatenate(
+        [fit(resampled[k : k + BATCH], start=x) for k in range(0, bootstrap, BATCH)]
+    )
     theta, boot_theta = x[: len(players)], replicates[:, : len(players)]
     tail = 100 * (1 - LEVEL) / 2
     for (s, start), k in setting_index.items():
