@@ -355,9 +355,27 @@ def test_accuracy_column_comes_from_the_players_evaluations(tmp_path: Path):
 def test_cli_ratings(grid: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     from metanim.cli import main
 
-    assert main(["ratings", str(grid), "--bootstrap", "100"]) == 0
+    args = ["--bootstrap", "100", "--json", str(tmp_path / "r.json"), "--plot", str(tmp_path / "r.png")]  # fmt: skip
+    assert main(["ratings", str(grid), *args]) == 0
     out = capsys.readouterr().out
     assert "optimal" in out and "2000" in out and "epsilon:0.5" in out and "95% CI" in out
+    (table,) = json.loads((tmp_path / "r.json").read_text())["tables"]
+    assert {p["player"]: p["rating"] for p in table["players"]}["random"] == 1000
+    assert (tmp_path / "r.png").stat().st_size > 1000
     assert main(["ratings", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no results folder" in err[0]
+
+
+def test_report_without_scipy_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import sys
+
+    from metanim.analysis import render_report
+
+    lines = [_episode(k, ("first", "second")[k % 2], "win") for k in range(4)]
+    _write_run(tmp_path, "t", {"method": "optimal", "opponent": "random"}, lines)
+    assert render_report(tmp_path, write=False).ratings is not None
+    monkeypatch.setitem(sys.modules, "scipy.optimize", None)  # an import of it fails
+    report = render_report(tmp_path, write=False)
+    assert report.ratings is None
+    assert "## Ratings" in report.markdown and "ratings need scipy" in report.markdown
