@@ -577,6 +577,30 @@ def test_a_board_is_drawn_per_game(rich: Path, browser: Any, setting: str):
 
 
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
+def test_boards_past_the_limits_are_described_not_drawn(rich: Path, browser: Any):
+    from metanim.analysis.viewer import BOARD_LIMITS
+
+    _load(browser, rich / "viewer.html")
+    stones, cells = BOARD_LIMITS["stones"], BOARD_LIMITS["cells"]
+    drawn = browser.execute_script(
+        """const [s, c] = arguments;
+        const side = Math.floor(Math.sqrt(c));
+        return [BOARDS.nim({}, [s, 1], null, []), BOARDS.nim({}, [s + 1], null, []),
+          BOARDS.fibonacci({}, [s, 2], null, []), BOARDS.fibonacci({}, [s + 1, 2], null, []),
+          BOARDS.kayles({}, ["1".repeat(s)], null, []), BOARDS.kayles({}, ["1".repeat(s + 1)], null, []),
+          BOARDS.chomp({cols: side}, Array(side).fill(side), null, []),
+          BOARDS.chomp({cols: side + 1}, Array(side).fill(side + 1), null, []),
+          BOARDS.corner_queen({height: side, width: side}, [0, side - 1], null, []),
+          BOARDS.corner_queen({height: side + 1, width: side}, [0, side - 1], null, [])]
+          .map((svg) => svg !== null);""",
+        stones,
+        cells,
+    )
+    assert drawn == [True, False] * 5
+    _no_console_errors(browser)
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_two_runs_side_by_side(rich: Path, browser: Any):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select

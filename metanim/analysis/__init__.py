@@ -28,6 +28,7 @@ from metanim.analysis.debate import (
     outcome_breakdown,
     subversion_correction,
 )
+from metanim.analysis.ratings import Ratings, rate, rate_results
 from metanim.analysis.report import Report, render_report, trace_from_decision
 from metanim.util import deprecated_aliases
 
@@ -35,6 +36,7 @@ __all__ = [
     "DebateTrace",
     "EntrenchmentRow",
     "Rate",
+    "Ratings",
     "Report",
     "agent_accuracy",
     "answer_distribution",
@@ -55,6 +57,8 @@ __all__ = [
     "mixed_rate",
     "negative_persuasion_rate",
     "outcome_breakdown",
+    "rate",
+    "rate_results",
     "render_report",
     "subversion_correction",
     "trace_from_decision",

@@ -43,7 +43,13 @@ from metanim.analysis.debate import (
     rate_bootstrap,
     subversion_correction,
 )
-from metanim.analysis.ratings import Ratings, rate_results, ratings_markdown, ratings_plot
+from metanim.analysis.ratings import (
+    Ratings,
+    rate_results,
+    ratings_markdown,
+    ratings_plot,
+    ratings_terminal,
+)
 from metanim.analysis.results import read_results
 from metanim.analysis.viewer import write_viewer
 from metanim.games import make_game
@@ -228,6 +234,8 @@ class Report(BaseModel):
                     for r in self.accuracy
                 ],
             )
+        if self.ratings is not None:
+            out += ["", ratings_terminal(self.ratings)]
         if not self.win_rates and not self.accuracy:
             out.append("no tournament episodes or evaluation decisions found")
         out += [f"plot: {p}" for p in self.plots]
