@@ -148,17 +148,22 @@ def coverage(seeds: int) -> None:
     expected = expected_ratings()
     order = sorted(expected, key=lambda n: -expected[n])
     covered = dict.fromkeys(expected, 0)
-    exact = 0
+    exact = every = 0
     for seed in range(seeds):
         with tempfile.TemporaryDirectory() as tmp:
             play_grid(Path(tmp), seed=seed)
             _, rows = _rows(Path(tmp), seed=seed)
         in_order = sorted(rows, key=lambda n: -rows[n].rating) == order
         exact += in_order
-        for name, row in rows.items():
-            covered[name] += row.low <= expected[name] <= row.high
+        inside = {name: row.low <= expected[name] <= row.high for name, row in rows.items()}
+        every += all(inside.values())
+        for name, hit in inside.items():
+            covered[name] += hit
         print(f"seed {seed}: order {'exact' if in_order else 'off'}", file=sys.stderr)
-    print(f"{seeds} grids (seeds 0..{seeds - 1}): order recovered exactly in {exact}")
+    print(
+        f"{seeds} grids (seeds 0..{seeds - 1}): order recovered exactly in {exact}, "
+        f"every expected rating inside its interval in {every}"
+    )
     print("| player | expected | 95% CI covers it |")
     print("|---|---|---|")
     for name in order:

@@ -55,10 +55,25 @@ def _log_rows(folder: Path) -> list[dict[str, Any]]:
 
 
 def _page_data(page: Path) -> Any:
+    """The runs a page carries, each call's messages and replies and each decision's
+    parameters and extra record restored from the page's table of distinct texts."""
     text = page.read_text()
     packed = re.search(r'<script id="metanim-data" type="text/plain">([^<]*)</script>', text)
     assert packed is not None
-    return json.loads(gzip.decompress(base64.b64decode(packed.group(1))))
+    data = json.loads(gzip.decompress(base64.b64decode(packed.group(1))))
+    texts = data["texts"]
+    for run in data["runs"]:
+        for item in run["items"]:
+            for move in item["moves"]:
+                decision = move.get("decision") or {}
+                for key in ("extra", "params") if decision else ():
+                    decision[key] = json.loads(texts[decision[key]])
+                for call in decision.get("calls") or []:
+                    call["messages"] = [
+                        {"role": r, "content": texts[k]} for r, k in call["messages"]
+                    ]
+                    call["texts"] = [texts[k] for k in call["texts"]]
+    return data["runs"]
 
 
 # ----------------------------------------------------------- grades by brute force
@@ -106,6 +121,11 @@ def test_page_is_self_contained_and_holds_every_record(demo: Path):
     assert "Win rates" in text and "95% CI" in text
     (run,) = _page_data(page)
     assert {e["id"] for e in run["items"]} == {r["id"] for r in _log_rows(demo)}
+    # Every call's messages and replies come back from the page's table of texts.
+    assert [run] == json.loads(json.dumps(collect_runs(demo), default=str))
+    assert any(
+        c["messages"] for e in run["items"] for m in e["moves"] for c in m["decision"]["calls"]
+    )
     assert "dreamad" in run["label"] and "react" in run["label"]
 
 
@@ -274,6 +294,32 @@ def _load(driver: Any, page: Path, fragment: str = "") -> float:
     return time.perf_counter() - began
 
 
+def _search(driver: Any, query: str) -> None:
+    """Type `query` into the search box and wait until the page has applied it (the
+    search waits for typing to pause)."""
+    from selenium.webdriver.common.by import By
+
+    box = driver.find_element(By.ID, "f-q")
+    box.clear()
+    box.send_keys(query)
+    began = time.perf_counter()
+    while driver.execute_script("return (STATE.q || '') !== arguments[0].trim()", query):
+        assert time.perf_counter() - began < 10, "the search was never applied"
+        time.sleep(0.02)
+
+
+def _wait_for(root: Any, css: str) -> list[Any]:
+    """The elements under `root` (a driver or an element) matching `css`, once there are
+    some: a record's body is drawn on the `toggle` event, which comes after a click."""
+    from selenium.webdriver.common.by import By
+
+    began = time.perf_counter()
+    while not (found := root.find_elements(By.CSS_SELECTOR, css)):
+        assert time.perf_counter() - began < 10, f"nothing matches {css!r}"
+        time.sleep(0.02)
+    return found
+
+
 def _no_console_errors(driver: Any) -> None:
     assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
 
@@ -354,7 +400,7 @@ def test_page_in_headless_chromium(demo: Path, browser: Any, tmp_path: Path):
     assert all(s.find_element(By.CSS_SELECTOR, ".badge").text == "loss" for s in shown)
     # A closed episode opens on a click and lists its graded moves.
     shown[0].find_element(By.TAG_NAME, "summary").click()
-    assert shown[0].find_elements(By.CSS_SELECTOR, "table.moves tbody tr")
+    assert _wait_for(shown[0], "table.moves tbody tr")
     # Grade "losing" by ReAct: only episodes where ReAct made a losing move.
     Select(driver.find_element(By.ID, "f-outcome")).select_by_value("")
     Select(driver.find_element(By.ID, "f-method")).select_by_value("react")
@@ -421,7 +467,6 @@ def test_search_finds_moves_and_replies(rich: Path, browser: Any):
 
     lines = [line.lower() for line in _lines(rich)]
     _load(browser, rich / "viewer.html")
-    box = browser.find_element(By.ID, "f-q")
     for query, expected in [
         ("policy biased", sum("policy biased" in line for line in lines)),
         (
@@ -430,20 +475,17 @@ def test_search_finds_moves_and_replies(rich: Path, browser: Any):
         ),
         ("no such words anywhere", 0),
     ]:
-        box.clear()
-        box.send_keys(query)
-        time.sleep(0.4)  # the search waits for typing to pause
+        _search(browser, query)
         count = browser.find_element(By.ID, "count").text
         assert count.startswith(f"showing {min(expected, 100)} of {expected} "), (query, count)
     assert 0 < sum("policy biased" in line for line in lines) < len(lines)
     # The words are marked in an opened record.
-    box.clear()
-    box.send_keys("policy biased")
-    time.sleep(0.4)
+    _search(browser, "policy biased")
     first = browser.find_element(By.CSS_SELECTOR, "details.item summary")
     first.click()
-    dec = browser.find_element(By.CSS_SELECTOR, "details.item[open] details.dec summary")
+    (dec, *_) = _wait_for(browser, "details.item[open] details.dec summary")
     dec.click()
+    _wait_for(browser, "details.item[open] .dbody[data-done]")
     marks = browser.find_elements(By.CSS_SELECTOR, "details.item[open] mark")
     assert marks and {m.get_attribute("textContent").lower() for m in marks} == {"policy", "biased"}
     _no_console_errors(browser)
@@ -506,8 +548,7 @@ def test_view_survives_the_address(rich: Path, browser: Any):
     Select(browser.find_element(By.ID, "f-outcome")).select_by_value("win")
     Select(browser.find_element(By.ID, "f-sort")).select_by_value("plies")
     browser.find_element(By.ID, "f-dir").click()
-    browser.find_element(By.ID, "f-q").send_keys("kayles")
-    time.sleep(0.4)
+    _search(browser, "kayles")
     items = browser.find_elements(By.CSS_SELECTOR, "details.item")
     items[1].find_element(By.TAG_NAME, "summary").click()
     opened = items[1].get_attribute("data-key")
@@ -541,8 +582,10 @@ def test_view_survives_the_address(rich: Path, browser: Any):
     assert view() == before
     # A changed address (a pasted link, back) changes the view in place.
     browser.execute_script("location.hash = 'game=chomp-2x8'")
-    time.sleep(0.2)
-    assert browser.find_element(By.ID, "f-game").get_attribute("value") == "chomp-2x8"
+    began = time.perf_counter()
+    while browser.find_element(By.ID, "f-game").get_attribute("value") != "chomp-2x8":
+        assert time.perf_counter() - began < 10, "the changed address was not applied"
+        time.sleep(0.02)
     assert browser.find_element(By.ID, "f-q").get_attribute("value") == ""
     chomp = sum('"setting":"chomp-2x8"' in line for line in _lines(rich))
     assert browser.find_element(By.ID, "count").text.startswith(f"showing {chomp} of {chomp} ")
@@ -566,7 +609,7 @@ def test_a_board_is_drawn_per_game(rich: Path, browser: Any, setting: str):
     (line,) = [json.loads(x) for x in _lines(rich) if f'"id":"{key}"' in x]
     name, params = PRESETS[setting]
     game = make_game(name, **params)
-    boards = item.find_elements(By.CSS_SELECTOR, "td.state svg.board")
+    boards = _wait_for(item, "td.state svg.board")
     assert len(boards) == len(line["moves"]) > 1
     assert {b.get_attribute("data-game") for b in boards} == {name}
     for svg, move in zip(boards, line["moves"], strict=True):

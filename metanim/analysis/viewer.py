@@ -474,7 +474,48 @@ def _ratings_meta(report: Report) -> dict[str, Any] | None:
 BOARD_LIMITS = {"stones": 60, "cells": 400}
 
 
-def _packed(data: Any) -> str:
+def _interned(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The runs with every call's messages and replies, and each decision's parameters
+    and extra record (as JSON), as indices into one table of distinct texts: a run's
+    calls resend the same system prompt, rules and elicited knowledge thousands of
+    times, and the page would unpack and parse each copy."""
+    table: dict[str, int] = {}
+
+    def intern(text: Any) -> int:
+        return table.setdefault(str(text or ""), len(table))
+
+    out = []
+    for run in runs:
+        items = []
+        for item in run["items"]:
+            moves = []
+            for move in item["moves"]:
+                decision = move.get("decision")
+                if decision:
+                    calls = [
+                        {
+                            **call,
+                            "messages": [
+                                [m.get("role"), intern(m.get("content"))]
+                                for m in call.get("messages") or []
+                            ],
+                            "texts": [intern(t) for t in call.get("texts") or []],
+                        }
+                        for call in decision["calls"]
+                    ]
+                    shared = {
+                        k: intern(json.dumps(decision.get(k), sort_keys=True, default=str))
+                        for k in ("extra", "params")
+                    }
+                    move = {**move, "decision": {**decision, "calls": calls, **shared}}
+                moves.append(move)
+            items.append({**item, "moves": moves})
+        out.append({**run, "items": items})
+    return {"runs": out, "texts": list(table)}
+
+
+def _packed(runs: list[dict[str, Any]]) -> str:
+    data = _interned(runs)
     raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str).encode()
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
