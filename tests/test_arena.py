@@ -669,7 +669,7 @@ def test_evaluation_shows_how_many_repeats_entered_the_mean(tmp_path: Path) -> N
     for line in lines:
         if line["repeat"] == 1:
             line.update(status="infrastructure_error", correct=None)
-    planned = [(*p.record.group, p.repeat) for p in Evaluation(config).plan()]
+    planned = [(*p.record.group, p.repeat) for p in Evaluation(config).planned]
     summary = summarize_evaluation(lines, planned=planned)
     summary["config"] = config.model_dump(mode="json")
     (row,) = [g for g in summary["games"] if g["game"] == "fibonacci"]
@@ -683,6 +683,7 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     import socket
     import threading
 
+    from metanim.arena import ClientPool
     from metanim.arena._preflight import check_servers
     from metanim.llm import ModelSpec
     from metanim.util import Unreachable
@@ -703,7 +704,9 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     try:
         with pytest.raises(Unreachable, match="cannot connect to the server"):
             url = f"http://127.0.0.1:{port}/v1"
-            check_servers([ModelSpec.parse("gpt-4o", url)])
+            model = ModelSpec.parse("gpt-4o", url)
+            pool = ClientPool(None, max_concurrency=1, timeout_s=5, max_retries=0)
+            check_servers([model], pool)
     finally:
         thread.join(timeout=5)
         listener.close()

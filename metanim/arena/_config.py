@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import tomllib
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
+from metanim.records import SIDES, config_identity, identity_hash
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -144,6 +146,27 @@ class RunConfig(BaseModel):
             extra_body=dict(self.extra_body),
             structured_output=self.structured_output,
         )
+
+    def config_hash(self, sides: Sequence[Any] | None = None) -> str:
+        """The run identity's hash: the suffix of its file names, the key of resume.
+
+        Run settings and amounts (`episodes`, `repeats`, `limit`) are left out; the
+        servers enter normalized (`side_servers`: the same command against another
+        server starts a new log, a `sim-*` model on the in-process simulated server hashes
+        the same on every run). `sides` are the config's parsed `Side`s, when the caller
+        has them (they are not parsed again).
+        """
+        servers = None
+        if sides is not None:
+            servers = {
+                key: side.server_identity for (key, _), side in zip(SIDES, sides, strict=False)
+            }
+        return identity_hash(config_identity(self.model_dump(mode="json"), servers))
+
+    @property
+    def log_path(self) -> Path:
+        """The run's JSONL log: `<results_dir>/<name>-<config hash>.jsonl`."""
+        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
 
     def method_defaults(self) -> dict[str, Any]:
         """Keyword arguments every method of the run gets (a method spec may override them)."""

@@ -26,8 +26,10 @@ from metanim.llm import (
     ModelSpec,
     OpenAIChatClient,
     ResponseCache,
+    ServerTarget,
 )
 from metanim.llm.sim import ModelSpecError, parse_model_spec
+from metanim.records import SIDES
 
 TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 
@@ -95,9 +97,29 @@ class Side:
         return [self.model]
 
     @property
+    def server_identity(self) -> str | None:
+        """Its server as the run identity holds it; None for a solver player."""
+        return None if self.model is None else self.model.server_identity()
+
+    @property
     def name(self) -> str:
         """The player's name in records: the solver player, or `method@model`."""
         return self.method if self.model is None else f"{self.method}@{self.model}"
+
+
+def parse_sides(config: Any) -> list[Side]:
+    """The players a run config names, in `SIDES` order (the agent, then any opponent)."""
+    return [
+        Side.parse(
+            getattr(config, key),
+            getattr(config, f"{prefix}model"),
+            getattr(config, f"{prefix}base_url"),
+            getattr(config, f"{prefix}params"),
+            flag=f"--{prefix.replace('_', '-')}base-url",
+        )
+        for key, prefix in SIDES
+        if key in type(config).model_fields
+    ]
 
 
 @dataclass
@@ -225,22 +247,33 @@ class ClientPool:
             "backoff_s": backoff_s,
             "cache": self.cache,
         }
-        self.clients: dict[tuple[str, tuple[str, ...]], TimedModel] = {}
+        self.clients: dict[ModelSpec, TimedModel] = {}
+        self.targets: dict[ModelSpec, ServerTarget] = {}
+
+    def target(self, spec: ModelSpec) -> ServerTarget:
+        """Where `spec`'s calls go, resolved once per run: the server check, the run
+        header and the client all read this one."""
+        if spec not in self.targets:
+            self.targets[spec] = spec.target(self.sim_url)
+        return self.targets[spec]
+
+    def where(self, spec: ModelSpec) -> str:
+        """The address `spec`'s calls go to, for a run header."""
+        address = "|".join(self.target(spec).base_urls)
+        if spec.needs_sim_server and self.in_process:
+            return address + " (the simulated server, in-process)"
+        return address
 
     def __call__(self, model: ModelSpec | str) -> TimedModel:
         spec = model if isinstance(model, ModelSpec) else ModelSpec.parse(model)
-        urls = spec.routed(self.sim_url)
-        key = (spec.name, urls)
-        if key not in self.clients:
+        if spec not in self.clients:
             kwargs = dict(self.kwargs)
-            if kwargs["max_concurrency"] is None and not spec.urls and spec.simulated:
+            if kwargs["max_concurrency"] is None and spec.needs_sim_server:
                 # The simulator has no slots to report and answers at once.
                 kwargs["max_concurrency"] = 64
-            client = OpenAIChatClient(
-                spec.name, base_url=list(urls) or None, api_key=spec.api_key(), **kwargs
-            )
-            self.clients[key] = TimedModel(client)
-        return self.clients[key]
+            client = OpenAIChatClient(spec.name, target=self.target(spec), **kwargs)
+            self.clients[spec] = TimedModel(client)
+        return self.clients[spec]
 
     async def aclose(self) -> None:
         for client in self.clients.values():
@@ -274,7 +307,7 @@ def describe(side: Side, clients: ClientPool, *, default: bool = False) -> str:
     """Who a side is and where its calls go, for a run header (no hidden default model)."""
     if side.model is None:
         return f"{side.method} (solver, no model)"
-    where = [f"{m.name} at {m.where(clients.sim_url, clients.in_process)}" for m in side.models()]
+    where = [f"{m.name} at {clients.where(m)}" for m in side.models()]
     return f"{side.method} on " + " and ".join(where) + (" (default model)" if default else "")
 
 

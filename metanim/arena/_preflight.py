@@ -16,7 +16,7 @@ import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
-from metanim.arena._players import Side
+from metanim.arena._players import ClientPool, Side
 from metanim.games import Game, check_listable
 from metanim.llm import InfrastructureError, ModelSpec, PriceTable
 from metanim.util import Unreachable
@@ -58,19 +58,18 @@ def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallba
         check_listable(game, "on_failure='random' (its fallback move)")
 
 
-def check_servers(
-    models: Iterable[ModelSpec], *, sim_url: str | None = None, skip: str | None = None
-) -> None:
+def check_servers(models: Iterable[ModelSpec], clients: ClientPool) -> None:
     """Ask each server (`GET /models`) once, so a dead server or a refused key stops the run.
 
-    Simulated models that name no server go to `sim_url`; `skip` is the in-process
-    simulated server (it is ours and is up). A server that answers anything but 401/403
-    passes: many OpenAI-compatible servers do not list models. A key no header can carry
-    is a `ValueError`, before anything is sent.
+    Each model's server is the one `clients` resolved for it; the in-process simulated
+    server is ours and is up, so it is not asked. A server that answers anything but
+    401/403 passes: many OpenAI-compatible servers do not list models. A key no header
+    can carry is a `ValueError`, before anything is sent.
     """
     seen: set[str] = set()
+    skip = clients.sim_url if clients.in_process else None
     for model in models:
-        target = model.target(sim_url)
+        target = clients.target(model)
         for url in target.base_urls:
             if url not in seen and url != skip:
                 seen.add(url)

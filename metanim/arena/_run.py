@@ -1,8 +1,8 @@
 """The resumable run loop behind tournaments and evaluations.
 
-A `Job` says what one run is: its planned items (each with a deterministic id), how one
-item is played or decided into a log line, what a line spends, and how lines are
-summarized. `Run` does the rest, the same for every job: it serves the players (the
+A `Job` says what one run is: its planned items (each with a deterministic id) and the
+tally that summarizes their lines, both ready when the job is made; how one item is
+played or decided into a log line; and what a line spends. `Run` does the rest, the same for every job: it serves the players (the
 simulated server if needed, the server checks, one client pool), skips the ids already
 logged with a result, runs the others concurrently under budget caps, appends each line
 to the JSONL log the moment it exists, then writes `<log>.summary.json` and
@@ -68,8 +68,8 @@ class Job(Protocol):
     finished: Collection[str]  # the statuses that are results
     sides: list[Side]  # the players, for the server checks and the header
     questions: list[str]  # question files the in-process simulator answers
-
-    def plan(self) -> Sequence[Planned]: ...
+    planned: Sequence[Planned]  # every item of the run, in order
+    tally: Tally  # this run's summary, fed each planned id's latest line
 
     def start(self, clients: ClientPool) -> str:
         """Build the players on `clients`; returns the run header (who plays where)."""
@@ -82,8 +82,6 @@ class Job(Protocol):
     def spent(self, record: Record) -> tuple[int, int, float]:
         """(calls, tokens, dollars) of one log line."""
         ...
-
-    def tally(self, planned: Sequence[Any]) -> Tally: ...
 
     def progress(self, counts: Counter[str]) -> str: ...
 
@@ -188,9 +186,9 @@ class Run:
         self.job = job
         self.config = job.config
         self.announce = announce
-        self.planned = job.plan()
+        self.planned = job.planned
         self.ids = {p.id for p in self.planned}
-        self.tallied = job.tally(self.planned)
+        self.tallied = job.tally
         self.spent = Spent()
         self.status: dict[str, str] = {}  # id -> its latest logged status
         self.counts: Counter[str] = Counter()
@@ -442,8 +440,7 @@ def serve(job: Job) -> Iterator[ClientPool]:
     models = [m for side in job.sides for m in side.models()]
     config = job.config
     with _sim_server(any(m.needs_sim_server for m in models), job) as (sim_url, in_process):
-        check_servers(models, sim_url=sim_url, skip=sim_url if in_process else None)
-        yield ClientPool(
+        clients = ClientPool(
             sim_url,
             in_process=in_process,
             max_concurrency=config.call_concurrency,
@@ -451,6 +448,13 @@ def serve(job: Job) -> Iterator[ClientPool]:
             max_retries=config.max_retries,
             cache_path=config.cache,
         )
+        try:
+            check_servers(models, clients)
+        except BaseException:
+            if clients.cache is not None:
+                clients.cache.close()
+            raise
+        yield clients
 
 
 @contextlib.contextmanager

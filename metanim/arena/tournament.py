@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from metanim.arena._config import RunConfig
-from metanim.arena._players import ClientPool, Policy, Side, build_player, describe
+from metanim.arena._players import ClientPool, Policy, build_player, describe, parse_sides
 from metanim.arena._preflight import check_listing, refuse_unpriced
 from metanim.arena._run import Run, RunResult
 from metanim.arena.episodes import play_episode
@@ -35,8 +35,6 @@ from metanim.records import (
     Seat,
     SideTotals,
     TournamentTally,
-    config_identity,
-    identity_hash,
 )
 from metanim.solver import outcome
 from metanim.util import aio, derive_seed, strict_json
@@ -107,19 +105,6 @@ class TournamentConfig(RunConfig):
         # A config file may give the state itself; the flag gives its JSON text.
         return json.dumps(value) if isinstance(value, list) else value
 
-    def config_hash(self) -> str:
-        """Hash of the fields that define the episodes (`run_identity`; `episodes` and run-only settings are left out).
-
-        The servers enter it normalized (`server_identity`): the same command against
-        another server starts a new log, while a `sim-*` model on the in-process
-        simulated server hashes the same on every run.
-        """
-        return identity_hash(config_identity(self.model_dump(mode="json")))
-
-    @property
-    def log_path(self) -> Path:
-        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
-
 
 def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
     """A game setting `PRESET` or `NAME[:JSON params]` to its canonical key and game."""
@@ -187,19 +172,10 @@ class Tournament:
     def __init__(self, config: TournamentConfig) -> None:
         self.config = config
         self.questions: list[str] = []
-        self.digest = config.config_hash()
-        self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         # A bad name or parameter stops here, offline.
-        self.sides = [
-            Side.parse(config.method, config.model, config.base_url, config.params),
-            Side.parse(
-                config.opponent,
-                config.opponent_model,
-                config.opponent_base_url,
-                config.opponent_params,
-                flag="--opponent-base-url",
-            ),
-        ]
+        self.sides = parse_sides(config)
+        self.digest = config.config_hash(self.sides)
+        self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         refuse_unpriced(config.max_cost_usd, self.sides)
         # A bad start or an oversized setting stops here, before any server or plan.
         self.games = dict(parse_setting(text) for text in config.games)
@@ -213,8 +189,10 @@ class Tournament:
             )  # fmt: skip
             _solve_start(key, game, self.starts[key])
         self.players: list[Policy] = []
+        self.planned = self._plan()
+        self.tally = TournamentTally((p.setting, p.seat) for p in self.planned)
 
-    def plan(self) -> list[PlannedEpisode]:
+    def _plan(self) -> list[PlannedEpisode]:
         """Every episode of the config, with its deterministic id, seed and seat."""
         out = []
         for key in self.games:
@@ -273,9 +251,6 @@ class Tournament:
             sum(t["prompt_tokens"] + t["completion_tokens"] for t in sides),
             sum(t["cost_usd"] for t in sides),
         )
-
-    def tally(self, planned: list[PlannedEpisode]) -> TournamentTally:
-        return TournamentTally((p.setting, p.seat) for p in planned)
 
     def progress(self, counts: Counter[str]) -> str:
         wins = counts["win"]

@@ -31,6 +31,7 @@ from metanim.llm.prices import PriceTable
 from metanim.llm.target import (
     API_KEY_ENV,
     AZURE_API_KEY_ENV,
+    ServerTarget,
     auth_headers,
     server_target,
 )
@@ -57,6 +58,8 @@ class OpenAIChatClient:
         organization: the `OpenAI-Organization` header; default `OPENAI_ORG_ID`.
         project: the `OpenAI-Project` header; default `OPENAI_PROJECT_ID`.
         api_version: Azure's `api-version` query; default `OPENAI_API_VERSION`.
+        target: where the calls go, already resolved (`server_target`, or
+            `ModelSpec.target`); the five arguments above are then not read.
         max_concurrency: calls in flight at once per replica (per event loop); None: the
             server's slot count where it reports one (llama.cpp's `/props`), else 8.
         timeout_s: per-attempt timeout in seconds.
@@ -92,6 +95,7 @@ class OpenAIChatClient:
         organization: str | None = None,
         project: str | None = None,
         api_version: str | None = None,
+        target: ServerTarget | None = None,
         max_concurrency: int | None = 8,
         timeout_s: float = 60.0,
         max_retries: int = 4,
@@ -108,7 +112,7 @@ class OpenAIChatClient:
             raise ValueError("max_retries must be non-negative")
         self._model = model
         # Everything read from the environment is read here, once, not per call.
-        self._target = server_target(
+        self._target = target or server_target(
             model,
             base_url,
             api_key=api_key or None,

@@ -119,10 +119,3 @@ class ModelSpec:
         if self.azure:
             return (os.environ.get(AZURE_ENDPOINT_ENV) or "azure").rstrip("/")
         return (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-
-    def where(self, sim_url: str | None, in_process: bool) -> str:
-        """The address calls go to, for a run header."""
-        address = "|".join(self.target(sim_url).base_urls)
-        if self.needs_sim_server and in_process:
-            return address + " (the simulated server, in-process)"
-        return address
