@@ -147,11 +147,16 @@ def play(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ metanim demo
 def demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--base-url", help="a real OpenAI-compatible server (default: simulated, in-process)"
+        "--base-url",
+        help="the agent's OpenAI-compatible server (default: the simulated one, in-process)",
     )
     p.add_argument("--model", help=f"the agent's model (default {DEMO_MODEL})")
     p.add_argument(
         "--opponent-model", help="the opponent's model (default: --model, or the simulated one)"
+    )
+    p.add_argument(
+        "--opponent-base-url",
+        help="the opponent's server (default: --base-url when the opponent plays --model)",
     )
     p.add_argument("--episodes", type=int, default=10, help="episodes (default 10)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
@@ -166,6 +171,9 @@ def demo(args: argparse.Namespace) -> int:
         raise ValueError("with --base-url, name the served model with --model")
     model = args.model or DEMO_MODEL
     opponent_model = args.opponent_model or (args.model if args.base_url else DEMO_OPPONENT_MODEL)
+    # A model and its server are defaulted together: an opponent playing --model plays it
+    # where --model is served.
+    opponent_url = args.opponent_base_url or (None if args.opponent_model else args.base_url)
     config = TournamentConfig(
         name="demo",
         games=["fibonacci-20"],
@@ -174,7 +182,7 @@ def demo(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         opponent="react",
         opponent_model=opponent_model,
-        opponent_base_url=args.base_url,
+        opponent_base_url=opponent_url,
         episodes=args.episodes,
         seat="alternate",
         seed=args.seed,
