@@ -290,9 +290,8 @@ def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
     """Solve a setting's start once, before any episode.
 
     An oversized setting fails here with the solver's own `SizeLimitError`, and every
-    later query is a lookup in the computed table (microseconds: `outcome` plus
-    `winning_moves` measured at 4-80 us per move on the presets), so the per-move
-    grading runs on the event loop without stalling it.
+    later query is a lookup in the computed table, so the per-move grading runs on the
+    event loop without stalling it.
     """
     state = start if not isinstance(start, str) else game.initial_state()
     if game.is_terminal(state):

@@ -620,20 +620,15 @@ class _Reply:
 _THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
 
-def split_reasoning(message: Any) -> tuple[str, str | None]:
+def split_reasoning(message: dict[str, Any]) -> tuple[str, str | None]:
     """A reply's answer text and its thinking, kept apart.
 
     A reasoning model's thinking comes as `reasoning_content` (llama.cpp, vLLM, DeepSeek)
     or inline as `<think>...</think>` (Qwen3 in thinking mode); the answer is what is left.
     An unclosed `<think>` (the cap cut the thinking) leaves no answer.
     """
-    if isinstance(message, dict):  # the wire form
-        text = message.get("content") or ""
-        thought = message.get("reasoning_content")
-    else:  # an SDK message object
-        text = getattr(message, "content", None) or ""
-        extra = getattr(message, "model_extra", None) or {}
-        thought = extra.get("reasoning_content") or getattr(message, "reasoning_content", None)
+    text = message.get("content") or ""
+    thought = message.get("reasoning_content")
     if not _has_thinking(text, thought):
         return text, None
     parts = [str(thought)] if thought else []

@@ -177,7 +177,7 @@ class AppendLog:
         The record is serialised here (later changes to it are not written); the write
         goes ahead even if the awaiting task is cancelled (`close` waits for it).
         """
-        # orjson: a recorded episode's ~25 KB line costs 27 µs instead of json's 290 µs.
+        # orjson (`fastjson`): a recorded episode's line is long, and this runs per line.
         line = fastjson.dumps_line(record)
         done = asyncio.get_running_loop().create_future()
         with self._ready:
