@@ -133,8 +133,10 @@ def test_log_ignores_and_cuts_a_partial_last_line(tmp_path: Path) -> None:
         log.append({"id": "d"})
     assert [r["id"] for r in read_records(path)] == ["a", "b", "d"]
     path.write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
-    with pytest.raises(ValueError, match=":2: corrupt"):
-        read_records(path)
+    # A corrupt line in the middle is skipped (once, with a warning) and set aside.
+    with pytest.warns(UserWarning, match=":2: a corrupt line"):
+        assert [r["id"] for r in read_records(path)] == ["a", "b"]
+    assert (tmp_path / "log.jsonl.corrupt").read_text() == "not json\n"
 
 
 def test_submitted_lines_are_on_disk_whole_and_in_order_when_their_futures_finish(

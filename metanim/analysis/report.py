@@ -247,7 +247,12 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     episodes: dict[tuple[str, str], dict[Any, dict[str, Any]]] = defaultdict(dict)
     # (identity hash, game, dataset) -> decision id -> latest line.
     raw_decisions: dict[tuple[str, str, str], dict[Any, dict[str, Any]]] = defaultdict(dict)
-    for path, kind, config in iter_logs(results_dir):
+    logs = list(iter_logs(results_dir))
+    if not logs:
+        raise ValueError(
+            f"no runs found in {results_dir}: no tournament or evaluation log (*.jsonl) under it"
+        )
+    for path, kind, config in logs:
         rows = read_records(path)
         if not rows:
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -55,14 +56,20 @@ class Side:
         base_url: str | None,
         params: dict[str, Any],
         *,
-        flag: str = "--base-url",
+        flags: str = "--",
     ) -> Side:
-        """`flag` names where `base_url` came from, in a refusal of a bad URL."""
+        """`flags` starts the flags the values came from (`--`, `--opponent-`), named in a
+        refusal of a bad model name or URL."""
         if is_solver_player(method):
             make_opponent(method.strip().lower())  # a bad epsilon:<p> fails here
             return cls(method.strip().lower(), None)
         spec = MethodSpec.parse(method, params)
-        named = ModelSpec.parse(spec.model or model, base_url, source=flag)
+        try:
+            named = ModelSpec.parse(spec.model or model, base_url, source=f"{flags}base-url")
+        except ValueError as exc:
+            raise ValueError(
+                str(exc) if "base-url" in str(exc) else f"{flags}model: {exc}"
+            ) from None
         # The spec names its model once: with the server the config gives it.
         side = cls(method, named, params, replace(spec, model=str(named)))
         called = side.models()
@@ -115,7 +122,7 @@ def parse_sides(config: Any) -> list[Side]:
             getattr(config, f"{prefix}model"),
             getattr(config, f"{prefix}base_url"),
             getattr(config, f"{prefix}params"),
-            flag=f"--{prefix.replace('_', '-')}base-url",
+            flags=f"--{prefix.replace('_', '-')}",
         )
         for key, prefix in SIDES
         if key in type(config).model_fields
@@ -238,6 +245,7 @@ class ClientPool:
     ) -> None:
         self.sim_url = sim_url
         self.in_process = in_process  # the simulated server runs in this process
+        self.timeout_s = timeout_s  # per attempt of a call, and of the server check
         # One response cache (a SQLite file) shared by every client of the run.
         self.cache = ResponseCache(cache_path) if cache_path else None
         self.kwargs = {
@@ -274,6 +282,13 @@ class ClientPool:
             client = OpenAIChatClient(spec.name, target=self.target(spec), **kwargs)
             self.clients[spec] = TimedModel(client)
         return self.clients[spec]
+
+    def failed_attempts(self) -> Counter[str]:
+        """Failed call attempts of every client so far, by kind (retried ones included)."""
+        total: Counter[str] = Counter()
+        for client in self.clients.values():
+            total.update(client.inner.failed_attempts)  # type: ignore[attr-defined]
+        return total
 
     async def aclose(self) -> None:
         for client in self.clients.values():

@@ -21,8 +21,6 @@ from metanim.games import Game, check_listable
 from metanim.llm import InfrastructureError, ModelSpec, PriceTable
 from metanim.util import Unreachable
 
-#: How long a server gets to answer `GET /models` before the run is refused.
-PREFLIGHT_TIMEOUT_S = 10.0
 _AGENT = "metanim-preflight"
 
 
@@ -73,16 +71,18 @@ def check_servers(models: Iterable[ModelSpec], clients: ClientPool) -> None:
         for url in target.base_urls:
             if url not in seen and url != skip:
                 seen.add(url)
-                _check_server(model, target.models_url(url), url, target.headers)
+                _check_server(model, target.models_url(url), url, target.headers, clients.timeout_s)
 
 
-def _check_server(model: ModelSpec, listing: str, url: str, headers: dict[str, str]) -> None:
+def _check_server(
+    model: ModelSpec, listing: str, url: str, headers: dict[str, str], timeout_s: float
+) -> None:
     # One plain GET from the standard library: no client or SDK to set up for it.
     # urllib's own User-Agent is refused by some web firewalls (a 403 that would read as
     # a refused key).
     request = urllib.request.Request(listing, headers={**headers, "User-Agent": _AGENT})
     try:
-        with urllib.request.urlopen(request, timeout=PREFLIGHT_TIMEOUT_S):
+        with urllib.request.urlopen(request, timeout=timeout_s):
             pass
     except urllib.error.HTTPError as exc:
         exc.close()
@@ -102,7 +102,7 @@ def _check_server(model: ModelSpec, listing: str, url: str, headers: dict[str, s
         if isinstance(reason, TimeoutError):
             raise Unreachable(
                 f"the server {url} (model {model.name!r}) did not answer within "
-                f"{PREFLIGHT_TIMEOUT_S:.0f} s; nothing was run"
+                f"{timeout_s:g} s (--timeout-s); nothing was run"
             ) from None
         cause = type(reason).__name__ if isinstance(reason, BaseException) else str(reason)
         raise Unreachable(

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from metanim.arena._config import RunConfig
 from metanim.arena._players import ClientPool, Side
 from metanim.arena._preflight import check_servers
-from metanim.llm import sim_url_from_env
+from metanim.llm import InfrastructureError, sim_url_from_env
 from metanim.llm.sim import SimServer
 from metanim.records import (
     AppendLog,
@@ -38,7 +38,7 @@ from metanim.records import (
     read_records,
     render_summary,
 )
-from metanim.util import Interrupted
+from metanim.util import Interrupted, StorageError
 
 Record = dict[str, Any]
 
@@ -200,6 +200,9 @@ class Run:
         # A logged failure that is rerun now is superseded by its new line; if the run
         # stops before reaching it, it stays the id's latest record (fed at the end).
         self.pending: dict[str, Record] = {}
+        self.refused: InfrastructureError | None = None  # the server refused the key
+        self.clients: ClientPool | None = None
+        self.write_error: OSError | None = None  # the log could not be written
 
     async def execute(self) -> RunResult:
         """Run every planned item not yet logged with a result, then summarize the log."""
@@ -213,13 +216,14 @@ class Run:
                 header = job.start(clients)
                 if self.announce is not None:
                     self.announce(header)
-                interrupted = await self._run(todo)
+                interrupted = await self._run(todo, clients)
             finally:
                 await clients.aclose()
         return self._finish(interrupted)
 
-    async def _run(self, todo: list[Any]) -> bool:
+    async def _run(self, todo: list[Any], clients: ClientPool) -> bool:
         """Work through `todo`; returns whether Ctrl-C or SIGTERM interrupted it."""
+        self.clients = clients
         bar = tqdm(
             total=len(self.planned),
             initial=len(self.planned) - len(todo),
@@ -227,6 +231,7 @@ class Run:
             unit=self.job.unit.removesuffix("s"),
             disable=not self.config.progress,
         )
+        ticker = asyncio.ensure_future(self._tick(bar)) if self.config.progress else None
         try:
             with AppendLog(self.job.log_path) as log, _cancel_on_sigterm():
                 queue = iter(todo)
@@ -236,9 +241,28 @@ class Run:
             # Every line written is on disk: summarize what finished, then say so
             # (`Interrupted`) instead of a traceback.
             return True
+        except _Stop:
+            return False
         finally:
+            if ticker is not None:
+                ticker.cancel()
             bar.close()
         return False
+
+    def _postfix(self) -> str:
+        """The bar's text: the job's own counts, then failed call attempts as they happen
+        (a hung or refusing server shows here long before an item ends)."""
+        text = self.job.progress(self.counts)
+        failed = self.clients.failed_attempts() if self.clients is not None else None
+        if failed:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
+            text += f"{', ' if text else ''}failed attempts: {kinds} (retrying)"
+        return text
+
+    async def _tick(self, bar: Any) -> None:
+        while True:
+            await asyncio.sleep(_TICK_S)
+            bar.set_postfix_str(self._postfix())
 
     def _resume(self) -> list[Any]:
         """Read the log once: charge what it spent, feed finished ids to the summary, and
@@ -253,12 +277,7 @@ class Run:
             self.spent.add(self.job.spent(record))
             self.status[record["id"]] = record["status"]
             last_line[record["id"]] = number
-        done = {
-            i
-            for i, s in self.status.items()
-            if s in self.job.finished or not self.config.rerun_failed
-        }
-        todo = [p for p in self.planned if p.id not in done]
+        todo = _left(self.job, self.status)
         todo_ids = {p.id for p in todo}
         if last_line:
             for number, record in enumerate(iter_records(log_path)):
@@ -306,12 +325,24 @@ class Run:
             self.pending.pop(rid, None)
             if rid in self.ids:
                 self._final(line)
-            await write
+            try:
+                await write
+            except OSError as exc:  # a full disk, a lost mount: the line is not on disk
+                if rid in self.ids and line["status"] in self.job.finished:
+                    self.results -= 1
+                self.write_error = exc
+                raise _Stop from None
+            kind, message = error_kind(line)
+            if line["status"] == "infrastructure_error" and kind in REFUSALS:
+                # A refused key refuses every later call too: nothing more is sent.
+                self.refused = InfrastructureError(message, kind=kind)
+                self.stopped.append(f"stopped at the first refusal ({kind})")
+                raise _Stop
             if rid in self.status:
                 self.counts[self.status[rid]] -= 1
             self.status[rid] = line["status"]
             self.counts[line["status"]] += 1
-            bar.set_postfix_str(self.job.progress(self.counts), refresh=False)
+            bar.set_postfix_str(self._postfix(), refresh=False)
             bar.update(1)
 
     def _finish(self, interrupted: bool) -> RunResult:
@@ -325,12 +356,34 @@ class Run:
         summary["config_hash"] = job.digest
         summary["log"] = str(log_path)
         report = render_summary(summary)
-        log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        log_path.with_suffix(".report.md").write_text(report)
+        if self.write_error is not None:
+            # Lines handed to the log may not have reached it: count what is on disk.
+            latest = latest_by_id(iter_records(log_path))
+            self.results = sum(
+                r["status"] in job.finished for rid, r in latest.items() if rid in self.ids
+            )
+        saved = f"{self.results} of {len(self.planned)} {job.unit} finished and saved in {log_path}"
+        try:
+            log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            log_path.with_suffix(".report.md").write_text(report)
+        except OSError as exc:
+            self.write_error = self.write_error or exc
+        if self.write_error is not None:
+            # The log holds whole lines only; the summary is rebuilt from it on resume.
+            error = self.write_error
+            raise StorageError(
+                f"cannot write {error.filename or log_path}: {error.strerror or error}; "
+                f"{saved}; make room, then run the same command to resume"
+            )
+        if self.refused is not None:
+            raise InfrastructureError(
+                f"{self.refused}; the run stopped at the first refusal and sent nothing "
+                f"more ({saved}); fix the key, then run the same command to resume",
+                kind=self.refused.kind,
+            )
         if interrupted:
             raise Interrupted(
-                f"{self.results} of {len(self.planned)} {job.unit} finished and saved in "
-                f"{log_path} (summary {log_path.with_suffix('.summary.json')}); "
+                f"{saved} (summary {log_path.with_suffix('.summary.json')}); "
                 "run the same command to resume"
             )
         failures = failure_causes(
@@ -342,6 +395,48 @@ class Run:
             self.config, log_path, LoggedRecords(log_path, self.ids, end), len(self.planned),
             self.played, reason, summary, report, failures,
         )  # fmt: skip
+
+
+def _left(job: Job, status: dict[str, str]) -> list[Any]:
+    """The planned items a run has left, given each logged id's latest status: those not
+    logged, and those that failed when the run reruns failures."""
+    rerun = job.config.rerun_failed
+    done = {i for i, s in status.items() if s in job.finished or not rerun}
+    return [p for p in job.planned if p.id not in done]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run would do, found without sending or writing anything (`--dry-run`)."""
+
+    unit: str
+    planned: int
+    left: int  # not yet logged with a result: what the run would run now
+    players: list[str]
+    log_path: Path
+
+    def __str__(self) -> str:
+        unit = self.unit if self.planned != 1 else self.unit.removesuffix("s")
+        return (
+            f"dry run: {self.planned} {unit} planned, {self.left} to run now "
+            f"({'; '.join(self.players)}); log {self.log_path}; nothing was sent or written"
+        )
+
+
+def plan(job: Job) -> RunPlan:
+    """The plan of `job`: its items, those its log does not hold yet, its players."""
+    status = {r["id"]: r["status"] for r in iter_records(job.log_path)}
+    players = [side.name for side in job.sides]
+    return RunPlan(job.unit, len(job.planned), len(_left(job, status)), players, job.log_path)
+
+
+#: Seconds between progress refreshes while items run.
+_TICK_S = 1.0
+
+
+class _Stop(Exception):
+    """Raised by a worker to stop every other one: a refused key, or a log that cannot be
+    written."""
 
 
 #: Workers started per event-loop turn (see `_start_staggered`).
@@ -392,6 +487,21 @@ def _cancel_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def error_kind(record: Record) -> tuple[str, str]:
+    """(kind, message) of a log line's error: an infrastructure error's kind (`auth`,
+    `connection`, ...), an exception's type, or "unknown"."""
+    # "kind: message", "ExceptionType: message", or "agent: ExceptionType: message".
+    parts = (record.get("error") or "").strip().split("\n")[0].split(": ")
+    while len(parts) > 1 and parts[0] in ("agent", "opponent"):
+        parts = parts[1:]
+    kind = parts[0] if len(parts) > 1 and " " not in parts[0] else "unknown"
+    return kind, ": ".join(parts[1:] if kind != "unknown" else parts)
+
+
+#: Infrastructure errors that no retry or rerun mends: the first one stops the run.
+REFUSALS = frozenset({"auth", "permission"})
+
+
 def failure_causes(
     records: Sequence[Record],
     planned: int,
@@ -412,12 +522,7 @@ def failure_causes(
     for r in records:
         if r["status"] in finished:
             continue
-        # "kind: message", "ExceptionType: message", or "agent: ExceptionType: message".
-        parts = (r.get("error") or "").strip().split("\n")[0].split(": ")
-        while len(parts) > 1 and parts[0] in ("agent", "opponent"):
-            parts = parts[1:]
-        kind = parts[0] if len(parts) > 1 and " " not in parts[0] else "unknown"
-        message = ": ".join(parts[1:] if kind != "unknown" else parts)
+        kind, message = error_kind(r)
         cause = f"{r['status']} ({kind})"
         count, first = out.get(cause, (0, message))
         out[cause] = (count + 1, first)

@@ -36,13 +36,13 @@ from metanim.arena._run import Run, RunResult
 from metanim.datasets.questions import is_question_file, resolve_path
 from metanim.games import SizeLimitError
 from metanim.records import RESULT_STATUSES, EvaluationTally
-from metanim.util import aio, derive_seed
+from metanim.util import FileName, PositiveInt, aio, derive_seed
 
 
 class EvaluationConfig(RunConfig):
     """A dataset evaluation: every field is a CLI flag of `metanim evaluate`."""
 
-    name: str = Field("evaluation", description="run name, the stem of the result files")
+    name: FileName = Field("evaluation", description="run name, the stem of the result files")
     dataset: list[str] = Field(
         description="critical-state dataset or question JSONL file(s); samples/NAME finds a "
         "shipped sample (samples/math.jsonl, gsm8k, math_solutions, mc, csqa, arc)"
@@ -61,7 +61,7 @@ class EvaluationConfig(RunConfig):
     max_retries: int = Field(
         4, ge=0, description="retries before a call is an infrastructure error"
     )
-    max_calls: int | None = Field(
+    max_calls: PositiveInt | None = Field(
         None, description="budget: stop starting decisions after this many calls"
     )
     record_decisions: bool = Field(True, description="keep every decision's full record in the log")
@@ -99,6 +99,9 @@ class Evaluation:
         # The in-process simulator answers the run's questions from their files.
         self.questions = [p for p in config.dataset if is_question_file(p)]
         self.items = {path: load_items(path)[: config.limit] for path in config.dataset}
+        for path, items in self.items.items():
+            if not items:
+                raise ValueError(f"no records in {path}: nothing to evaluate")
         self._check_listing()
         self.method: Method | None = None
         self.planned = self._plan()

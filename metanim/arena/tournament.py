@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from metanim.records import (
     TournamentTally,
 )
 from metanim.solver import outcome
-from metanim.util import aio, derive_seed, strict_json
+from metanim.util import FileName, PositiveInt, aio, derive_seed, strict_json
 
 SeatPolicy = Literal["first", "second", "alternate", "random"]
 
@@ -45,7 +44,7 @@ SeatPolicy = Literal["first", "second", "alternate", "random"]
 class TournamentConfig(RunConfig):
     """A tournament: every field is a CLI flag of `metanim tournament` (`--field-name`)."""
 
-    name: str = Field("tournament", description="run name, the stem of the result files")
+    name: FileName = Field("tournament", description="run name, the stem of the result files")
     games: list[str] = Field(
         default_factory=lambda: ["fibonacci-20"],
         description='game settings: a preset (fibonacci-20, nim-31-k3, ...) or NAME:JSON, e.g. nim:{"heaps":[12],"max_take":3}',
@@ -89,7 +88,7 @@ class TournamentConfig(RunConfig):
     max_retries: int = Field(
         4, ge=0, description="retries of a failed call before it is an infrastructure error"
     )
-    max_calls: int | None = Field(
+    max_calls: PositiveInt | None = Field(
         None, description="budget: stop starting episodes after this many model calls"
     )
     record_decisions: bool = Field(
@@ -287,7 +286,7 @@ async def arun_tournament(
 
 
 def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
-    """Solve a setting's start once, before any episode.
+    """Solve a setting's start once, before any episode; refuse a terminal one.
 
     An oversized setting fails here with the solver's own `SizeLimitError`, and every
     later query is a lookup in the computed table, so the per-move grading runs on the
@@ -296,14 +295,9 @@ def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
     state = start if not isinstance(start, str) else game.initial_state()
     if game.is_terminal(state):
         raise ValueError(f"the start {game.to_json(state)} of {key} is terminal: nothing to play")
-    found = outcome(game, state)
-    if found == "P" and (start == "initial" or not isinstance(start, str)):
-        warnings.warn(
-            f"the start {game.to_json(state)} of {key} is a P-position: whoever moves first "
-            "loses against best play (the default start 'auto' avoids this)",
-            UserWarning,
-            stacklevel=2,
-        )
+    # An unwinnable start is said once, seat-aware, when its first episode starts (the
+    # env's `resolve_start`); the run still plays it (a P-position start is a setting).
+    outcome(game, state)
 
 
 # The presets last at most 38 moves; a model playing 10,000 is already a costly test.

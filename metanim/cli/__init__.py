@@ -10,6 +10,8 @@ import argparse
 import importlib
 import signal
 import sys
+import typing
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +21,7 @@ from metanim.util import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     Interrupted,
+    StorageError,
     Unreachable,
     game_params,
     port,
@@ -202,14 +205,19 @@ def _serve_local(args: argparse.Namespace) -> int:
     return serve_local(args)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a mistake said in one line (exit code 2), as every other mistake is."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from metanim import __version__
 
-    parser = argparse.ArgumentParser(
-        prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP
-    )
+    parser = _Parser(prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP)
     parser.add_argument("--version", action="version", version=f"metanim {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, help_text, arguments, handler in _COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES_HELP)
         arguments(p)
@@ -231,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from metanim.llm import InfrastructureError
 
     previous = _sigterm_as_interrupt()
+    shown = warnings.showwarning
+    warnings.showwarning = _warning_line(args.command)
     try:
         return int(args.handler(args) or 0)
     except Interrupted as exc:
@@ -240,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Commands without a log (solve, play, report) have nothing to save or resume.
         print(f"metanim {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except StorageError as exc:
+        print(f"metanim {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except (Unreachable, InfrastructureError) as exc:
         # Checked before the first episode: a server that does not answer, nothing run.
         print(f"metanim {args.command}: error: {_one_line(exc)}", file=sys.stderr)
@@ -250,8 +263,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"metanim {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        warnings.showwarning = shown
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _warning_line(command: str) -> Callable[..., None]:
+    """A warning as one line naming the command (no source path or code line)."""
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        print(f"metanim {command}: warning: {message}", file=sys.stderr)
+
+    return show
 
 
 def _is_usage(exc: BaseException) -> bool:
@@ -273,13 +296,21 @@ def _sigterm_as_interrupt() -> Any:
     return signal.signal(signal.SIGTERM, on_term)
 
 
+def _flag(loc: tuple[Any, ...]) -> str:
+    if not loc:
+        return "config"
+    head = f"--{str(loc[0]).replace('_', '-')}"
+    return ".".join([head, *(str(x) for x in loc[1:])])
+
+
 def _one_line(exc: BaseException) -> str:
     """An error as one line: pydantic's per-field errors joined, a file error with its path."""
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):
+        # Each field as its flag (a config file's key is the flag's name too).
         return "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors()
+            f"{_flag(e['loc'])}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors()
         )
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.strerror or type(exc).__name__}: {exc.filename}"

@@ -11,6 +11,7 @@ exhausted", and its backoff base is a module constant that tests cannot shorten.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import json
 import logging
@@ -136,6 +137,9 @@ class OpenAIChatClient:
         self.prices = prices if prices is not None else PriceTable.load()
         self.options = options or CallOptions()
         self.check_server = check_server
+        #: Failed attempts so far, by kind (timeout, rate_limit, ...), retried or not: what
+        #: a progress display shows while calls are slow to come back.
+        self.failed_attempts: collections.Counter[str] = collections.Counter()
         #: Per replica: the slot count its server reported (None: not reported).
         self.server_slots: dict[str, int | None] = {}
         self._rng = random.Random()
@@ -477,6 +481,7 @@ class OpenAIChatClient:
                 if error.kind == "timeout" and deterministic:
                     limit = min(limit, 1)
                 if not retryable or attempt >= limit:
+                    self.failed_attempts[error.kind] += 1
                     if retryable:
                         error = InfrastructureError(
                             f"gave up after {attempt + 1} attempts: {error}",
@@ -488,6 +493,7 @@ class OpenAIChatClient:
                         error.attempts = attempt + 1
                     raise error from None
                 errors.append({"kind": error.kind, "status": error.status})
+                self.failed_attempts[error.kind] += 1
                 delay = min(self.backoff_s * 2**attempt, self.backoff_max_s)
                 delay *= 0.5 + 0.5 * self._rng.random()
                 if retry_after is not None:

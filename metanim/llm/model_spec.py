@@ -107,7 +107,10 @@ class ModelSpec:
 
     def target(self, sim_url: str | None) -> ServerTarget:
         """Where the calls go and the headers they carry (`metanim.llm.server_target`)."""
-        return server_target(self.name, list(self.routed(sim_url)) or None, api_key=self.api_key())
+        # A real model's key is read by `server_target` from its variable (named in any
+        # refusal); a simulated model's is its own, never OPENAI_API_KEY.
+        key = self.api_key() if self.simulated else None
+        return server_target(self.name, list(self.routed(sim_url)) or None, api_key=key)
 
     def server_identity(self) -> str:
         """The server as it enters a run's identity: the URLs given, the fixed token
