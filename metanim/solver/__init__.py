@@ -18,14 +18,19 @@ from typing import Any
 import numpy as np
 
 from metanim.games import Game, InvalidStateError, SizeLimitError, make_game
-from metanim.solver._misere import KAYLES_MISERE_LIMIT, kayles_misere_outcomes
+from metanim.solver._misere import (
+    KAYLES_MISERE_LIMIT,
+    KAYLES_MISERE_WORK,
+    kayles_misere_outcomes,
+    kayles_misere_work,
+)
 from metanim.solver._octal import octal_grundy, octal_period
 from metanim.solver._solvers import (
+    CHOMP_TABLE_WORK,
     CLOSED_FORM,
     FIBONACCI_SCAN_LIMIT,
     MAX_TABLE_BYTES,
     MAX_TABLE_STATES,
-    MISERE_SEARCH_STATES,
     NIM_TABLE_WORK,
     SEARCH,
     TABLE,
@@ -166,12 +171,13 @@ def _fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dic
 
 
 __all__ = [
+    "CHOMP_TABLE_WORK",
     "CLOSED_FORM",
     "FIBONACCI_SCAN_LIMIT",
     "KAYLES_MISERE_LIMIT",
+    "KAYLES_MISERE_WORK",
     "MAX_TABLE_BYTES",
     "MAX_TABLE_STATES",
-    "MISERE_SEARCH_STATES",
     "NIM_TABLE_WORK",
     "SEARCH",
     "TABLE",
@@ -185,6 +191,7 @@ __all__ = [
     "grundy",
     "is_critical",
     "kayles_misere_outcomes",
+    "kayles_misere_work",
     "method",
     "octal_grundy",
     "octal_period",
