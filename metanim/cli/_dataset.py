@@ -81,7 +81,13 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--verify",
         action="store_true",
-        help="check every record with an independent oracle (reference solver or closed form)",
+        help="check every record with an independent oracle (reference solver or closed "
+        "form); exits 2 if any record fails or is not independently verified",
+    )
+    s.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="with --verify: accept records no independent oracle covers (still counted)",
     )
 
 
@@ -247,6 +253,17 @@ def _show(args: argparse.Namespace) -> int:
         )
         if unverified:
             print(f"not independently verified: {len(unverified)} ({unverified[0].detail})")
+            if not args.allow_unverified:
+                first = next(
+                    r.id for r, v in zip(records, results, strict=True) if v is unverified[0]
+                )
+                raise DatasetError(
+                    f"{args.path}: {len(unverified)} of {len(records)} records are not "
+                    f"independently verified (first: {first}); pass --allow-unverified to "
+                    "accept them"
+                )
+    elif args.allow_unverified:
+        raise ValueError("--allow-unverified goes with --verify")
     print("games: " + ", ".join(f"{k} {v}" for k, v in sorted(games.items())))
     print("strata: " + ", ".join(f"{k} {strata.get(k, 0)}" for k in ("easy", "medium", "hard")))
     print("difficulty: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())))
