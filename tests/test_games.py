@@ -211,7 +211,10 @@ def test_cli_solve_rejects_bad_input_with_one_line(args: list[str], message: str
 def test_cli_solve_reads_positions_as_the_paper_does() -> None:
     # [4, 16] on the paper's 20x20 board, not on a board fitted to the position.
     queen = run_cli("solve", "corner_queen", "[4, 16]")
-    assert "winning moves: [4, 9], [18, 2]" in queen.stdout
+    assert (
+        "winning moves: [4, 9] (move the queen to row 4, column 9), "
+        "[18, 2] (move the queen to row 18, column 2)"
+    ) in queen.stdout
     # A bare number is a Fibonacci pile at its start: 20 = 13 + 5 + 2, so take 2.
     fib = run_cli("solve", "fibonacci", "20")
     assert "state: [20, 19]" in fib.stdout and "winning moves: 2" in fib.stdout

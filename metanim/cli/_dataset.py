@@ -48,7 +48,13 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument(
         "-n", "--n", type=_positive, default=None, help="records (with --game; default 100)"
     )
-    b.add_argument("--variant", choices=["normal", "misere"], default="normal")
+    b.add_argument(
+        "--variant",
+        choices=["normal", "misere"],
+        default=None,
+        help="with --game: the play rule (default: the preset's own, e.g. misère for "
+        "kayles-20-misere, else normal); one that contradicts the preset is refused",
+    )
     b.add_argument(
         "--param",
         "-p",
@@ -103,11 +109,18 @@ def dataset(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from metanim.datasets import BUILD_PRESETS, DatasetSpec, build, write_card, write_jsonl
+    from metanim.datasets import (
+        BUILD_PRESETS,
+        DatasetSpec,
+        build,
+        play_rule,
+        write_card,
+        write_jsonl,
+    )
 
     if not args.game:
-        given = [f for f, v in (("-n", args.n), ("--param", args.param),
-                                ("--square-boards", args.square_boards)) if v]  # fmt: skip
+        given = [f for f, v in (("-n", args.n), ("--param", args.param), ("--variant",
+                 args.variant), ("--square-boards", args.square_boards)) if v]  # fmt: skip
         if given:
             raise ValueError(
                 f"{', '.join(given)}: only with --game (one file); the default build has fixed sizes"
@@ -121,7 +134,8 @@ def _build(args: argparse.Namespace) -> int:
                 game=args.game,
                 params=params,
                 n=args.n or 100,
-                variant=args.variant,
+                # The flags given and the preset's own rule; a contradiction is refused here.
+                variant=play_rule(args.game, params, args.variant),
                 square_boards=args.square_boards,
                 strata=args.strata,
                 min_legal_moves=args.min_legal_moves,

@@ -217,6 +217,10 @@ class Game(ABC, Generic[StateT, MoveT]):
         """Canonical text of a move: what prompts show and `parse_move` accepts."""
 
     @abstractmethod
+    def move_words(self, move: MoveT) -> str:
+        """The move in the game's own words ("take 2 from heap 1"), for people to read."""
+
+    @abstractmethod
     def rules_text(self) -> str:
         """The Objective and Game Rule sections of the game prompt."""
 
