@@ -309,3 +309,29 @@ def test_show_verify_counts_what_no_oracle_covers(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "not independently verified: 1" in out
     assert main(["dataset", "show", str(path), "--allow-unverified", "--head", "0"]) == 2
+
+
+def test_the_paper_build_card_says_what_the_build_is(paper_build):
+    # Issue 24 item 8: the paper build keeps forced moves, labels every NIM record easy
+    # and draws small late-game Chomp shapes; its card says so, with the counts. They
+    # are counted again here from the rules (legal moves) and the states (fullness).
+    import statistics
+
+    from metanim.datasets import dataset_card
+
+    records = [r for rs in paper_build.values() for r in rs]
+    forced = sum(1 for r in records if len(r.make_game().legal_moves(r.game_state())) == 1)
+    nim = [r for r in records if r.game == "nim"]
+    chomp = [r for r in records if r.game == "chomp"]
+    full = statistics.median(
+        sum(r.game_state()) / (r.game_params["rows"] * r.game_params["cols"]) for r in chomp
+    )
+    assert (forced, len(records)) == (7, 178)  # the counts issue 24 reports for seed 0
+    assert {r.difficulty for r in nim} == {"easy"} and len(nim) == 40
+    assert not any(r.difficulty == "hard" for r in chomp) and full < 0.15
+    card = dataset_card(paper_build, seed=0, preset="paper")
+    assert f"**{forced} of {len(records)}** records have a single legal" in card
+    assert f"**{len(nim)} of {len(nim)}** NIM records are labelled `easy`" in card
+    assert f"median fullness **{full:.2f}**" in card
+    assert f"and **0** of {len(chomp)} are labelled `hard`" in card
+    assert "## The paper build" not in dataset_card(paper_build, seed=0)

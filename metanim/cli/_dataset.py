@@ -174,7 +174,8 @@ def _build(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     # The Hugging Face dataset card of what this build wrote (see `metanim dataset push`).
-    print(f"{write_card(out, files, seed=args.seed)}: dataset card")
+    card = write_card(out, files, seed=args.seed, preset=None if args.game else args.preset)
+    print(f"{card}: dataset card")
     elapsed = time.perf_counter() - start
     print(f"{total} records in {elapsed:.1f} s ({total / elapsed:,.0f} records/s) under {out}")
     return 0

@@ -39,7 +39,6 @@ from metanim.solver._solvers import (
     MAX_TABLE_BYTES,
     MAX_TABLE_STATES,
     NIM_TABLE_WORK,
-    SEARCH,
     TABLE,
     Solver,
     fibonacci_table_limit,
@@ -75,7 +74,7 @@ def optimal_move(
 def method(game: Game[Any, Any], state: Any, query: str = "outcome") -> str:
     """Which path answers `query` ("grundy", "outcome" or "winning_moves") for `state`.
 
-    Returns "table", "closed-form" or "search"; raises `SizeLimitError` naming the
+    Returns "table" or "closed-form"; raises `SizeLimitError` naming the
     limit when none can, before anything is allocated. Nothing is computed.
 
     >>> from metanim.games import Nim
@@ -101,7 +100,6 @@ __all__ = [
     "MAX_TABLE_BYTES",
     "MAX_TABLE_STATES",
     "NIM_TABLE_WORK",
-    "SEARCH",
     "SOLVE_SCHEMA",
     "TABLE",
     "CheckReport",

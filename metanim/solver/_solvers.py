@@ -43,7 +43,7 @@ CHOMP_TWO_ROW_TABLE_WORK = 200_000_000
 FIBONACCI_SCAN_LIMIT = 200_000
 
 #: How a query is answered (see `Solver.method`).
-TABLE, CLOSED_FORM, SEARCH = "table", "closed-form", "search"
+TABLE, CLOSED_FORM = "table", "closed-form"
 
 
 def _check_size(n_states: int, what: str) -> None:
@@ -207,8 +207,8 @@ def _lost_lookup(grundy: np.ndarray, mover_wins: np.ndarray, misere: bool) -> An
 class Solver(ABC):
     """Exact answers for one game configuration. States must be valid (see `validate`).
 
-    Every query first picks its path with `method` (a table, a proven closed form,
-    or a bounded search), which raises `SizeLimitError` naming the limit before
+    Every query first picks its path with `method` (a table or a proven closed
+    form), which raises `SizeLimitError` naming the limit before
     anything is allocated when no path can answer.
     """
 
@@ -217,7 +217,7 @@ class Solver(ABC):
 
     def method(self, state: Any, query: str = "outcome") -> str:
         """How `query` ("grundy", "outcome" or "winning_moves") is answered for `state`:
-        "table", "closed-form" or "search"; raises `SizeLimitError` when none can."""
+        "table" or "closed-form"; raises `SizeLimitError` when neither can."""
         return TABLE
 
     @abstractmethod
