@@ -9,6 +9,7 @@ Each test also asserts WHICH path answered (`method`): table, closed form, or a
 
 from __future__ import annotations
 
+import json
 import math
 from functools import cache, reduce
 from operator import xor
@@ -99,6 +100,23 @@ def test_three_row_chomp_beyond_the_table_names_the_limit() -> None:
         outcome(game, game.initial_state())
     with pytest.raises(SizeLimitError, match="MAX_TABLE_STATES"):
         outcome(Chomp(2, 20_000, misere=True), (20_000, 5))
+
+
+@pytest.mark.parametrize("misere", [False, True])
+def test_chomp_is_bounded_by_work_and_the_refusal_names_it(misere: bool, capsys) -> None:
+    # Issue 24 item 7: a full 14x14 board took 36 s through the CLI on shared cores. The
+    # bound is successor visits (shapes x cells), counted here apart: C(28, 14) x 196.
+    from metanim.cli import main
+
+    game = Chomp(14, 14, misere=misere)
+    work = math.comb(28, 14) * 14 * 14
+    with pytest.raises(SizeLimitError, match="CHOMP_TABLE_WORK") as err:
+        method(game, game.initial_state())
+    assert f"needs {work:,} successor visits" in str(err.value)
+    assert main(["solve", "chomp", json.dumps([14] * 14), *(["--misere"] if misere else [])]) == 2
+    assert "CHOMP_TABLE_WORK" in capsys.readouterr().err
+    # 13x13 (C(26, 13) x 169 = 1.8e9 visits) is within the bound: a table, not computed here.
+    assert method(Chomp(13, 13, misere=misere), (13,) * 13) == "table"
 
 
 # ------------------------------------------------------------------------------- NIM
