@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -249,18 +250,15 @@ def test_the_command_line_prints_what_main_prints(capsys) -> None:
         ["solve", "nim", "[5, 6, 7]"],
         ["solve", "fibonacci", "10952", "--misere", "--json"],
     ]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "metanim", *argv],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for argv in cases
-    ]
-    for argv, proc in zip(cases, procs, strict=True):
-        out, err = proc.communicate(timeout=120)
-        assert (proc.returncode, out, err) == run(argv, capsys), argv
+
+    def command_line(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "metanim", *argv]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+    with ThreadPoolExecutor(len(cases)) as pool:  # the interpreter start-ups overlap
+        results = list(pool.map(command_line, cases))
+    for argv, result in zip(cases, results, strict=True):
+        assert (result.returncode, result.stdout, result.stderr) == run(argv, capsys), argv
 
 
 # ---------------------------------------------------------------------- dataset build
