@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -78,8 +79,6 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
 
 @command("solve", "Grundy value, outcome and winning moves of a state", _solve_args)
 def _solve(args: argparse.Namespace) -> int:
-    import json
-
     from metanim.solver import solve_state
 
     params = game_params(args.param)

@@ -248,6 +248,9 @@ _non_negative = _at_least(0)
 def _show(args: argparse.Namespace) -> int:
     from metanim.datasets import load_dataset
 
+    if args.allow_unverified and not args.verify:
+        raise ValueError("--allow-unverified goes with --verify")
+
     records = load_dataset(args.path)
     games = Counter(f"{r.game}-{r.variant}" for r in records)
     strata = Counter(r.features.stratum for r in records)
@@ -277,8 +280,6 @@ def _show(args: argparse.Namespace) -> int:
                     f"independently verified (first: {first}); pass --allow-unverified to "
                     "accept them"
                 )
-    elif args.allow_unverified:
-        raise ValueError("--allow-unverified goes with --verify")
     print("games: " + ", ".join(f"{k} {v}" for k, v in sorted(games.items())))
     print("strata: " + ", ".join(f"{k} {strata.get(k, 0)}" for k in ("easy", "medium", "hard")))
     print("difficulty: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())))

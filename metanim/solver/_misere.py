@@ -25,20 +25,27 @@ from metanim.games import SizeLimitError
 KAYLES_MISERE_WORK = 1_500_000_000
 
 
-def kayles_misere_work(n_max: int) -> int:
-    """Work of the table for rows up to n_max: its positions (every partition of at most
-    n_max pins) times the most moves one position scans (a move per pin, at most n_max)."""
-    counts = [1] + [0] * n_max  # partition numbers p(0..n_max), Euler's recurrence by parts
+@cache
+def _partition_numbers(n_max: int) -> tuple[int, ...]:
+    """p(0), ..., p(n_max): partitions of each total, counted part size by part size."""
+    counts = [1] + [0] * n_max
     for part in range(1, n_max + 1):
         for total in range(part, n_max + 1):
             counts[total] += counts[total - part]
-    return sum(counts) * n_max
+    return tuple(counts)
+
+
+def kayles_misere_work(n_max: int) -> int:
+    """Work of the table for rows up to n_max: its positions (every partition of at most
+    n_max pins) times the most moves one position scans (a move per pin, at most n_max)."""
+    return sum(_partition_numbers(n_max)) * n_max
 
 
 def _largest_within_work() -> int:
-    n = 1
-    while kayles_misere_work(n + 1) <= KAYLES_MISERE_WORK:
-        n += 1
+    counts = _partition_numbers(256)  # p(s) does not depend on the table's size
+    n, positions = 1, counts[0] + counts[1]
+    while (positions + counts[n + 1]) * (n + 1) <= KAYLES_MISERE_WORK:
+        n, positions = n + 1, positions + counts[n + 1]
     return n
 
 
