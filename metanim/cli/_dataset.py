@@ -48,7 +48,13 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument(
         "-n", "--n", type=_positive, default=None, help="records (with --game; default 100)"
     )
-    b.add_argument("--variant", choices=["normal", "misere"], default="normal")
+    b.add_argument(
+        "--variant",
+        choices=["normal", "misere"],
+        default=None,
+        help="with --game: the play rule (default: the preset's own, e.g. misère for "
+        "kayles-20-misere, else normal); one that contradicts the preset is refused",
+    )
     b.add_argument(
         "--param",
         "-p",
@@ -81,7 +87,13 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--verify",
         action="store_true",
-        help="check every record with an independent oracle (reference solver or closed form)",
+        help="check every record with an independent oracle (reference solver or closed "
+        "form); exits 2 if any record fails or is not independently verified",
+    )
+    s.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="with --verify: accept records no independent oracle covers (still counted)",
     )
 
 
@@ -97,11 +109,18 @@ def dataset(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from metanim.datasets import BUILD_PRESETS, DatasetSpec, build, write_card, write_jsonl
+    from metanim.datasets import (
+        BUILD_PRESETS,
+        DatasetSpec,
+        build,
+        play_rule,
+        write_card,
+        write_jsonl,
+    )
 
     if not args.game:
-        given = [f for f, v in (("-n", args.n), ("--param", args.param),
-                                ("--square-boards", args.square_boards)) if v]  # fmt: skip
+        given = [f for f, v in (("-n", args.n), ("--param", args.param), ("--variant",
+                 args.variant), ("--square-boards", args.square_boards)) if v]  # fmt: skip
         if given:
             raise ValueError(
                 f"{', '.join(given)}: only with --game (one file); the default build has fixed sizes"
@@ -115,7 +134,8 @@ def _build(args: argparse.Namespace) -> int:
                 game=args.game,
                 params=params,
                 n=args.n or 100,
-                variant=args.variant,
+                # The flags given and the preset's own rule; a contradiction is refused here.
+                variant=play_rule(args.game, params, args.variant),
                 square_boards=args.square_boards,
                 strata=args.strata,
                 min_legal_moves=args.min_legal_moves,
@@ -154,7 +174,8 @@ def _build(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     # The Hugging Face dataset card of what this build wrote (see `metanim dataset push`).
-    print(f"{write_card(out, files, seed=args.seed)}: dataset card")
+    card = write_card(out, files, seed=args.seed, preset=None if args.game else args.preset)
+    print(f"{card}: dataset card")
     elapsed = time.perf_counter() - start
     print(f"{total} records in {elapsed:.1f} s ({total / elapsed:,.0f} records/s) under {out}")
     return 0
@@ -227,6 +248,9 @@ _non_negative = _at_least(0)
 def _show(args: argparse.Namespace) -> int:
     from metanim.datasets import load_dataset
 
+    if args.allow_unverified and not args.verify:
+        raise ValueError("--allow-unverified goes with --verify")
+
     records = load_dataset(args.path)
     games = Counter(f"{r.game}-{r.variant}" for r in records)
     strata = Counter(r.features.stratum for r in records)
@@ -247,6 +271,15 @@ def _show(args: argparse.Namespace) -> int:
         )
         if unverified:
             print(f"not independently verified: {len(unverified)} ({unverified[0].detail})")
+            if not args.allow_unverified:
+                first = next(
+                    r.id for r, v in zip(records, results, strict=True) if v is unverified[0]
+                )
+                raise DatasetError(
+                    f"{args.path}: {len(unverified)} of {len(records)} records are not "
+                    f"independently verified (first: {first}); pass --allow-unverified to "
+                    "accept them"
+                )
     print("games: " + ", ".join(f"{k} {v}" for k, v in sorted(games.items())))
     print("strata: " + ", ".join(f"{k} {strata.get(k, 0)}" for k in ("easy", "medium", "hard")))
     print("difficulty: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())))
