@@ -7,21 +7,32 @@ Subcommands are added with `@command(...)`; see `main`.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
+import os
 import signal
 import sys
+import threading
 import typing
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from metanim import __version__
+from metanim.cli import _analysis, _arena, _dataset
+from metanim.datasets.questions import resolve_path
+from metanim.llm import InfrastructureError
+from metanim.llm.local import serve_local, serve_local_arguments
+from metanim.llm.sim import serve
+from metanim.solver import solve_state
 from metanim.util import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     Interrupted,
+    MetaNimError,
     StorageError,
     Unreachable,
     game_params,
@@ -82,8 +93,6 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
 
 @command("solve", "Grundy value, outcome and winning moves of a state", _solve_args)
 def _solve(args: argparse.Namespace) -> int:
-    from metanim.solver import solve_state
-
     params = game_params(args.param)
     if args.misere is not None:  # only a flag the user gave joins the parameters
         if params.get("misere", True) is not True:
@@ -127,10 +136,6 @@ def _serve_sim_args(p: argparse.ArgumentParser) -> None:
     "serve-sim", "Run the simulated OpenAI-compatible server (models are policies)", _serve_sim_args
 )
 def _serve_sim(args: argparse.Namespace) -> int:
-    import os
-
-    from metanim.llm.sim import serve
-
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"environment variable {args.api_key_env} is not set")
@@ -147,80 +152,39 @@ def _serve_sim(args: argparse.Namespace) -> int:
 
 
 def _question_files(paths: list[str]) -> list[str]:
-    from metanim.datasets.questions import resolve_path
-
     return [str(resolve_path(p)) for p in paths]
 
 
-# ------------------------------------------- evaluate, tournament, demo, dataset, report
-def _library_command(name: str, module: str, help: str) -> None:
-    """A subcommand whose flags (`<name>_arguments`) and handler (`<name>`) live in `module`.
-
-    The module is imported only when the parser is built or the command runs.
-    """
-
-    def arguments(p: argparse.ArgumentParser) -> None:
-        getattr(importlib.import_module(module), f"{name}_arguments")(p)
-
-    def handler(args: argparse.Namespace) -> int:
-        return getattr(importlib.import_module(module), name)(args)
-
-    command(name, help, arguments)(handler)
-
-
-_library_command(
-    "play",
-    "metanim.cli._arena",
-    "Play one game between two methods; each move graded by the solver",
-)
-_library_command(
-    "evaluate",
-    "metanim.cli._arena",
-    "Decision accuracy of a method on critical-state datasets or question files, R repeats",
-)
-_library_command(
-    "challenging",
-    "metanim.cli._arena",
-    "Seed 004's challenging subset: items a baseline answers right in < 40%% of 5 runs at T=0.7",
-)
-_library_command(
-    "tournament",
-    "metanim.cli._arena",
-    "Method vs opponent over E episodes per game setting (resumable)",
-)
-_library_command(
-    "demo",
-    "metanim.cli._arena",
-    "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
-)
-_library_command(
-    "dataset", "metanim.cli._dataset", "Build or inspect critical-state datasets (build, show)"
-)
-_library_command(
-    "report", "metanim.cli._analysis", "Render a results folder as tables, report.md and PNG plots"
-)
-_library_command(
-    "reproduce",
-    "metanim.cli._analysis",
-    "Regenerate a seed paper's table or figure (table1, figure3, ...); simulated by default",
-)
-
-
-def _serve_local_args(p: argparse.ArgumentParser) -> None:
-    from metanim.llm.local import serve_local_arguments
-
-    serve_local_arguments(p)
-
-
+# ------------------------------------------------------------------ serve-local
 @command(
     "serve-local",
     "Serve a GGUF model with llama.cpp on 127.0.0.1 (needs the [local] extra; 1 thread)",
-    _serve_local_args,
+    serve_local_arguments,
 )
 def _serve_local(args: argparse.Namespace) -> int:
-    from metanim.llm.local import serve_local
-
     return serve_local(args)
+
+
+# The commands whose flags and handlers live in the package's other modules, in the
+# order `metanim --help` lists them (after solve and serve-sim, before serve-local).
+_COMMANDS[2:2] = [
+    ("play", "Play one game between two methods; each move graded by the solver",
+     _arena.play_arguments, _arena.play),
+    ("evaluate", "Decision accuracy of a method on critical-state datasets or question "
+     "files, R repeats", _arena.evaluate_arguments, _arena.evaluate),
+    ("challenging", "Seed 004's challenging subset: items a baseline answers right in < 40%% "
+     "of 5 runs at T=0.7", _arena.challenging_arguments, _arena.challenging),
+    ("tournament", "Method vs opponent over E episodes per game setting (resumable)",
+     _arena.tournament_arguments, _arena.tournament),
+    ("demo", "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
+     _arena.demo_arguments, _arena.demo),
+    ("dataset", "Build or inspect critical-state datasets (build, show)",
+     _dataset.dataset_arguments, _dataset.dataset),
+    ("report", "Render a results folder as tables, report.md and PNG plots",
+     _analysis.report_arguments, _analysis.report),
+    ("reproduce", "Regenerate a seed paper's table or figure (table1, figure3, ...); "
+     "simulated by default", _analysis.reproduce_arguments, _analysis.reproduce),
+]  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -231,8 +195,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from metanim import __version__
-
     parser = _Parser(prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP)
     parser.add_argument("--version", action="version", version=f"metanim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -246,16 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (see `metanim --help`)."""
     try:
-        parser = build_parser()  # imports the command modules: seconds on a busy machine
+        parser = build_parser()
     except KeyboardInterrupt:
         print("metanim: interrupted before anything was started", file=sys.stderr)
         return EXIT_INTERRUPTED
     args = parser.parse_args(argv)
     # The command line as typed, so that a failed run can print the command that reruns it.
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    from metanim.games import MetaNimError
-    from metanim.llm import InfrastructureError
-
     previous = _sigterm_as_interrupt()
     shown = warnings.showwarning
     warnings.showwarning = _warning_line(args.command)
@@ -302,8 +261,6 @@ def _is_usage(exc: BaseException) -> bool:
 
 def _sigterm_as_interrupt() -> Any:
     """Treat SIGTERM like Ctrl-C: the run saves what finished and says so (main thread only)."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         return None
 
@@ -323,8 +280,6 @@ def _flag(loc: tuple[Any, ...]) -> str:
 
 def _one_line(exc: BaseException) -> str:
     """An error as one line: pydantic's per-field errors joined, a file error with its path."""
-    from pydantic import ValidationError
-
     if isinstance(exc, ValidationError):
         # Each field as its flag (a config file's key is the flag's name too).
         return "; ".join(

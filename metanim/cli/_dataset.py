@@ -6,10 +6,28 @@ import argparse
 import json
 import time
 from collections import Counter
+from math import comb, prod
 from pathlib import Path
 from typing import Any
 
-from metanim.util import game_params, int_range
+from pydantic import TypeAdapter, ValidationError
+from tqdm.auto import tqdm
+
+from metanim.datasets import (
+    BUILD_PRESETS,
+    DatasetError,
+    DatasetSpec,
+    build,
+    check_record,
+    load_dataset,
+    play_rule,
+    push_to_hub,
+    sampler_for,
+    write_card,
+    write_jsonl,
+)
+from metanim.games import make_game
+from metanim.util import Folder, Interrupted, game_params, int_range
 
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
@@ -23,7 +41,9 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         "forced moves; --preset paper: seed paper Table 5 sizes plus Corner Queen), normal "
         "and misère, one file per game and variant. With --game: one file.",
     )
-    b.add_argument("--out", default="datasets", help="output folder (default: datasets)")
+    b.add_argument(
+        "--out", type=_folder, default="datasets", help="output folder (default: datasets)"
+    )
     b.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     b.add_argument(
         "--preset",
@@ -70,6 +90,11 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         help="Chomp: spread records over square boards LO..HI, e.g. 2-19",
     )
     b.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    b.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the build and list the files it would write, then stop: nothing is written",
+    )
     h = sub.add_parser(
         "push",
         help="upload a build folder to the Hugging Face Hub as a dataset repo",
@@ -101,23 +126,12 @@ def dataset(args: argparse.Namespace) -> int:
     if args.dataset_command == "build":
         return _build(args)
     if args.dataset_command == "push":
-        from metanim.datasets import push_to_hub
-
         print(push_to_hub(args.folder, args.repo_id, private=args.private))
         return 0
     return _show(args)
 
 
 def _build(args: argparse.Namespace) -> int:
-    from metanim.datasets import (
-        BUILD_PRESETS,
-        DatasetSpec,
-        build,
-        play_rule,
-        write_card,
-        write_jsonl,
-    )
-
     if not args.game:
         given = [f for f, v in (("-n", args.n), ("--param", args.param), ("--variant",
                  args.variant), ("--square-boards", args.square_boards)) if v]  # fmt: skip
@@ -145,10 +159,13 @@ def _build(args: argparse.Namespace) -> int:
     else:
         specs = list(BUILD_PRESETS[args.preset])
     total = sum(s.n for s in specs)
+    if args.dry_run:
+        names = ", ".join(f"{s.name}.jsonl ({s.n})" for s in specs)
+        print(f"dry run: {total} records in {len(specs)} files under {args.out}: {names}; "
+              "nothing was written")  # fmt: skip
+        return 0
     bar = None
     if total >= _BAR_FROM and not args.no_progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=total, unit="rec", desc="critical states found")
     start = time.perf_counter()
     out = Path(args.out)
@@ -163,8 +180,6 @@ def _build(args: argparse.Namespace) -> int:
             if bar is None:
                 print(f"{path}: {len(records)} records")
     except KeyboardInterrupt:
-        from metanim.util import Interrupted
-
         raise Interrupted(
             f"{len(written)} of {len(specs)} dataset files written under {out}; the file "
             "being built was not (files are written whole); run the same command to build "
@@ -188,9 +203,6 @@ def _refuse_unreachable(spec: Any) -> None:
     critical states; asking for more could only end, much later, in the sampler's
     "found only ..." error.
     """
-    from metanim.datasets import sampler_for
-    from metanim.games import make_game
-
     if spec.square_boards:
         games = [make_game("chomp", rows=k, cols=k) for k in spec.square_boards]
     else:
@@ -209,8 +221,6 @@ def _refuse_unreachable(spec: Any) -> None:
 
 def _state_bound(game: Any) -> int | None:
     """An upper bound on the distinct states of a game configuration (None if unknown)."""
-    from math import comb, prod
-
     p = game.params
     name = game.name
     if name == "nim":
@@ -224,6 +234,14 @@ def _state_bound(game: Any) -> int | None:
     if name == "corner_queen":
         return p["height"] * p["width"]
     return None
+
+
+def _folder(text: str) -> str:
+    try:
+        return TypeAdapter(Folder).validate_python(text)
+    except ValidationError as exc:
+        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _at_least(minimum: int) -> Any:
@@ -246,8 +264,6 @@ _non_negative = _at_least(0)
 
 
 def _show(args: argparse.Namespace) -> int:
-    from metanim.datasets import load_dataset
-
     if args.allow_unverified and not args.verify:
         raise ValueError("--allow-unverified goes with --verify")
 
@@ -257,8 +273,6 @@ def _show(args: argparse.Namespace) -> int:
     tiers = Counter(r.difficulty or "unlabelled" for r in records)
     print(f"{args.path}: {len(records)} records")
     if args.verify:
-        from metanim.datasets import DatasetError, check_record
-
         results = [check_record(r) for r in records]
         for record, result in zip(records, results, strict=True):
             if result.status == "failed":
