@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import signal
@@ -21,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
@@ -92,9 +93,6 @@ class RunResult:
 
     config: Any
     log_path: Path
-    #: A `LoggedRecords` view: read from the log when first used, so a long run's
-    #: records are not held in memory unless asked for.
-    records: Sequence[Record]
     planned: int
     played_now: int
     stopped: str | None
@@ -102,53 +100,28 @@ class RunResult:
     report: str = ""
     #: Planned items that did not finish, by cause: cause -> (count, first message).
     failures: dict[str, tuple[int, str]] = field(default_factory=dict)
+    ids: Collection[str] = ()  # the planned ids
+    end: int = 0  # the log's size when the run ended
+
+    @functools.cached_property
+    def records(self) -> list[Record]:
+        """The latest logged record of each planned id, as the log was when the run ended.
+
+        Read from the log when first used, so a long run's records are not held in memory
+        unless asked for (the log's first `end` bytes: a later run may append).
+        """
+        if self.end and not self.log_path.exists():
+            raise FileNotFoundError(
+                f"{self.log_path} is gone: a run's records are read from its log when "
+                "first used (read them before removing the log)"
+            )
+        latest = latest_by_id(iter_records(self.log_path, self.end))
+        return [r for r in latest.values() if r["id"] in self.ids]
 
     @property
     def complete(self) -> bool:
         """Whether every planned item finished (exit code 0)."""
         return not self.failures
-
-
-class LoggedRecords(Sequence[Record]):
-    """The latest logged record of each planned id, read from the log on first use.
-
-    Only the log's first `end` bytes are read: the records as they were when the run
-    ended, whatever a later run appends.
-    """
-
-    def __init__(self, log_path: Path, ids: Collection[str], end: int | None = None) -> None:
-        self._path, self._ids, self._end = log_path, ids, end
-        self._records: list[Record] | None = None
-
-    def _load(self) -> list[Record]:
-        if self._records is None:
-            if self._end and not self._path.exists():
-                raise FileNotFoundError(
-                    f"{self._path} is gone: a run's records are read from its log when "
-                    "first used (read them before removing the log)"
-                )
-            latest = latest_by_id(iter_records(self._path, self._end))
-            self._records = [r for r in latest.values() if r["id"] in self._ids]
-        return self._records
-
-    @overload
-    def __getitem__(self, index: int) -> Record: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Record]: ...
-    def __getitem__(self, index: int | slice) -> Record | list[Record]:
-        return self._load()[index]
-
-    def __len__(self) -> int:
-        return len(self._load())
-
-    def __iter__(self) -> Iterator[Record]:
-        return iter(self._load())
-
-    def __eq__(self, other: object) -> bool:
-        return list(self) == (list(other) if isinstance(other, Sequence) else other)
-
-    def __repr__(self) -> str:
-        return f"LoggedRecords({str(self._path)!r})"
 
 
 @dataclass
@@ -392,8 +365,8 @@ class Run:
         )  # fmt: skip
         end = log_path.stat().st_size if log_path.exists() else 0
         return RunResult(
-            self.config, log_path, LoggedRecords(log_path, self.ids, end), len(self.planned),
-            self.played, reason, summary, report, failures,
+            self.config, log_path, len(self.planned), self.played, reason, summary, report,
+            failures, self.ids, end,
         )  # fmt: skip
 
 
