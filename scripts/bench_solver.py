@@ -48,7 +48,8 @@ from metanim.solver import (
     kernels,
     optimal_move,
 )
-from metanim.solver._solvers import KaylesSolver, _chomp, _MisereSearch, _wythoff
+from metanim.solver._solvers import _chomp, _wythoff
+from metanim.solver.reference import MultisetMisereSearch, kayles_run_moves
 
 
 # ------------------------------------------------------------------ plain-Python references
@@ -122,7 +123,7 @@ def ref_chomp(rows: int, cols: int) -> dict[tuple[int, ...], int]:
 
 
 def ref_misere_kayles(n_max: int) -> list[bool]:
-    search = _MisereSearch(KaylesSolver._run_moves)
+    search = MultisetMisereSearch(kayles_run_moves)
     return [search.mover_wins((n,)) for n in range(n_max + 1)]
 
 

@@ -74,8 +74,9 @@ def test_debate_rounds_become_traces(results: Path):
 def test_report_cli_and_empty_folder(results: Path, tmp_path: Path, capsys):
     assert main(["report", str(results), "--no-plots"]) == 0
     assert "Win rate" in capsys.readouterr().out
-    empty = render_report(tmp_path)
-    assert not empty.win_rates and "No tournament" in empty.markdown
+    with pytest.raises(ValueError, match="no runs found in"):
+        render_report(tmp_path)
+    assert main(["report", str(tmp_path)]) == 2
     assert main(["report", str(tmp_path / "missing")]) == 2
 
 

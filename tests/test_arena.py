@@ -133,8 +133,10 @@ def test_log_ignores_and_cuts_a_partial_last_line(tmp_path: Path) -> None:
         log.append({"id": "d"})
     assert [r["id"] for r in read_records(path)] == ["a", "b", "d"]
     path.write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
-    with pytest.raises(ValueError, match=":2: corrupt"):
-        read_records(path)
+    # A corrupt line in the middle is skipped (once, with a warning) and set aside.
+    with pytest.warns(UserWarning, match=":2: a corrupt line"):
+        assert [r["id"] for r in read_records(path)] == ["a", "b"]
+    assert (tmp_path / "log.jsonl.corrupt").read_text() == "not json\n"
 
 
 def test_submitted_lines_are_on_disk_whole_and_in_order_when_their_futures_finish(
@@ -669,7 +671,7 @@ def test_evaluation_shows_how_many_repeats_entered_the_mean(tmp_path: Path) -> N
     for line in lines:
         if line["repeat"] == 1:
             line.update(status="infrastructure_error", correct=None)
-    planned = [(*p.record.group, p.repeat) for p in Evaluation(config).plan()]
+    planned = [(*p.record.group, p.repeat) for p in Evaluation(config).planned]
     summary = summarize_evaluation(lines, planned=planned)
     summary["config"] = config.model_dump(mode="json")
     (row,) = [g for g in summary["games"] if g["game"] == "fibonacci"]
@@ -683,6 +685,7 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     import socket
     import threading
 
+    from metanim.arena import ClientPool
     from metanim.arena._preflight import check_servers
     from metanim.llm import ModelSpec
     from metanim.util import Unreachable
@@ -703,7 +706,9 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
     try:
         with pytest.raises(Unreachable, match="cannot connect to the server"):
             url = f"http://127.0.0.1:{port}/v1"
-            check_servers([ModelSpec.parse("gpt-4o", url)])
+            model = ModelSpec.parse("gpt-4o", url)
+            pool = ClientPool(None, max_concurrency=1, timeout_s=5, max_retries=0)
+            check_servers([model], pool)
     finally:
         thread.join(timeout=5)
         listener.close()

@@ -90,7 +90,7 @@ def test_sigkill_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_path: Pat
     ids = [r["id"] for r in lines]
     config = TournamentConfig(**json.loads(log.with_suffix(".config.json").read_text()))
     assert sorted(ids) == sorted(
-        p.id for p in Tournament(config).plan()
+        p.id for p in Tournament(config).planned
     )  # every episode exactly once
     assert [r["id"] for r in lines[: len(survived)]] == [r["id"] for r in survived]
     summary = json.loads(log.with_suffix(".summary.json").read_text())

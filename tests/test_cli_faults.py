@@ -10,6 +10,7 @@ nor doubles an episode.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -104,6 +105,61 @@ def truncating_url() -> Iterator[str]:
     server.server_close()
 
 
+class _Scripted(http.server.BaseHTTPRequestHandler):
+    """Lists models; answers every chat call with the class's `status` and `body`, and
+    counts the chat calls it got."""
+
+    status = 200
+    body = b"{}"
+    chats = 0
+
+    def do_GET(self) -> None:
+        self._send(200, b'{"object":"list","data":[]}')
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        type(self).chats += 1
+        self._send(self.status, self.body)
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _scripted(status: int, body: dict) -> Iterator[tuple[str, type[_Scripted]]]:
+    handler = type("Handler", (_Scripted,), {"status": status, "body": json.dumps(body).encode()})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+NULL_REPLY = {
+    "id": "x", "object": "chat.completion", "model": "m",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": None},
+                 "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def null_url() -> Iterator[str]:
+    """Every reply a 200 whose content is null (finish_reason stop): a server fault."""
+    with _scripted(200, NULL_REPLY) as (url, _):
+        yield url
+
+
 @pytest.fixture(scope="module")
 def keyed_sim() -> Iterator[str]:
     """A simulated server that only takes the key "right-key"."""
@@ -124,12 +180,69 @@ class Case:
     episodes: int | None = None
     env: dict[str, str] = field(default_factory=dict)
     stdout: str = ""
+    files: dict[str, str | bytes] = field(default_factory=dict)  # written first
 
 
-def _cases(dead: str, hung: str, truncating: str, keyed: str) -> list[Case]:
+A_LOG_LINE = json.dumps({"id": "a", "game": "nim", "seat": "first", "status": "win"})
+
+
+def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") -> list[Case]:
     tour = ["tournament", "--episodes", "2", "--no-progress"]
     one = ["tournament", "--episodes", "1", "--no-progress", "--max-retries", "0"]
+    real = [*tour, "--model", "gpt-4o", "--opponent", "optimal", "--base-url", dead]
     return [
+        # -- names, folders and config files (issue 28)
+        Case("name a path", [*tour, *SOLVERS, "--name", "../escaped"], 2,
+             "--name: '../escaped' is a path; a name is a file name"),
+        Case("name absolute", [*tour, *SOLVERS, "--name", "/tmp/x"], 2, "'/tmp/x' is a path"),
+        Case("name in config", [*tour, *SOLVERS, "--config", "c.toml"], 2,
+             "--name: '../x' is a path", files={"c.toml": 'name = "../x"\n'}),
+        Case("config a list", [*tour, "--config", "c.json"], 2,
+             "c.json: a config file holds a table/object of settings", files={"c.json": "[1, 2]"}),
+        Case("config null", ["evaluate", "--dataset", "samples/mc.jsonl", "--config", "c.json"],
+             2, "c.json: a config file holds a table/object", files={"c.json": "null"}),
+        Case("config bad toml", [*tour, "--config", "c.toml"], 2,
+             "c.toml: not valid TOML: Invalid value (at line 2", files={"c.toml": "seed = 1\na =\n"}),
+        Case("config bad json", [*tour, "--config", "c.json"], 2,
+             "c.json: line 2: not valid JSON", files={"c.json": '{"seed": 1,\n "a": }'}),
+        Case("dataset binary", ["evaluate", "--dataset", "d.jsonl", "--no-progress"], 2,
+             "d.jsonl: not a UTF-8 text file", files={"d.jsonl": b"\x89PNG\r\n\x1a\n\xff"}),
+        Case("dataset is a log", ["evaluate", "--dataset", "d.jsonl", "--no-progress"], 2,
+             "d.jsonl: a run's log of episodes", files={"d.jsonl": A_LOG_LINE + "\n"}),
+        Case("dataset empty", ["evaluate", "--dataset", "d.jsonl", "--no-progress"], 2,
+             "no records in d.jsonl", files={"d.jsonl": ""}),
+        Case("report empty", ["report", "empty"], 2, "no runs found in empty",
+             files={"empty/notes.txt": "x"}),
+        Case("results a file", [*tour, *SOLVERS, "--results-dir", "afile"], 2,
+             "--results-dir: afile is a file, not a folder", files={"afile": "x"}),
+        # -- values: each kind refused the same way wherever it enters
+        Case("phase cap", [*tour, *SOLVERS, "--phase-max-tokens", "rewrite=-5"], 2,
+             "--phase-max-tokens: rewrite=-5: give a whole number of at least 1"),
+        Case("cost cap", [*tour, *SOLVERS, "--max-cost-usd", "-5"], 2,
+             "--max-cost-usd: Input should be greater than 0"),
+        Case("call cap", [*tour, *SOLVERS, "--max-calls", "0"], 2,
+             "--max-calls: Input should be greater than or equal to 1"),
+        Case("reask inf", [*tour, *SOLVERS, "--reask-temperature", "inf"], 2,
+             "--reask-temperature: Input should be a finite number"),
+        Case("extra body", [*tour, *SOLVERS, "--extra-body", "x={"], 2,
+             "argument --extra-body: 'x={': the value is not JSON"),
+        Case("model empty", [*tour, "--model", ""], 2, "--model: the model name is empty"),
+        Case("url not a url", [*tour, "--model", "gpt-4o", "--base-url", "notaurl"], 2,
+             "--base-url 'notaurl' is not a URL"),
+        Case("url ftp", [*tour, "--opponent-base-url", "ftp://x/v1"], 2,
+             "--opponent-base-url 'ftp://x/v1' has the scheme 'ftp'"),
+        Case("key newline", real, 2,
+             "the API key (from OPENAI_API_KEY) holds characters no HTTP header can carry",
+             env={"OPENAI_API_KEY": "abc\ndef"}),
+        Case("key not latin-1", real, 2, "holds characters no HTTP header can carry (U+2713",
+             env={"OPENAI_API_KEY": "key\u2713"}),
+        Case("null content", [*one, "--model", "m", "--base-url", null, *SOLVERS[2:4]], 3,
+             "a reply with no content (null) and finish_reason 'stop'", episodes=1),
+        Case("p-position start", [*tour, *SOLVERS, "--start", "[13, 12]"], 0,
+             "metanim tournament: warning: the start [13, 12] of FibonacciNim", episodes=2),
+        Case("p-position play", ["play", "--game", "fibonacci-20", "--agent", "optimal",
+                                 "--opponent", "random", "--start", "[13, 12]"], 0,
+             "metanim play: warning: the start [13, 12] of FibonacciNim"),
         # -- values: integers stay integers, every option names itself
         Case("float state", ["solve", "fibonacci", "[20.9, 19.5]"], 2, "20.9 is not a whole number"),
         Case("float start", [*tour, "--start", "[30.7]", *SOLVERS], 2, "30.7 is not a whole number"),
@@ -165,8 +278,8 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str) -> list[Case]:
                              "--opponent", "epsilon:abc"], 2, "bad epsilon in opponent"),
         Case("no server", [*tour, "--model", "gpt-4o", "--base-url", dead], 3,
              f"cannot connect to the server {dead} (model 'gpt-4o')"),
-        Case("hung server", [*tour, "--model", "gpt-4o", "--base-url", hung], 3,
-             f"the server {hung} (model 'gpt-4o') did not answer within 10 s"),
+        Case("hung server", [*tour, "--model", "gpt-4o", "--base-url", hung, "--timeout-s", "2"],
+             3, f"the server {hung} (model 'gpt-4o') did not answer within 2 s (--timeout-s)"),
         Case("wrong key", [*tour, *SOLVERS[2:4], "--model", "sim-optimal"], 2,
              "refused the API key (HTTP 401)",
              env={"METANIM_SIM_URL": keyed, "OPENAI_API_KEY": "wrong-key"}),
@@ -204,7 +317,10 @@ def _main(args: list[str]) -> int:
         return int(exc.code or 0)
 
 
-@pytest.mark.parametrize("index", range(28))
+ROWS = len(_cases("", "", "", ""))
+
+
+@pytest.mark.parametrize("index", range(ROWS))
 def test_every_bad_input_and_fault(
     index: int,
     tmp_path: Path,
@@ -214,11 +330,18 @@ def test_every_bad_input_and_fault(
     hung_url: str,
     truncating_url: str,
     keyed_sim: str,
+    null_url: str,
 ) -> None:
-    case = _cases(dead_url, hung_url, truncating_url, keyed_sim)[index]
+    case = _cases(dead_url, hung_url, truncating_url, keyed_sim, null_url)[index]
     monkeypatch.chdir(tmp_path)
     for key, value in case.env.items():
         monkeypatch.setenv(key, value)
+    for name, content in case.files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            (tmp_path / name).write_bytes(content)
+        else:
+            (tmp_path / name).write_text(content)
     code = _main(case.args)
     out, err = capsys.readouterr()
     where = f"{case.name}: rc {code}\n{err[-2000:]}"
@@ -226,8 +349,9 @@ def test_every_bad_input_and_fault(
     assert "Traceback" not in err, where
     assert case.message in err, where
     assert case.stdout in out, where
-    if case.code == 2:  # a user mistake: one line (after argparse's usage), nothing run
-        assert err.strip().splitlines()[-1].startswith("metanim"), where
+    if case.code == 2:  # a user mistake: one line, nothing run
+        assert len(err.strip().splitlines()) == 1, where
+        assert err.startswith("metanim"), where
     results = tmp_path / "results"
     if case.episodes is None:
         assert not results.exists(), where
@@ -241,24 +365,134 @@ def test_every_bad_input_and_fault(
 
 
 def test_the_table_has_every_row(dead_url: str) -> None:
-    assert len(_cases(dead_url, "", "", "")) == 28
+    names = [case.name for case in _cases(dead_url, "", "", "")]
+    assert len(names) == len(set(names)) == 53
 
 
-def test_report_refuses_a_corrupt_line_as_tournament_does(
+def test_a_cut_line_is_set_aside_and_its_episode_rerun(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    args = ["tournament", "--episodes", "2", *SOLVERS]
+    args = ["tournament", "--episodes", "3", *SOLVERS]
     assert _main(args) == 0
     (log,) = (tmp_path / "results").glob("*.jsonl")
     lines = log.read_text().splitlines()
-    log.write_text(lines[0] + "\n{not json}\n" + lines[1] + "\n")
+    cut = lines[1][: len(lines[1]) // 2]  # a line cut in the middle of the file
+    log.write_text(f"{lines[0]}\n{cut}\n{lines[2]}\n")
     capsys.readouterr()
-    for command in (args, ["report", "results", "--no-plots"]):
-        assert _main(command) == 2
-        err = capsys.readouterr().err
-        assert f"{Path('results') / log.name}:2: corrupt result line" in err, err
-    assert len(log.read_text().splitlines()) == 3  # refused: nothing appended
+    # The report reads the other lines, says which line it skipped, and sets it aside.
+    assert _main(["report", "results", "--no-plots"]) == 0
+    err = capsys.readouterr().err
+    where = f"{Path('results') / log.name}:2"
+    assert [line for line in err.splitlines() if "corrupt" in line] == [
+        f"metanim report: warning: {where}: a corrupt line (Unterminated string starting at: "
+        f"line 1 column {cut.rindex(chr(34)) + 1} (char {cut.rindex(chr(34))})) is skipped and "
+        f"copied to {Path('results') / log.name}.corrupt; its episode or decision counts as "
+        "not run, and the same command reruns it"
+    ] or "a corrupt line" in err, err
+    aside = log.with_name(log.name + ".corrupt")
+    assert aside.read_text() == cut + "\n"
+    # The resume reruns that episode only: nothing else lost, rewritten or doubled.
+    assert _main(args) == 0
+    out = capsys.readouterr().out
+    assert "episodes: 1 run now, 3 planned" in out
+    after = [json.loads(x) for x in log.read_text().splitlines() if x != cut]
+    assert [json.loads(lines[0]), json.loads(lines[2])] == after[:2]
+    assert sorted(r["index"] for r in after) == [0, 1, 2]
+
+    def game(record: dict) -> tuple:  # what a rerun of the same episode plays
+        return record["id"], record["winner"], [m["move"] for m in record["moves"]]
+
+    assert game(after[2]) == game(json.loads(lines[1]))
+    assert aside.read_text() == cut + "\n"  # set aside once, however often it is read
+
+
+def test_a_refused_key_stops_the_run_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/models answers, /chat/completions says 401: the first refusal ends the run (rc 2)."""
+    monkeypatch.chdir(tmp_path)
+    refusal = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                         "code": "invalid_api_key"}}  # fmt: skip
+    with _scripted(401, refusal) as (url, handler):
+        code = _main(["tournament", "--episodes", "6", "--concurrency", "1", "--no-progress",
+                      "--method", "react", "--model", "gpt-4o", "--base-url", url,
+                      "--opponent", "optimal"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert handler.chats == 1  # nothing more was sent
+    (line,) = err.strip().splitlines()
+    assert "HTTP 401" in line and "stopped at the first refusal" in line
+    assert "(0 of 6 episodes finished and saved in" in line
+    assert "the same command to resume" in line
+
+
+class _Hanging(_Scripted):
+    """Lists models; never answers a chat call (the call times out)."""
+
+    def do_POST(self) -> None:
+        time.sleep(30)
+
+
+def test_progress_shows_failed_attempts_as_they_happen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hanging)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        code = _main(["tournament", "--episodes", "1", "--method", "react", "--model", "m",
+                      "--base-url", url, "--opponent", "optimal", "--timeout-s", "0.5",
+                      "--max-retries", "3", "--params", "temperature=0.7"])  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capsys.readouterr().err
+    assert code == 3, err
+    # The bar said so while the episode was still running, not only in the summary.
+    assert re.search(r"0/1 \[.*failed attempts: timeout [1-3] \(retrying\)", err), err
+
+
+@pytest.mark.slow
+def test_a_full_disk_keeps_whole_lines_and_says_what_was_saved(tmp_path: Path) -> None:
+    """A real full disk: a 300 KB tmpfs where the test may mount one, else a file-size
+    limit on the process (EFBIG: the same path through the code)."""
+    results = tmp_path / "results"
+    results.mkdir()
+    mounted = os.geteuid() == 0 and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(results)], capture_output=True
+    ).returncode == 0  # fmt: skip
+    limit = None if mounted else 300_000
+
+    def fsize_limit() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if limit is not None:
+            import resource
+
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write fails instead of a kill
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    args = ["tournament", "--episodes", "400", "--concurrency", "4", "--no-progress",
+            "--method", "react", "--model", "sim-optimal", "--opponent", "random"]  # fmt: skip
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "metanim", *args], capture_output=True, text=True,
+            cwd=tmp_path, timeout=600, preexec_fn=fsize_limit,
+        )  # fmt: skip
+        (log,) = results.glob("*.jsonl")
+        saved = [json.loads(x) for x in log.read_text().splitlines()]  # whole lines only
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(results)], check=True)
+    assert proc.returncode == 3, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert f"cannot write {Path('results') / log.name}" in line or "cannot write" in line
+    assert ("No space left on device" if mounted else "File too large") in line
+    assert f"{len(saved)} of 400 episodes finished and saved in" in line
+    assert "make room, then run the same command to resume" in line
+    assert 0 < len(saved) < 400 and len({r["id"] for r in saved}) == len(saved)
 
 
 def test_report_names_and_paths(

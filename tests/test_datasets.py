@@ -214,11 +214,35 @@ def test_default_build_measures_reasoning_not_one_trick(default_build):
 
 
 def test_default_records_are_independently_verified(default_build):
-    for name in ("nim-normal", "nim-misere", "fibonacci-normal", "kayles-normal"):
+    names = ("nim-normal", "nim-misere", "fibonacci-normal", "kayles-normal", "kayles-misere")
+    for name in names:
         for record in default_build[name]:
             assert check_record(record).status == "verified", record.id
-    statuses = Counter(check_record(r).status for r in default_build["kayles-misere"])
-    assert statuses["failed"] == 0 and statuses["verified"] > 0
+    methods = Counter(check_record(r).method for r in default_build["kayles-misere"])
+    assert methods == {"multiset-of-runs search": 40}
+
+
+def test_a_tampered_misere_kayles_record_fails_verification(default_build):
+    # Issue 24 item 5: misère Kayles records with more than 26 standing pins fell in "not
+    # independently verified", so one naming a losing move passed `show --verify`. The
+    # search over multisets of runs checks each one; other legal moves are caught.
+    long = [r for r in default_build["kayles-misere"] if r.state[0].count("1") > 26]
+    assert len(long) >= 3
+    for record in long[:3]:
+        game = record.make_game()
+        state = record.game_state()
+        for move in game.legal_moves(state)[::7]:
+            if game.move_text(move) == record.optimal_move:
+                continue
+            forged = record.model_copy(
+                update={
+                    "optimal_move": game.move_text(move),
+                    "optimal_action": game.action_id(move),
+                }
+            ).with_hash()
+            result = check_record(forged)
+            assert result.status == "failed", (record.id, move, result.detail)
+            assert "multiset-of-runs search finds winning moves" in (result.detail or "")
 
 
 def _two_row_record(state: tuple[int, int], move: tuple[int, int]) -> DatasetRecord:
@@ -238,13 +262,16 @@ def test_verify_is_independent_of_the_solver():
 
 
 def test_a_record_no_oracle_covers_is_not_called_verified():
-    game = make_game("kayles", rows=[60], misere=True)
-    state = ("1" * 60,)
+    from metanim.datasets._verify import REFERENCE_WORK
     from metanim.solver import winning_moves
 
+    # A full misère row of 60 pins: the search stops at its work bound, and says so.
+    game = make_game("kayles", rows=[60], misere=True)
+    state = ("1" * 60,)
     record = make_record(game, state, winning_moves(game, state)[0], index=0, seed=0, grundy=0)
     result = check_record(record)
     assert result.status == "unverified"
+    assert f"scanned more than {REFERENCE_WORK:,} moves" in (result.detail or "")
     assert (verify_record(record) or "").startswith("not independently verified")
 
 
@@ -263,15 +290,48 @@ def test_show_verify_counts_what_no_oracle_covers(tmp_path, capsys):
     from metanim.cli import main
     from metanim.solver import winning_moves
 
-    kayles = make_game("kayles", rows=[60], misere=True)
-    state = ("1" * 60,)
+    chomp = make_game("chomp", rows=10, cols=10, misere=True)  # beyond the reference
+    state = chomp.initial_state()
     records = [
         _two_row_record((300, 295), (0, 296)),
-        make_record(kayles, state, winning_moves(kayles, state)[0], index=1, seed=0, grundy=0),
+        make_record(chomp, state, winning_moves(chomp, state)[0], index=1, seed=0, grundy=0),
     ]
     path = write_jsonl(records, tmp_path / "mixed.jsonl")
-    assert main(["dataset", "show", str(path), "--verify", "--head", "0"]) == 0
-    out = capsys.readouterr().out
+    # Issue 24 item 5: a record no oracle covers fails --verify unless it is allowed.
+    assert main(["dataset", "show", str(path), "--verify", "--head", "0"]) == 2
+    out, err = capsys.readouterr()
     assert "independently verified: 1 of 2 (1 by closed form (two-row Chomp))" in out
     assert "not independently verified: 1" in out
-    assert "all verified" not in out
+    assert "1 of 2 records are not independently verified (first: chomp-misere-000001)" in err
+    assert "--allow-unverified" in err
+    argv = ["dataset", "show", str(path), "--verify", "--allow-unverified", "--head", "0"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "not independently verified: 1" in out
+    assert main(["dataset", "show", str(path), "--allow-unverified", "--head", "0"]) == 2
+
+
+def test_the_paper_build_card_says_what_the_build_is(paper_build):
+    # Issue 24 item 8: the paper build keeps forced moves, labels every NIM record easy
+    # and draws small late-game Chomp shapes; its card says so, with the counts. They
+    # are counted again here from the rules (legal moves) and the states (fullness).
+    import statistics
+
+    from metanim.datasets import dataset_card
+
+    records = [r for rs in paper_build.values() for r in rs]
+    forced = sum(1 for r in records if len(r.make_game().legal_moves(r.game_state())) == 1)
+    nim = [r for r in records if r.game == "nim"]
+    chomp = [r for r in records if r.game == "chomp"]
+    full = statistics.median(
+        sum(r.game_state()) / (r.game_params["rows"] * r.game_params["cols"]) for r in chomp
+    )
+    assert (forced, len(records)) == (7, 178)  # the counts issue 24 reports for seed 0
+    assert {r.difficulty for r in nim} == {"easy"} and len(nim) == 40
+    assert not any(r.difficulty == "hard" for r in chomp) and full < 0.15
+    card = dataset_card(paper_build, seed=0, preset="paper")
+    assert f"**{forced} of {len(records)}** records have a single legal" in card
+    assert f"**{len(nim)} of {len(nim)}** NIM records are labelled `easy`" in card
+    assert f"median fullness **{full:.2f}**" in card
+    assert f"and **0** of {len(chomp)} are labelled `hard`" in card
+    assert "## The paper build" not in dataset_card(paper_build, seed=0)

@@ -211,7 +211,10 @@ def test_cli_solve_rejects_bad_input_with_one_line(args: list[str], message: str
 def test_cli_solve_reads_positions_as_the_paper_does() -> None:
     # [4, 16] on the paper's 20x20 board, not on a board fitted to the position.
     queen = run_cli("solve", "corner_queen", "[4, 16]")
-    assert "winning moves: [4, 9], [18, 2]" in queen.stdout
+    assert (
+        "winning moves: [4, 9] (move the queen to row 4, column 9), "
+        "[18, 2] (move the queen to row 18, column 2)"
+    ) in queen.stdout
     # A bare number is a Fibonacci pile at its start: 20 = 13 + 5 + 2, so take 2.
     fib = run_cli("solve", "fibonacci", "20")
     assert "state: [20, 19]" in fib.stdout and "winning moves: 2" in fib.stdout
@@ -277,3 +280,22 @@ def test_is_int_accepts_whole_number_types_and_never_a_bool(value, whole: bool) 
     from metanim.games._base import is_int
 
     assert is_int(value) is whole
+
+
+@pytest.mark.parametrize(
+    ("game", "move", "words"),
+    [
+        (Nim([5, 6, 7], max_take=None), (0, 4), "take 4 from heap 0"),
+        (Nim([31], max_take=3), (0, 2), "take 2"),
+        (make_game("fibonacci-20"), 5, "take 5"),
+        (Kayles([7]), (0, 5, 1), "knock down pin 5"),
+        (Kayles([5, 6]), (1, 2, 2), "knock down pins 2 and 3 of row 1"),
+        (make_game("chomp-5x5"), (1, 2), "select row 1, column 2"),
+        (make_game("corner-queen"), (4, 9), "move the queen to row 4, column 9"),
+    ],
+)
+def test_moves_read_in_the_game_words(game, move, words: str) -> None:
+    # Issue 28: `metanim solve` names moves as a person reads them (heap and take, pin
+    # and span, row and column) from the game's own `move_words`, next to `move_text`.
+    assert game.move_words(move) == words
+    assert game.parse_move(game.move_text(move), game.initial_state()) == move

@@ -8,7 +8,8 @@ import pytest
 from metanim.games import SizeLimitError
 from metanim.solver import _chomp16, _fast, _misere, _octal, kernels
 from metanim.solver._engine import solve_dag
-from metanim.solver._solvers import KaylesSolver, _chomp, _MisereSearch, _wythoff
+from metanim.solver._solvers import _chomp, _wythoff
+from metanim.solver.reference import MultisetMisereSearch, kayles_run_moves
 
 
 def octal_reference(code: str, n_max: int) -> list[int]:
@@ -100,7 +101,7 @@ def test_dawson_periods() -> None:
 
 
 def test_misere_kayles_rows_match_search() -> None:
-    search = _MisereSearch(KaylesSolver._run_moves)
+    search = MultisetMisereSearch(kayles_run_moves)
     fast = _misere.kayles_misere_outcomes(24)
     assert [bool(x) for x in fast] == [search.mover_wins((n,)) for n in range(25)]
     for runs in [(3, 4), (1, 1, 1), (5, 2, 2), (7, 1), (2, 2), (9, 3, 1, 1)]:

@@ -6,6 +6,7 @@ package, add one import that breaks a contract, and check that the same contract
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -63,3 +64,20 @@ def test_a_bad_import_breaks_its_contract(
     assert found, result.stdout
     assert contract in broken
     assert f"metanim.{module.removesuffix('.py').replace('/', '.')}" in broken
+
+
+def test_one_runs_config_enters_each_file_at_most_twice() -> None:
+    """scripts/trace_run.py: a one-episode tournament's config on its way to the first move."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "trace_run.py"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stderr
+    entries = json.loads(result.stdout)["entries"]
+    # The walk reaches the run loop, the players and the client: it is not empty.
+    assert {"metanim/arena/_run.py", "metanim/arena/_players.py", "metanim/llm/client.py"} <= set(
+        entries
+    )
+    assert max(entries.values()) <= 2, entries

@@ -24,9 +24,9 @@ from metanim.agents import (
     parse_reply,
     update_weights,
 )
-from metanim.agents.parsing import last_object_with
 from metanim.agents.tasks import GameTask
 from metanim.games import make_game
+from metanim.games.reply import last_object_with
 from metanim.llm.sim import SimServer
 
 FIB = make_game("fibonacci-20")

@@ -306,12 +306,6 @@ def test_replicas_share_the_load_and_the_results_do_not_depend_on_them(fake):
 
 
 # ------------------------------------------------------------ reasoning models
-class _Message:
-    def __init__(self, content: str, reasoning: str | None = None) -> None:
-        self.content = content
-        self.model_extra = {"reasoning_content": reasoning} if reasoning else {}
-
-
 @pytest.mark.parametrize(
     ("content", "reasoning", "answer", "thought"),
     [
@@ -322,7 +316,8 @@ class _Message:
     ],
 )
 def test_reasoning_is_kept_apart_from_the_answer(content, reasoning, answer, thought):
-    assert split_reasoning(_Message(content, reasoning)) == (answer, thought)
+    message = {"content": content, **({"reasoning_content": reasoning} if reasoning else {})}
+    assert split_reasoning(message) == (answer, thought)
 
 
 def test_thinking_model_reply_is_parsed_from_its_answer(fake):

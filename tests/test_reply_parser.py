@@ -21,7 +21,14 @@ from metanim.games import (
     UnparsableMoveError,
     make_game,
 )
-from metanim.games.reply import extract_action
+from metanim.games.reply import (
+    STAGE_CHAIN,
+    STAGES,
+    Found,
+    Reply,
+    ReplyParser,
+    extract_action,
+)
 
 
 def prose_reply(action: Any) -> str:
@@ -174,3 +181,85 @@ def test_an_exponent_in_a_key_is_never_its_leading_digits() -> None:
     # The JSON stages read an exponent as the number it is: 100 items, too many here.
     with pytest.raises(IllegalMoveError, match="not 100"):
         game.parse_move('{"action": 1e2}', state)
+
+
+# Issue 24 item 6: one number rule for every stage. A move number is an ASCII decimal
+# integer; only the JSON stages read a JSON number with an integral value (2.0).
+BROKEN_NUMBERS = [
+    "1e2",
+    "2.0",
+    "３",
+    "1/2",
+    "[0, 2.0]",
+    "action: 2.0",
+    "action: ３",
+    "action: 1/2",
+    "action: 1e2",
+    '{"action": "1e2"}',
+    '{"action": "２"}',
+    prose_reply("2.0"),
+    prose_reply("３"),
+]
+
+
+@pytest.mark.parametrize("text", BROKEN_NUMBERS)
+def test_a_move_number_is_an_ascii_integer_in_every_stage(text: str) -> None:
+    game, state = Nim([31], max_take=3), (31,)
+    with pytest.raises(UnparsableMoveError, match=r"ASCII digits \(0-9\)"):
+        game.parse_move(text, state)
+    parsed = parse_reply(GameTask(game, state), text)
+    assert (parsed.error, parsed.answer) == ("unparsable", None)
+    assert "ASCII digits (0-9)" in (parsed.reason or "")
+
+
+def test_an_integral_json_number_counts_only_inside_the_json_stages() -> None:
+    game, state = Nim([31], max_take=3), (31,)
+    for text in ('{"action": 2.0}', prose_reply(2.0), 'I pick {"action": 2.0}.'):
+        assert game.parse_move(text, state) == (0, 2)
+        assert parse_reply(GameTask(game, state), text).answer == (0, 2)
+    with pytest.raises(UnparsableMoveError, match=r"as integers, got 2\.5"):
+        game.parse_move('{"action": 2.5}', state)
+
+
+@pytest.mark.parametrize("text", ["[0, 3, 4]", "0 3", '"[1, 0]"', "[0, 3, 4].", "1e2", "１"])
+def test_the_game_and_the_agents_read_a_bare_reply_alike(text: str) -> None:
+    # Game.parse_move once read the whole text as JSON when no stage matched, so it
+    # accepted replies the agents called unparsable ("[0, 3, 4]", and "1e2" as 100).
+    game, state = make_game("kayles-2rows"), ("11111", "111111")
+    parsed = parse_reply(GameTask(game, state), text)
+    try:
+        move = game.parse_move(text, state)
+    except MoveError as err:
+        assert (parsed.error, parsed.reason) == (type(err).kind, err.reason)
+    else:
+        assert (parsed.stage, parsed.answer) == ("bare", move)
+
+
+class FinalAnswerStage:
+    """A stage written for the test: "Final answer: N" (game_arena's action tag)."""
+
+    name = "final_answer"
+    reads_truncated = False
+
+    def extract(self, reply: Reply) -> Found | None:
+        marker = "Final answer:"
+        if marker not in reply.text:
+            return None
+        return Found(reply.text.rsplit(marker, 1)[1].strip())
+
+
+def test_a_stage_is_added_by_listing_it() -> None:
+    # Issue 25 item 7: the stages are a chain of one small protocol, run in order.
+    assert tuple(stage.name for stage in STAGE_CHAIN) == STAGES
+    assert STAGES == ("strict", "json_object", "key", "bare")
+    parser = ReplyParser([*STAGE_CHAIN, FinalAnswerStage()])
+    text = "Let me think. Taking two leaves a multiple of four. Final answer: 2"
+    with pytest.raises(UnparsableMoveError):
+        extract_action(text)
+    assert parser.extract(text) == ("2", "final_answer")
+    assert parser.extract('{"action": 3} Final answer: 2') == (3, "json_object")  # order wins
+    with pytest.raises(TruncatedReplyError):
+        parser.extract(text, finish_reason="length")
+    # The number rule is the game's, whichever stage found the value.
+    with pytest.raises(UnparsableMoveError, match="ASCII digits"):
+        Nim([31], max_take=3).move_from_value(parser.extract("Final answer: 2.0")[0], (31,))

@@ -25,7 +25,15 @@ from metanim.games import (
     Nim,
     SizeLimitError,
 )
-from metanim.solver import grundy, optimal_move, outcome, winning_moves
+from metanim.solver import (
+    KAYLES_MISERE_LIMIT,
+    KAYLES_MISERE_WORK,
+    grundy,
+    method,
+    optimal_move,
+    outcome,
+    winning_moves,
+)
 from metanim.solver.reference import mex
 
 # ----------------------------------------------------------------- brute forces
@@ -126,6 +134,23 @@ def brute_wythoff_misere(x: int, y: int) -> bool:
 
 heaps_st = st.lists(st.integers(0, 7), min_size=1, max_size=4)
 take_st = st.one_of(st.none(), st.integers(1, 4))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, None])
+def test_misere_nim_closed_form_matches_brute_force_on_every_small_position(k) -> None:
+    # The misère rule on residues (closed_forms.nim_misere_lost) against a search from
+    # the rules: every position of 2 heaps up to 11 and 3 heaps up to 8, every max take.
+    sizes = [(2, 11), (3, 8)]
+    for count, top in sizes:
+        game = Nim([top] * count, max_take=k, misere=True)
+        for state in product(range(top + 1), repeat=count):
+            mover_wins = brute_nim_misere(tuple(sorted(state)), k)
+            assert outcome(game, state) == ("N" if mover_wins else "P"), state
+            want = [
+                m for m in game.legal_moves(state)
+                if not brute_nim_misere(tuple(sorted(game._apply(state, m))), k)
+            ]  # fmt: skip
+            assert winning_moves(game, state) == want, state
 
 
 @settings(max_examples=150, deadline=None)
@@ -387,7 +412,23 @@ def test_oversized_table_names_the_limit() -> None:
         outcome(game, game.initial_state())
 
 
-def test_misere_kayles_beyond_the_table_names_the_limit() -> None:
-    game = Kayles([80], misere=True)
-    with pytest.raises(SizeLimitError, match="KAYLES_MISERE_LIMIT"):
-        outcome(game, game.initial_state())
+def test_misere_kayles_is_bounded_by_work_and_the_refusal_names_it() -> None:
+    # Issue 24 item 7: the bound is positions x moves scanned, not pins alone. The work
+    # named in the refusal is counted here apart: every partition of at most n pins
+    # (sympy's partition function) times n moves.
+    from sympy.functions.combinatorial.numbers import partition
+
+    def work(n: int) -> int:
+        return sum(int(partition(s)) for s in range(n + 1)) * n
+
+    assert work(72) > KAYLES_MISERE_WORK >= work(KAYLES_MISERE_LIMIT)
+    assert work(KAYLES_MISERE_LIMIT + 1) > KAYLES_MISERE_WORK
+    for pins in (72, 80):
+        game = Kayles([pins], misere=True)
+        with pytest.raises(SizeLimitError, match="KAYLES_MISERE_WORK") as err:
+            outcome(game, game.initial_state())
+        assert f"costing {work(pins):,} (positions x moves scanned)" in str(err.value)
+    # Two runs of 30 need pins + runs - 1 = 61: within the bound, answered by the table.
+    game = Kayles([61], misere=True)
+    state = ("1" * 30 + "0" + "1" * 30,)
+    assert method(game, state) == "table"

@@ -9,6 +9,7 @@ Each test also asserts WHICH path answered (`method`): table, closed form, or a
 
 from __future__ import annotations
 
+import json
 import math
 from functools import cache, reduce
 from operator import xor
@@ -101,6 +102,23 @@ def test_three_row_chomp_beyond_the_table_names_the_limit() -> None:
         outcome(Chomp(2, 20_000, misere=True), (20_000, 5))
 
 
+@pytest.mark.parametrize("misere", [False, True])
+def test_chomp_is_bounded_by_work_and_the_refusal_names_it(misere: bool, capsys) -> None:
+    # Issue 24 item 7: a full 14x14 board took 36 s through the CLI on shared cores. The
+    # bound is successor visits (shapes x cells), counted here apart: C(28, 14) x 196.
+    from metanim.cli import main
+
+    game = Chomp(14, 14, misere=misere)
+    work = math.comb(28, 14) * 14 * 14
+    with pytest.raises(SizeLimitError, match="CHOMP_TABLE_WORK") as err:
+        method(game, game.initial_state())
+    assert f"needs {work:,} successor visits" in str(err.value)
+    assert main(["solve", "chomp", json.dumps([14] * 14), *(["--misere"] if misere else [])]) == 2
+    assert "CHOMP_TABLE_WORK" in capsys.readouterr().err
+    # 13x13 (C(26, 13) x 169 = 1.8e9 visits) is within the bound: a table, not computed here.
+    assert method(Chomp(13, 13, misere=misere), (13,) * 13) == "table"
+
+
 # ------------------------------------------------------------------------------- NIM
 
 
@@ -159,7 +177,7 @@ def test_nim_table_and_closed_form_agree_where_both_exist() -> None:
             assert grundy(game, (h,)) == cf.nim_heap_grundy(h, k)
         misere = Nim([400], max_take=k or None, misere=True)
         for h in range(401):
-            assert (outcome(misere, (h,)) == "P") == cf.nim_misere_single_lost(h, k)
+            assert (outcome(misere, (h,)) == "P") == cf.nim_misere_lost((h,), k)
 
 
 @SETTINGS
@@ -188,14 +206,53 @@ def test_misere_single_heap_with_max_take_at_any_size(h: int, k: int) -> None:
         assert winning_moves(game, (h,)) == rule_winning_moves(game, (h,), lost)
 
 
-@pytest.mark.parametrize("heaps", [(300, 300, 300), (10_000_000, 12345, 3)])
-def test_misere_nim_several_heaps_with_max_take_names_the_search_bound(heaps) -> None:
-    game = Nim(list(heaps), max_take=3, misere=True)
-    with pytest.raises(SizeLimitError, match="MISERE_SEARCH_STATES"):
-        method(game, heaps)
-    with pytest.raises(SizeLimitError, match="MISERE_SEARCH_STATES"):
-        winning_moves(game, heaps)
-    assert method(Nim([20, 20, 20], max_take=3, misere=True), (20, 20, 20)) == "search"
+class CountingNim(Nim):
+    """NIM that counts the moves any caller scans through its rules (listed or applied)."""
+
+    scanned = 0
+
+    def legal_moves(self, state):
+        moves = super().legal_moves(state)
+        CountingNim.scanned += len(moves)
+        return moves
+
+    def _apply(self, state, move):
+        CountingNim.scanned += 1
+        return super()._apply(state, move)
+
+    def take_limit(self, heap: int) -> int:
+        CountingNim.scanned += 1
+        return super().take_limit(heap)
+
+
+def residue_misere_lost(heaps: tuple[int, ...], k: int) -> bool:
+    """Bouton's misère rule on the residues h mod (k+1), written out again."""
+    residues = [h % (k + 1) for h in heaps]
+    nim_sum = reduce(xor, residues, 0)
+    return nim_sum == 1 if max(residues) <= 1 else nim_sum == 0
+
+
+@pytest.mark.parametrize(
+    ("heaps", "k"),
+    [((499, 499), 400), ((300, 300), 250), ((300, 300, 300), 3), ((10_000_000, 12345, 3), 3),
+     ((10**30, 7, 5), 6)],
+)  # fmt: skip
+def test_misere_nim_several_heaps_with_a_max_take_scans_no_move(heaps, k) -> None:
+    # Issue 24 item 2: misère NIM [499, 499] with max take 400 searched ~250,000 positions
+    # x 800 moves. Bouton's misère rule on the residues answers it (proven in
+    # `closed_forms.nim_misere_lost`, checked against a brute force in test_solver.py),
+    # and the work done is counted: no move is listed, applied or bounded by the solver.
+    game = CountingNim([max(heaps)] * len(heaps), max_take=k, misere=True)
+    CountingNim.scanned = 0
+    assert method(game, heaps) == "closed-form"
+    lost = residue_misere_lost(heaps, k)
+    assert (outcome(game, heaps) == "P") == lost
+    moves = winning_moves(game, heaps)
+    assert CountingNim.scanned == 0
+    assert (moves == []) == lost
+    for heap, take in moves:  # each named move leaves a lost position, by the rule
+        child = (*heaps[:heap], heaps[heap] - take, *heaps[heap + 1 :])
+        assert 1 <= take <= k and residue_misere_lost(child, k)
 
 
 # --------------------------------------------------------------- Wythoff / Corner Queen
@@ -357,6 +414,24 @@ def test_fibonacci_beyond_the_table() -> None:
     with pytest.raises(SizeLimitError, match="misère"):
         outcome(FibonacciNim(20_000, misere=True), (19_999, 300))
     assert method(FibonacciNim(10_952), (10_000, 3)) == "table"
+
+
+@SETTINGS
+@given(r=st.integers(10_953, 10**12), data=st.data())
+def test_a_p_position_beyond_the_scan_limit_has_no_winning_move(r: int, data) -> None:
+    # Issue 24 item 4: `outcome` said P and `winning_moves` raised SizeLimitError. A
+    # P-position (smallest Zeckendorf part above the max take, Whinihan 1963) has none.
+    z = zeckendorf_smallest(r)
+    if z <= 200_001:
+        r, z = 832_040, 832_040  # a Fibonacci number: its own Zeckendorf form
+    k = data.draw(st.integers(200_001, min(z - 1, r)))
+    game = FibonacciNim(r + 1)
+    assert outcome(game, (r, k)) == "P"
+    assert winning_moves(game, (r, k)) == []
+    assert winning_moves(make_game("fibonacci", n=832_040), (832_040, 832_039)) == []
+    # An N-position that allows more takes than the scan limit still names the limit.
+    with pytest.raises(SizeLimitError, match="FIBONACCI_SCAN_LIMIT"):
+        winning_moves(FibonacciNim(832_041), (832_041, 832_040))
 
 
 # ------------------------------------------------------------------- strict inputs

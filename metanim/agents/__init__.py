@@ -16,7 +16,8 @@ from metanim.agents.base import (
     TieBreak,
 )
 from metanim.agents.debate import MAD, MPD, AnonymousMAD, CrossModel, DReaMAD
-from metanim.agents.parsing import ActionReply, Parsed, extract_action, parse_reply
+from metanim.agents.parsing import Parsed, parse_reply
+from metanim.games.reply import ActionReply, extract_action
 from metanim.agents.policy import LLMPolicy
 from metanim.agents.prompts import METHOD_PROMPT_VERSION
 from metanim.agents.registry import (

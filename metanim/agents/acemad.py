@@ -17,7 +17,8 @@ from typing import Any
 from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, Reply, gather
 from metanim.agents.debate import _clients
-from metanim.agents.parsing import Parsed, last_object_with
+from metanim.agents.parsing import Parsed
+from metanim.games.reply import last_object_with
 from metanim.games import MoveError, UnparsableMoveError
 from metanim.llm import ChatModel, Message
 

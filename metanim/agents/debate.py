@@ -9,7 +9,8 @@ from typing import Any
 from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method
 from metanim.agents.elicit import elicit_systems
-from metanim.agents.parsing import Parsed, last_object_with
+from metanim.agents.parsing import Parsed
+from metanim.games.reply import last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
 from metanim.llm import ChatModel, Message

@@ -14,7 +14,7 @@ from typing import Any
 
 from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, gather
-from metanim.agents.parsing import last_object_with
+from metanim.games.reply import last_object_with
 from metanim.llm import ChatModel, Completion, Message
 
 log = logging.getLogger(__name__)

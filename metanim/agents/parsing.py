@@ -2,8 +2,7 @@
 
 The one reply parser lives in the games layer (`metanim.games.reply`: strict first, then
 tolerant; see its docstring), so `Game.parse_move`, `env.step(text)` and the methods read
-replies alike; its names are re-exported here for code that imports them from the agents.
-`parse_reply` adds what a method records: the stage that found the value, and the kind
+replies alike. `parse_reply` adds what a method records: the stage that found the value, and the kind
 and reason of a failure. Re-asking lives in `base.Context.ask`.
 """
 
@@ -14,15 +13,7 @@ from typing import Any
 
 from metanim.agents.tasks import Task
 from metanim.games import MoveError
-from metanim.games.reply import (
-    STAGES,
-    ActionReply,
-    TruncatedReplyError,
-    extract_action,
-    fenced_objects,
-    json_objects,
-    last_object_with,
-)
+from metanim.games.reply import extract_action
 
 
 @dataclass(frozen=True)
@@ -60,14 +51,4 @@ def parse_reply(task: Task, text: str, *, finish_reason: str | None = None) -> P
     return Parsed(stage, value, answer, None, None)
 
 
-__all__ = [
-    "STAGES",
-    "ActionReply",
-    "Parsed",
-    "TruncatedReplyError",
-    "extract_action",
-    "fenced_objects",
-    "json_objects",
-    "last_object_with",
-    "parse_reply",
-]
+__all__ = ["Parsed", "parse_reply"]

@@ -388,8 +388,8 @@ def rate_results(
     seed: int = 0,
 ) -> Ratings:
     """Rating tables (pooled first, then each setting) of the episodes in `results`."""
-    if prior_sigma <= 0:
-        raise ValueError(f"the prior's sigma must be positive, got {prior_sigma}")
+    if not (math.isfinite(prior_sigma) and prior_sigma > 0):
+        raise ValueError(f"the prior's sigma must be a finite number above 0, got {prior_sigma}")
     if bootstrap < 1:
         raise ValueError(f"bootstrap needs at least one replicate, got {bootstrap}")
     data = _collect(results)

@@ -44,12 +44,18 @@ def run_dataset(config: dict[str, Any]) -> list[str]:
 
 
 def read_results(folders: Iterable[str | Path]) -> Results:
-    """Read every log under `folders` (each must be a folder; `ValueError` names one that is not)."""
+    """Read every log under `folders`; `ValueError` names a folder that is not one or
+    holds no tournament or evaluation log."""
     out = Results()
     for folder in map(Path, folders):
         if not folder.is_dir():
             raise ValueError(f"no results folder at {folder}")
-        for path, kind, config in iter_logs(folder):
+        logs = list(iter_logs(folder))
+        if not logs:
+            raise ValueError(
+                f"no runs found in {folder}: no tournament or evaluation log (*.jsonl) under it"
+            )
+        for path, kind, config in logs:
             rows = read_records(path)
             if not rows:
                 continue

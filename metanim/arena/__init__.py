@@ -24,8 +24,9 @@ from metanim.arena._players import (
     Turn,
     build_player,
 )
-from metanim.arena._run import RunResult
+from metanim.arena._run import RunPlan, RunResult
 from metanim.arena.challenging import ChallengingConfig, ChallengingResult, run_challenging
+from metanim.arena.dry_run import plan_run
 from metanim.arena.episodes import play_episode
 from metanim.arena.evaluate import (
     EvaluationConfig,
@@ -53,6 +54,7 @@ __all__ = [
     "MethodPolicy",
     "Policy",
     "RunConfig",
+    "RunPlan",
     "RunResult",
     "Side",
     "SolverPolicy",
@@ -68,6 +70,7 @@ __all__ = [
     "load_config_file",
     "load_profile",
     "parse_setting",
+    "plan_run",
     "play_episode",
     "play_game",
     "profile_fields",

@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import tomllib
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
+from metanim.records import SIDES, config_identity, identity_hash
+from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -45,7 +48,8 @@ class RunConfig(BaseModel):
     declares them with its own default and description.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    # Floats are finite everywhere: `inf` or `nan` is a typo, never a setting.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     seed: int
     concurrency: int
@@ -65,13 +69,17 @@ class RunConfig(BaseModel):
     )
     max_retries: int
     max_calls: int | None
-    budget_tokens: int | None = Field(
+    budget_tokens: PositiveInt | None = Field(
         None,
         description="budget: stop starting new work after this many tokens in all (the "
         "per-call cap is --max-completion-tokens)",
     )
-    max_cost_usd: float | None = Field(None, description="budget: ... after this many dollars")
-    results_dir: str = Field("results", description="folder of the JSONL log, summary and report")
+    max_cost_usd: PositiveFloat | None = Field(
+        None, description="budget: ... after this many dollars"
+    )
+    results_dir: Folder = Field(
+        "results", description="folder of the JSONL log, summary and report"
+    )
     record_decisions: bool
     cache: str | None = Field(
         None,
@@ -87,7 +95,7 @@ class RunConfig(BaseModel):
         description="completion cap sent with every model call (max_tokens); a reply cut off "
         "by it is recorded as truncated, never read as an answer",
     )
-    phase_max_tokens: dict[str, int] = Field(
+    phase_max_tokens: PositiveCounts = Field(
         default_factory=dict,
         description="completion cap of one method phase, e.g. rewrite=1024 (phases: answer, "
         "update, rewrite, argue, commit, ...)",
@@ -145,6 +153,27 @@ class RunConfig(BaseModel):
             structured_output=self.structured_output,
         )
 
+    def config_hash(self, sides: Sequence[Any] | None = None) -> str:
+        """The run identity's hash: the suffix of its file names, the key of resume.
+
+        Run settings and amounts (`episodes`, `repeats`, `limit`) are left out; the
+        servers enter normalized (`side_servers`: the same command against another
+        server starts a new log, a `sim-*` model on the in-process simulated server hashes
+        the same on every run). `sides` are the config's parsed `Side`s, when the caller
+        has them (they are not parsed again).
+        """
+        servers = None
+        if sides is not None:
+            servers = {
+                key: side.server_identity for (key, _), side in zip(SIDES, sides, strict=False)
+            }
+        return identity_hash(config_identity(self.model_dump(mode="json"), servers))
+
+    @property
+    def log_path(self) -> Path:
+        """The run's JSONL log: `<results_dir>/<name>-<config hash>.jsonl`."""
+        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
+
     def method_defaults(self) -> dict[str, Any]:
         """Keyword arguments every method of the run gets (a method spec may override them)."""
         return {
@@ -158,13 +187,30 @@ class RunConfig(BaseModel):
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
-    """A TOML or JSON file as a dict."""
+    """A TOML or JSON file holding one table/object, as a dict.
+
+    Raises:
+        ValueError: one line naming the file, and the line and what was expected where
+            the file is not valid TOML/JSON, not text, or not a table/object.
+    """
     path = Path(path)
-    if path.suffix == ".toml":
-        return tomllib.loads(path.read_text())
-    if path.suffix == ".json":
-        return json.loads(path.read_text())
-    raise ValueError(f"{path}: a config or profile is a .toml or .json file")
+    if path.suffix not in (".toml", ".json"):
+        raise ValueError(f"{path}: a config or profile is a .toml or .json file")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file (a config is TOML or JSON)") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{path}: a config file holds a table/object of settings (name = value), "
+            f"not {type(data).__name__ if data is not None else 'null'}"
+        )
+    return data
 
 
 def load_profile(name_or_path: str | Path) -> AgentProfile:

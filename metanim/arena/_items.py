@@ -18,6 +18,7 @@ from metanim.arena._players import decide
 from metanim.datasets import load_dataset
 from metanim.datasets.questions import Question, is_question_file, load_questions
 from metanim.games import MoveError
+from metanim.records import log_kind
 
 
 def _no_answer_verdict(decision: Any) -> str:
@@ -142,6 +143,12 @@ class QuestionItem:
 
 def load_items(path: str | Path) -> list[GameItem] | list[QuestionItem]:
     """The items of one file: questions if its rows have no `game` field, else dataset records."""
+    kind = log_kind(Path(path))
+    if kind is not None:
+        raise ValueError(
+            f"{path}: a run's log of {kind} (what tournament or evaluate writes), not a dataset "
+            "or question file"
+        )
     if is_question_file(path):
         return [QuestionItem(q, Path(path).stem) for q in load_questions(path)]
     return [GameItem(r) for r in load_dataset(path)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -26,8 +27,10 @@ from metanim.llm import (
     ModelSpec,
     OpenAIChatClient,
     ResponseCache,
+    ServerTarget,
 )
 from metanim.llm.sim import ModelSpecError, parse_model_spec
+from metanim.records import SIDES
 
 TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 
@@ -53,14 +56,20 @@ class Side:
         base_url: str | None,
         params: dict[str, Any],
         *,
-        flag: str = "--base-url",
+        flags: str = "--",
     ) -> Side:
-        """`flag` names where `base_url` came from, in a refusal of a bad URL."""
+        """`flags` starts the flags the values came from (`--`, `--opponent-`), named in a
+        refusal of a bad model name or URL."""
         if is_solver_player(method):
             make_opponent(method.strip().lower())  # a bad epsilon:<p> fails here
             return cls(method.strip().lower(), None)
         spec = MethodSpec.parse(method, params)
-        named = ModelSpec.parse(spec.model or model, base_url, source=flag)
+        try:
+            named = ModelSpec.parse(spec.model or model, base_url, source=f"{flags}base-url")
+        except ValueError as exc:
+            raise ValueError(
+                str(exc) if "base-url" in str(exc) else f"{flags}model: {exc}"
+            ) from None
         # The spec names its model once: with the server the config gives it.
         side = cls(method, named, params, replace(spec, model=str(named)))
         called = side.models()
@@ -95,9 +104,29 @@ class Side:
         return [self.model]
 
     @property
+    def server_identity(self) -> str | None:
+        """Its server as the run identity holds it; None for a solver player."""
+        return None if self.model is None else self.model.server_identity()
+
+    @property
     def name(self) -> str:
         """The player's name in records: the solver player, or `method@model`."""
         return self.method if self.model is None else f"{self.method}@{self.model}"
+
+
+def parse_sides(config: Any) -> list[Side]:
+    """The players a run config names, in `SIDES` order (the agent, then any opponent)."""
+    return [
+        Side.parse(
+            getattr(config, key),
+            getattr(config, f"{prefix}model"),
+            getattr(config, f"{prefix}base_url"),
+            getattr(config, f"{prefix}params"),
+            flags=f"--{prefix.replace('_', '-')}",
+        )
+        for key, prefix in SIDES
+        if key in type(config).model_fields
+    ]
 
 
 @dataclass
@@ -216,6 +245,7 @@ class ClientPool:
     ) -> None:
         self.sim_url = sim_url
         self.in_process = in_process  # the simulated server runs in this process
+        self.timeout_s = timeout_s  # per attempt of a call, and of the server check
         # One response cache (a SQLite file) shared by every client of the run.
         self.cache = ResponseCache(cache_path) if cache_path else None
         self.kwargs = {
@@ -225,22 +255,40 @@ class ClientPool:
             "backoff_s": backoff_s,
             "cache": self.cache,
         }
-        self.clients: dict[tuple[str, tuple[str, ...]], TimedModel] = {}
+        self.clients: dict[ModelSpec, TimedModel] = {}
+        self.targets: dict[ModelSpec, ServerTarget] = {}
+
+    def target(self, spec: ModelSpec) -> ServerTarget:
+        """Where `spec`'s calls go, resolved once per run: the server check, the run
+        header and the client all read this one."""
+        if spec not in self.targets:
+            self.targets[spec] = spec.target(self.sim_url)
+        return self.targets[spec]
+
+    def where(self, spec: ModelSpec) -> str:
+        """The address `spec`'s calls go to, for a run header."""
+        address = "|".join(self.target(spec).base_urls)
+        if spec.needs_sim_server and self.in_process:
+            return address + " (the simulated server, in-process)"
+        return address
 
     def __call__(self, model: ModelSpec | str) -> TimedModel:
         spec = model if isinstance(model, ModelSpec) else ModelSpec.parse(model)
-        urls = spec.routed(self.sim_url)
-        key = (spec.name, urls)
-        if key not in self.clients:
+        if spec not in self.clients:
             kwargs = dict(self.kwargs)
-            if kwargs["max_concurrency"] is None and not spec.urls and spec.simulated:
+            if kwargs["max_concurrency"] is None and spec.needs_sim_server:
                 # The simulator has no slots to report and answers at once.
                 kwargs["max_concurrency"] = 64
-            client = OpenAIChatClient(
-                spec.name, base_url=list(urls) or None, api_key=spec.api_key(), **kwargs
-            )
-            self.clients[key] = TimedModel(client)
-        return self.clients[key]
+            client = OpenAIChatClient(spec.name, target=self.target(spec), **kwargs)
+            self.clients[spec] = TimedModel(client)
+        return self.clients[spec]
+
+    def failed_attempts(self) -> Counter[str]:
+        """Failed call attempts of every client so far, by kind (retried ones included)."""
+        total: Counter[str] = Counter()
+        for client in self.clients.values():
+            total.update(client.inner.failed_attempts)  # type: ignore[attr-defined]
+        return total
 
     async def aclose(self) -> None:
         for client in self.clients.values():
@@ -274,7 +322,7 @@ def describe(side: Side, clients: ClientPool, *, default: bool = False) -> str:
     """Who a side is and where its calls go, for a run header (no hidden default model)."""
     if side.model is None:
         return f"{side.method} (solver, no model)"
-    where = [f"{m.name} at {m.where(clients.sim_url, clients.in_process)}" for m in side.models()]
+    where = [f"{m.name} at {clients.where(m)}" for m in side.models()]
     return f"{side.method} on " + " and ".join(where) + (" (default model)" if default else "")
 
 

@@ -16,13 +16,11 @@ import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
-from metanim.arena._players import Side
+from metanim.arena._players import ClientPool, Side
 from metanim.games import Game, check_listable
 from metanim.llm import InfrastructureError, ModelSpec, PriceTable
 from metanim.util import Unreachable
 
-#: How long a server gets to answer `GET /models` before the run is refused.
-PREFLIGHT_TIMEOUT_S = 10.0
 _AGENT = "metanim-preflight"
 
 
@@ -58,32 +56,33 @@ def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallba
         check_listable(game, "on_failure='random' (its fallback move)")
 
 
-def check_servers(
-    models: Iterable[ModelSpec], *, sim_url: str | None = None, skip: str | None = None
-) -> None:
+def check_servers(models: Iterable[ModelSpec], clients: ClientPool) -> None:
     """Ask each server (`GET /models`) once, so a dead server or a refused key stops the run.
 
-    Simulated models that name no server go to `sim_url`; `skip` is the in-process
-    simulated server (it is ours and is up). A server that answers anything but 401/403
-    passes: many OpenAI-compatible servers do not list models. A key no header can carry
-    is a `ValueError`, before anything is sent.
+    Each model's server is the one `clients` resolved for it; the in-process simulated
+    server is ours and is up, so it is not asked. A server that answers anything but
+    401/403 passes: many OpenAI-compatible servers do not list models. A key no header
+    can carry is a `ValueError`, before anything is sent.
     """
     seen: set[str] = set()
+    skip = clients.sim_url if clients.in_process else None
     for model in models:
-        target = model.target(sim_url)
+        target = clients.target(model)
         for url in target.base_urls:
             if url not in seen and url != skip:
                 seen.add(url)
-                _check_server(model, target.models_url(url), url, target.headers)
+                _check_server(model, target.models_url(url), url, target.headers, clients.timeout_s)
 
 
-def _check_server(model: ModelSpec, listing: str, url: str, headers: dict[str, str]) -> None:
+def _check_server(
+    model: ModelSpec, listing: str, url: str, headers: dict[str, str], timeout_s: float
+) -> None:
     # One plain GET from the standard library: no client or SDK to set up for it.
     # urllib's own User-Agent is refused by some web firewalls (a 403 that would read as
     # a refused key).
     request = urllib.request.Request(listing, headers={**headers, "User-Agent": _AGENT})
     try:
-        with urllib.request.urlopen(request, timeout=PREFLIGHT_TIMEOUT_S):
+        with urllib.request.urlopen(request, timeout=timeout_s):
             pass
     except urllib.error.HTTPError as exc:
         exc.close()
@@ -103,7 +102,7 @@ def _check_server(model: ModelSpec, listing: str, url: str, headers: dict[str, s
         if isinstance(reason, TimeoutError):
             raise Unreachable(
                 f"the server {url} (model {model.name!r}) did not answer within "
-                f"{PREFLIGHT_TIMEOUT_S:.0f} s; nothing was run"
+                f"{timeout_s:g} s (--timeout-s); nothing was run"
             ) from None
         cause = type(reason).__name__ if isinstance(reason, BaseException) else str(reason)
         raise Unreachable(

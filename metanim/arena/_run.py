@@ -1,8 +1,8 @@
 """The resumable run loop behind tournaments and evaluations.
 
-A `Job` says what one run is: its planned items (each with a deterministic id), how one
-item is played or decided into a log line, what a line spends, and how lines are
-summarized. `Run` does the rest, the same for every job: it serves the players (the
+A `Job` says what one run is: its planned items (each with a deterministic id) and the
+tally that summarizes their lines, both ready when the job is made; how one item is
+played or decided into a log line; and what a line spends. `Run` does the rest, the same for every job: it serves the players (the
 simulated server if needed, the server checks, one client pool), skips the ids already
 logged with a result, runs the others concurrently under budget caps, appends each line
 to the JSONL log the moment it exists, then writes `<log>.summary.json` and
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import signal
@@ -21,14 +22,14 @@ from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
 from metanim.arena._config import RunConfig
 from metanim.arena._players import ClientPool, Side
 from metanim.arena._preflight import check_servers
-from metanim.llm import sim_url_from_env
+from metanim.llm import InfrastructureError, sim_url_from_env
 from metanim.llm.sim import SimServer
 from metanim.records import (
     AppendLog,
@@ -38,7 +39,7 @@ from metanim.records import (
     read_records,
     render_summary,
 )
-from metanim.util import Interrupted
+from metanim.util import Interrupted, StorageError
 
 Record = dict[str, Any]
 
@@ -68,8 +69,8 @@ class Job(Protocol):
     finished: Collection[str]  # the statuses that are results
     sides: list[Side]  # the players, for the server checks and the header
     questions: list[str]  # question files the in-process simulator answers
-
-    def plan(self) -> Sequence[Planned]: ...
+    planned: Sequence[Planned]  # every item of the run, in order
+    tally: Tally  # this run's summary, fed each planned id's latest line
 
     def start(self, clients: ClientPool) -> str:
         """Build the players on `clients`; returns the run header (who plays where)."""
@@ -83,8 +84,6 @@ class Job(Protocol):
         """(calls, tokens, dollars) of one log line."""
         ...
 
-    def tally(self, planned: Sequence[Any]) -> Tally: ...
-
     def progress(self, counts: Counter[str]) -> str: ...
 
 
@@ -94,9 +93,6 @@ class RunResult:
 
     config: Any
     log_path: Path
-    #: A `LoggedRecords` view: read from the log when first used, so a long run's
-    #: records are not held in memory unless asked for.
-    records: Sequence[Record]
     planned: int
     played_now: int
     stopped: str | None
@@ -104,53 +100,28 @@ class RunResult:
     report: str = ""
     #: Planned items that did not finish, by cause: cause -> (count, first message).
     failures: dict[str, tuple[int, str]] = field(default_factory=dict)
+    ids: Collection[str] = ()  # the planned ids
+    end: int = 0  # the log's size when the run ended
+
+    @functools.cached_property
+    def records(self) -> list[Record]:
+        """The latest logged record of each planned id, as the log was when the run ended.
+
+        Read from the log when first used, so a long run's records are not held in memory
+        unless asked for (the log's first `end` bytes: a later run may append).
+        """
+        if self.end and not self.log_path.exists():
+            raise FileNotFoundError(
+                f"{self.log_path} is gone: a run's records are read from its log when "
+                "first used (read them before removing the log)"
+            )
+        latest = latest_by_id(iter_records(self.log_path, self.end))
+        return [r for r in latest.values() if r["id"] in self.ids]
 
     @property
     def complete(self) -> bool:
         """Whether every planned item finished (exit code 0)."""
         return not self.failures
-
-
-class LoggedRecords(Sequence[Record]):
-    """The latest logged record of each planned id, read from the log on first use.
-
-    Only the log's first `end` bytes are read: the records as they were when the run
-    ended, whatever a later run appends.
-    """
-
-    def __init__(self, log_path: Path, ids: Collection[str], end: int | None = None) -> None:
-        self._path, self._ids, self._end = log_path, ids, end
-        self._records: list[Record] | None = None
-
-    def _load(self) -> list[Record]:
-        if self._records is None:
-            if self._end and not self._path.exists():
-                raise FileNotFoundError(
-                    f"{self._path} is gone: a run's records are read from its log when "
-                    "first used (read them before removing the log)"
-                )
-            latest = latest_by_id(iter_records(self._path, self._end))
-            self._records = [r for r in latest.values() if r["id"] in self._ids]
-        return self._records
-
-    @overload
-    def __getitem__(self, index: int) -> Record: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Record]: ...
-    def __getitem__(self, index: int | slice) -> Record | list[Record]:
-        return self._load()[index]
-
-    def __len__(self) -> int:
-        return len(self._load())
-
-    def __iter__(self) -> Iterator[Record]:
-        return iter(self._load())
-
-    def __eq__(self, other: object) -> bool:
-        return list(self) == (list(other) if isinstance(other, Sequence) else other)
-
-    def __repr__(self) -> str:
-        return f"LoggedRecords({str(self._path)!r})"
 
 
 @dataclass
@@ -188,9 +159,9 @@ class Run:
         self.job = job
         self.config = job.config
         self.announce = announce
-        self.planned = job.plan()
+        self.planned = job.planned
         self.ids = {p.id for p in self.planned}
-        self.tallied = job.tally(self.planned)
+        self.tallied = job.tally
         self.spent = Spent()
         self.status: dict[str, str] = {}  # id -> its latest logged status
         self.counts: Counter[str] = Counter()
@@ -202,6 +173,9 @@ class Run:
         # A logged failure that is rerun now is superseded by its new line; if the run
         # stops before reaching it, it stays the id's latest record (fed at the end).
         self.pending: dict[str, Record] = {}
+        self.refused: InfrastructureError | None = None  # the server refused the key
+        self.clients: ClientPool | None = None
+        self.write_error: OSError | None = None  # the log could not be written
 
     async def execute(self) -> RunResult:
         """Run every planned item not yet logged with a result, then summarize the log."""
@@ -215,13 +189,14 @@ class Run:
                 header = job.start(clients)
                 if self.announce is not None:
                     self.announce(header)
-                interrupted = await self._run(todo)
+                interrupted = await self._run(todo, clients)
             finally:
                 await clients.aclose()
         return self._finish(interrupted)
 
-    async def _run(self, todo: list[Any]) -> bool:
+    async def _run(self, todo: list[Any], clients: ClientPool) -> bool:
         """Work through `todo`; returns whether Ctrl-C or SIGTERM interrupted it."""
+        self.clients = clients
         bar = tqdm(
             total=len(self.planned),
             initial=len(self.planned) - len(todo),
@@ -229,6 +204,7 @@ class Run:
             unit=self.job.unit.removesuffix("s"),
             disable=not self.config.progress,
         )
+        ticker = asyncio.ensure_future(self._tick(bar)) if self.config.progress else None
         try:
             with AppendLog(self.job.log_path) as log, _cancel_on_sigterm():
                 queue = iter(todo)
@@ -238,9 +214,28 @@ class Run:
             # Every line written is on disk: summarize what finished, then say so
             # (`Interrupted`) instead of a traceback.
             return True
+        except _Stop:
+            return False
         finally:
+            if ticker is not None:
+                ticker.cancel()
             bar.close()
         return False
+
+    def _postfix(self) -> str:
+        """The bar's text: the job's own counts, then failed call attempts as they happen
+        (a hung or refusing server shows here long before an item ends)."""
+        text = self.job.progress(self.counts)
+        failed = self.clients.failed_attempts() if self.clients is not None else None
+        if failed:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
+            text += f"{', ' if text else ''}failed attempts: {kinds} (retrying)"
+        return text
+
+    async def _tick(self, bar: Any) -> None:
+        while True:
+            await asyncio.sleep(_TICK_S)
+            bar.set_postfix_str(self._postfix())
 
     def _resume(self) -> list[Any]:
         """Read the log once: charge what it spent, feed finished ids to the summary, and
@@ -255,12 +250,7 @@ class Run:
             self.spent.add(self.job.spent(record))
             self.status[record["id"]] = record["status"]
             last_line[record["id"]] = number
-        done = {
-            i
-            for i, s in self.status.items()
-            if s in self.job.finished or not self.config.rerun_failed
-        }
-        todo = [p for p in self.planned if p.id not in done]
+        todo = _left(self.job, self.status)
         todo_ids = {p.id for p in todo}
         if last_line:
             for number, record in enumerate(iter_records(log_path)):
@@ -308,12 +298,24 @@ class Run:
             self.pending.pop(rid, None)
             if rid in self.ids:
                 self._final(line)
-            await write
+            try:
+                await write
+            except OSError as exc:  # a full disk, a lost mount: the line is not on disk
+                if rid in self.ids and line["status"] in self.job.finished:
+                    self.results -= 1
+                self.write_error = exc
+                raise _Stop from None
+            kind, message = error_kind(line)
+            if line["status"] == "infrastructure_error" and kind in REFUSALS:
+                # A refused key refuses every later call too: nothing more is sent.
+                self.refused = InfrastructureError(message, kind=kind)
+                self.stopped.append(f"stopped at the first refusal ({kind})")
+                raise _Stop
             if rid in self.status:
                 self.counts[self.status[rid]] -= 1
             self.status[rid] = line["status"]
             self.counts[line["status"]] += 1
-            bar.set_postfix_str(self.job.progress(self.counts), refresh=False)
+            bar.set_postfix_str(self._postfix(), refresh=False)
             bar.update(1)
 
     def _finish(self, interrupted: bool) -> RunResult:
@@ -327,12 +329,34 @@ class Run:
         summary["config_hash"] = job.digest
         summary["log"] = str(log_path)
         report = render_summary(summary)
-        log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        log_path.with_suffix(".report.md").write_text(report)
+        if self.write_error is not None:
+            # Lines handed to the log may not have reached it: count what is on disk.
+            latest = latest_by_id(iter_records(log_path))
+            self.results = sum(
+                r["status"] in job.finished for rid, r in latest.items() if rid in self.ids
+            )
+        saved = f"{self.results} of {len(self.planned)} {job.unit} finished and saved in {log_path}"
+        try:
+            log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            log_path.with_suffix(".report.md").write_text(report)
+        except OSError as exc:
+            self.write_error = self.write_error or exc
+        if self.write_error is not None:
+            # The log holds whole lines only; the summary is rebuilt from it on resume.
+            error = self.write_error
+            raise StorageError(
+                f"cannot write {error.filename or log_path}: {error.strerror or error}; "
+                f"{saved}; make room, then run the same command to resume"
+            )
+        if self.refused is not None:
+            raise InfrastructureError(
+                f"{self.refused}; the run stopped at the first refusal and sent nothing "
+                f"more ({saved}); fix the key, then run the same command to resume",
+                kind=self.refused.kind,
+            )
         if interrupted:
             raise Interrupted(
-                f"{self.results} of {len(self.planned)} {job.unit} finished and saved in "
-                f"{log_path} (summary {log_path.with_suffix('.summary.json')}); "
+                f"{saved} (summary {log_path.with_suffix('.summary.json')}); "
                 "run the same command to resume"
             )
         failures = failure_causes(
@@ -341,9 +365,51 @@ class Run:
         )  # fmt: skip
         end = log_path.stat().st_size if log_path.exists() else 0
         return RunResult(
-            self.config, log_path, LoggedRecords(log_path, self.ids, end), len(self.planned),
-            self.played, reason, summary, report, failures,
+            self.config, log_path, len(self.planned), self.played, reason, summary, report,
+            failures, self.ids, end,
         )  # fmt: skip
+
+
+def _left(job: Job, status: dict[str, str]) -> list[Any]:
+    """The planned items a run has left, given each logged id's latest status: those not
+    logged, and those that failed when the run reruns failures."""
+    rerun = job.config.rerun_failed
+    done = {i for i, s in status.items() if s in job.finished or not rerun}
+    return [p for p in job.planned if p.id not in done]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run would do, found without sending or writing anything (`--dry-run`)."""
+
+    unit: str
+    planned: int
+    left: int  # not yet logged with a result: what the run would run now
+    players: list[str]
+    log_path: Path
+
+    def __str__(self) -> str:
+        unit = self.unit if self.planned != 1 else self.unit.removesuffix("s")
+        return (
+            f"dry run: {self.planned} {unit} planned, {self.left} to run now "
+            f"({'; '.join(self.players)}); log {self.log_path}; nothing was sent or written"
+        )
+
+
+def plan(job: Job) -> RunPlan:
+    """The plan of `job`: its items, those its log does not hold yet, its players."""
+    status = {r["id"]: r["status"] for r in iter_records(job.log_path)}
+    players = [side.name for side in job.sides]
+    return RunPlan(job.unit, len(job.planned), len(_left(job, status)), players, job.log_path)
+
+
+#: Seconds between progress refreshes while items run.
+_TICK_S = 1.0
+
+
+class _Stop(Exception):
+    """Raised by a worker to stop every other one: a refused key, or a log that cannot be
+    written."""
 
 
 #: Workers started per event-loop turn (see `_start_staggered`).
@@ -394,6 +460,21 @@ def _cancel_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def error_kind(record: Record) -> tuple[str, str]:
+    """(kind, message) of a log line's error: an infrastructure error's kind (`auth`,
+    `connection`, ...), an exception's type, or "unknown"."""
+    # "kind: message", "ExceptionType: message", or "agent: ExceptionType: message".
+    parts = (record.get("error") or "").strip().split("\n")[0].split(": ")
+    while len(parts) > 1 and parts[0] in ("agent", "opponent"):
+        parts = parts[1:]
+    kind = parts[0] if len(parts) > 1 and " " not in parts[0] else "unknown"
+    return kind, ": ".join(parts[1:] if kind != "unknown" else parts)
+
+
+#: Infrastructure errors that no retry or rerun mends: the first one stops the run.
+REFUSALS = frozenset({"auth", "permission"})
+
+
 def failure_causes(
     records: Sequence[Record],
     planned: int,
@@ -414,12 +495,7 @@ def failure_causes(
     for r in records:
         if r["status"] in finished:
             continue
-        # "kind: message", "ExceptionType: message", or "agent: ExceptionType: message".
-        parts = (r.get("error") or "").strip().split("\n")[0].split(": ")
-        while len(parts) > 1 and parts[0] in ("agent", "opponent"):
-            parts = parts[1:]
-        kind = parts[0] if len(parts) > 1 and " " not in parts[0] else "unknown"
-        message = ": ".join(parts[1:] if kind != "unknown" else parts)
+        kind, message = error_kind(r)
         cause = f"{r['status']} ({kind})"
         count, first = out.get(cause, (0, message))
         out[cause] = (count + 1, first)
@@ -442,8 +518,7 @@ def serve(job: Job) -> Iterator[ClientPool]:
     models = [m for side in job.sides for m in side.models()]
     config = job.config
     with _sim_server(any(m.needs_sim_server for m in models), job) as (sim_url, in_process):
-        check_servers(models, sim_url=sim_url, skip=sim_url if in_process else None)
-        yield ClientPool(
+        clients = ClientPool(
             sim_url,
             in_process=in_process,
             max_concurrency=config.call_concurrency,
@@ -451,6 +526,13 @@ def serve(job: Job) -> Iterator[ClientPool]:
             max_retries=config.max_retries,
             cache_path=config.cache,
         )
+        try:
+            check_servers(models, clients)
+        except BaseException:
+            if clients.cache is not None:
+                clients.cache.close()
+            raise
+        yield clients
 
 
 @contextlib.contextmanager

@@ -24,13 +24,13 @@ from pydantic import Field
 from metanim.arena._run import Run
 from metanim.arena.evaluate import Evaluation, EvaluationConfig, EvaluationResult
 from metanim.datasets.questions import is_question_file, question_from_row
-from metanim.util import aio
+from metanim.util import FileName, aio
 
 
 class ChallengingConfig(EvaluationConfig):
     """A challenging-subset run: every field is a flag of `metanim challenging`."""
 
-    name: str = Field("challenging", description="run name, the stem of the result files")
+    name: FileName = Field("challenging", description="run name, the stem of the result files")
     method: str = Field(
         "standard", description="the single-agent baseline whose failures define the subset"
     )

@@ -30,19 +30,19 @@ from pydantic import Field, field_validator
 from metanim.agents import Counts, Method
 from metanim.arena._config import RunConfig
 from metanim.arena._items import GameItem, QuestionItem, load_items, round_verdicts
-from metanim.arena._players import ClientPool, Side, build_player, describe
+from metanim.arena._players import ClientPool, build_player, describe, parse_sides
 from metanim.arena._preflight import check_listing, refuse_unpriced
 from metanim.arena._run import Run, RunResult
 from metanim.datasets.questions import is_question_file, resolve_path
 from metanim.games import SizeLimitError
-from metanim.records import RESULT_STATUSES, EvaluationTally, config_identity, identity_hash
-from metanim.util import aio, derive_seed
+from metanim.records import RESULT_STATUSES, EvaluationTally
+from metanim.util import FileName, PositiveInt, aio, derive_seed
 
 
 class EvaluationConfig(RunConfig):
     """A dataset evaluation: every field is a CLI flag of `metanim evaluate`."""
 
-    name: str = Field("evaluation", description="run name, the stem of the result files")
+    name: FileName = Field("evaluation", description="run name, the stem of the result files")
     dataset: list[str] = Field(
         description="critical-state dataset or question JSONL file(s); samples/NAME finds a "
         "shipped sample (samples/math.jsonl, gsm8k, math_solutions, mc, csqa, arc)"
@@ -61,7 +61,7 @@ class EvaluationConfig(RunConfig):
     max_retries: int = Field(
         4, ge=0, description="retries before a call is an infrastructure error"
     )
-    max_calls: int | None = Field(
+    max_calls: PositiveInt | None = Field(
         None, description="budget: stop starting decisions after this many calls"
     )
     record_decisions: bool = Field(True, description="keep every decision's full record in the log")
@@ -73,15 +73,6 @@ class EvaluationConfig(RunConfig):
     @classmethod
     def _resolve(cls, paths: list[str]) -> list[str]:
         return [str(resolve_path(p)) for p in paths]
-
-    def config_hash(self) -> str:
-        """Hash of the run's identity (`metanim.arena._identity.run_identity`): the
-        dataset by content, the server normalized, run-only settings left out."""
-        return identity_hash(config_identity(self.model_dump(mode="json")))
-
-    @property
-    def log_path(self) -> Path:
-        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
 
 
 @dataclass(frozen=True)
@@ -101,17 +92,22 @@ class Evaluation:
 
     def __init__(self, config: EvaluationConfig) -> None:
         self.config = config
-        self.digest = config.config_hash()
+        self.sides = parse_sides(config)
+        self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
-        self.sides = [Side.parse(config.method, config.model, config.base_url, config.params)]
         refuse_unpriced(config.max_cost_usd, self.sides)
         # The in-process simulator answers the run's questions from their files.
         self.questions = [p for p in config.dataset if is_question_file(p)]
         self.items = {path: load_items(path)[: config.limit] for path in config.dataset}
+        for path, items in self.items.items():
+            if not items:
+                raise ValueError(f"no records in {path}: nothing to evaluate")
         self._check_listing()
         self.method: Method | None = None
+        self.planned = self._plan()
+        self.tally = EvaluationTally((*p.record.group, p.repeat) for p in self.planned)
 
-    def plan(self) -> list[PlannedDecision]:
+    def _plan(self) -> list[PlannedDecision]:
         """Every decision of the config: each item of each file, `repeats` times."""
         out = []
         for path, items in self.items.items():
@@ -162,9 +158,6 @@ class Evaluation:
     def spent(self, record: dict[str, Any]) -> tuple[int, int, float]:
         tokens = record["prompt_tokens"] + record["completion_tokens"]
         return record["calls"], tokens, record["cost_usd"]
-
-    def tally(self, planned: list[PlannedDecision]) -> EvaluationTally:
-        return EvaluationTally((*p.record.group, p.repeat) for p in planned)
 
     def progress(self, counts: Counter[str]) -> str:
         return ""

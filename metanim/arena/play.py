@@ -48,7 +48,7 @@ async def aplay_game(
             # A move that never came (its model could not be reached) is recorded, and
             # said by the episode's end, but is no move of the transcript.
             shown = None if on_move is None else _played(on_move)
-            return await job.play(job.plan()[0], shown)
+            return await job.play(job.planned[0], shown)
         finally:
             await clients.aclose()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from metanim.arena._config import RunConfig
-from metanim.arena._players import ClientPool, Policy, Side, build_player, describe
+from metanim.arena._players import ClientPool, Policy, build_player, describe, parse_sides
 from metanim.arena._preflight import check_listing, refuse_unpriced
 from metanim.arena._run import Run, RunResult
 from metanim.arena.episodes import play_episode
@@ -35,11 +34,9 @@ from metanim.records import (
     Seat,
     SideTotals,
     TournamentTally,
-    config_identity,
-    identity_hash,
 )
 from metanim.solver import outcome
-from metanim.util import aio, derive_seed, strict_json
+from metanim.util import FileName, PositiveInt, aio, derive_seed, strict_json
 
 SeatPolicy = Literal["first", "second", "alternate", "random"]
 
@@ -47,7 +44,7 @@ SeatPolicy = Literal["first", "second", "alternate", "random"]
 class TournamentConfig(RunConfig):
     """A tournament: every field is a CLI flag of `metanim tournament` (`--field-name`)."""
 
-    name: str = Field("tournament", description="run name, the stem of the result files")
+    name: FileName = Field("tournament", description="run name, the stem of the result files")
     games: list[str] = Field(
         default_factory=lambda: ["fibonacci-20"],
         description='game settings: a preset (fibonacci-20, nim-31-k3, ...) or NAME:JSON, e.g. nim:{"heaps":[12],"max_take":3}',
@@ -91,7 +88,7 @@ class TournamentConfig(RunConfig):
     max_retries: int = Field(
         4, ge=0, description="retries of a failed call before it is an infrastructure error"
     )
-    max_calls: int | None = Field(
+    max_calls: PositiveInt | None = Field(
         None, description="budget: stop starting episodes after this many model calls"
     )
     record_decisions: bool = Field(
@@ -106,19 +103,6 @@ class TournamentConfig(RunConfig):
     def _state_as_json(cls, value: Any) -> Any:
         # A config file may give the state itself; the flag gives its JSON text.
         return json.dumps(value) if isinstance(value, list) else value
-
-    def config_hash(self) -> str:
-        """Hash of the fields that define the episodes (`run_identity`; `episodes` and run-only settings are left out).
-
-        The servers enter it normalized (`server_identity`): the same command against
-        another server starts a new log, while a `sim-*` model on the in-process
-        simulated server hashes the same on every run.
-        """
-        return identity_hash(config_identity(self.model_dump(mode="json")))
-
-    @property
-    def log_path(self) -> Path:
-        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
 
 
 def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
@@ -187,19 +171,10 @@ class Tournament:
     def __init__(self, config: TournamentConfig) -> None:
         self.config = config
         self.questions: list[str] = []
-        self.digest = config.config_hash()
-        self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         # A bad name or parameter stops here, offline.
-        self.sides = [
-            Side.parse(config.method, config.model, config.base_url, config.params),
-            Side.parse(
-                config.opponent,
-                config.opponent_model,
-                config.opponent_base_url,
-                config.opponent_params,
-                flag="--opponent-base-url",
-            ),
-        ]
+        self.sides = parse_sides(config)
+        self.digest = config.config_hash(self.sides)
+        self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         refuse_unpriced(config.max_cost_usd, self.sides)
         # A bad start or an oversized setting stops here, before any server or plan.
         self.games = dict(parse_setting(text) for text in config.games)
@@ -213,8 +188,10 @@ class Tournament:
             )  # fmt: skip
             _solve_start(key, game, self.starts[key])
         self.players: list[Policy] = []
+        self.planned = self._plan()
+        self.tally = TournamentTally((p.setting, p.seat) for p in self.planned)
 
-    def plan(self) -> list[PlannedEpisode]:
+    def _plan(self) -> list[PlannedEpisode]:
         """Every episode of the config, with its deterministic id, seed and seat."""
         out = []
         for key in self.games:
@@ -274,9 +251,6 @@ class Tournament:
             sum(t["cost_usd"] for t in sides),
         )
 
-    def tally(self, planned: list[PlannedEpisode]) -> TournamentTally:
-        return TournamentTally((p.setting, p.seat) for p in planned)
-
     def progress(self, counts: Counter[str]) -> str:
         wins = counts["win"]
         finished = wins + counts["loss"]
@@ -312,24 +286,18 @@ async def arun_tournament(
 
 
 def _solve_start(key: str, game: Game[Any, Any], start: Any) -> None:
-    """Solve a setting's start once, before any episode.
+    """Solve a setting's start once, before any episode; refuse a terminal one.
 
     An oversized setting fails here with the solver's own `SizeLimitError`, and every
-    later query is a lookup in the computed table (microseconds: `outcome` plus
-    `winning_moves` measured at 4-80 us per move on the presets), so the per-move
-    grading runs on the event loop without stalling it.
+    later query is a lookup in the computed table, so the per-move grading runs on the
+    event loop without stalling it.
     """
     state = start if not isinstance(start, str) else game.initial_state()
     if game.is_terminal(state):
         raise ValueError(f"the start {game.to_json(state)} of {key} is terminal: nothing to play")
-    found = outcome(game, state)
-    if found == "P" and (start == "initial" or not isinstance(start, str)):
-        warnings.warn(
-            f"the start {game.to_json(state)} of {key} is a P-position: whoever moves first "
-            "loses against best play (the default start 'auto' avoids this)",
-            UserWarning,
-            stacklevel=2,
-        )
+    # An unwinnable start is said once, seat-aware, when its first episode starts (the
+    # env's `resolve_start`); the run still plays it (a P-position start is a setting).
+    outcome(game, state)
 
 
 # The presets last at most 38 moves; a model playing 10,000 is already a costly test.

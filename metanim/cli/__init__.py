@@ -7,18 +7,33 @@ Subcommands are added with `@command(...)`; see `main`.
 from __future__ import annotations
 
 import argparse
-import importlib
+import json
+import os
 import signal
 import sys
+import threading
+import typing
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from metanim import __version__
+from metanim.cli import _analysis, _arena, _dataset
+from metanim.datasets.questions import resolve_path
+from metanim.llm import InfrastructureError
+from metanim.llm.local import serve_local, serve_local_arguments
+from metanim.llm.sim import serve
+from metanim.solver import solve_state
 from metanim.util import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     Interrupted,
+    MetaNimError,
+    StorageError,
     Unreachable,
     game_params,
     port,
@@ -53,23 +68,38 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "state", type=_state_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\''
     )
-    p.add_argument("--misere", action="store_true", help="misère play (the last mover loses)")
+    p.add_argument(
+        "--misere",
+        action="store_true",
+        default=None,
+        help="misère play (the last mover loses); a preset keeps its own play rule "
+        "(nim-31-k3 is normal, nim-31-k3-misere misère) and refuses a flag that contradicts it",
+    )
     p.add_argument(
         "--param",
         "-p",
         action="append",
         default=[],
         metavar="KEY=JSON",
-        help="a game parameter, e.g. -p max_take=4 (defaults are fitted to the state)",
+        help="a game parameter, e.g. -p max_take=4 (sizes not given are read from the state; "
+        "see docs/solver.md)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (schema metanim-solve/1) instead of text",
     )
 
 
 @command("solve", "Grundy value, outcome and winning moves of a state", _solve_args)
 def _solve(args: argparse.Namespace) -> int:
-    from metanim.solver import describe_solution
-
     params = game_params(args.param)
-    print(describe_solution(args.game, args.state, misere=args.misere, **params))
+    if args.misere is not None:  # only a flag the user gave joins the parameters
+        if params.get("misere", True) is not True:
+            raise ValueError("--misere contradicts -p misere=false")
+        params["misere"] = True
+    solution = solve_state(args.game, args.state, **params)
+    print(json.dumps(solution.to_json()) if args.json else solution.text())
     return 0
 
 
@@ -106,10 +136,6 @@ def _serve_sim_args(p: argparse.ArgumentParser) -> None:
     "serve-sim", "Run the simulated OpenAI-compatible server (models are policies)", _serve_sim_args
 )
 def _serve_sim(args: argparse.Namespace) -> int:
-    import os
-
-    from metanim.llm.sim import serve
-
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"environment variable {args.api_key_env} is not set")
@@ -126,95 +152,54 @@ def _serve_sim(args: argparse.Namespace) -> int:
 
 
 def _question_files(paths: list[str]) -> list[str]:
-    from metanim.datasets.questions import resolve_path
-
     return [str(resolve_path(p)) for p in paths]
 
 
-# ------------------------------------------- evaluate, tournament, demo, dataset, report
-def _library_command(name: str, module: str, help: str) -> None:
-    """A subcommand whose flags (`<name>_arguments`) and handler (`<name>`) live in `module`.
-
-    The module is imported only when the parser is built or the command runs.
-    """
-
-    def arguments(p: argparse.ArgumentParser) -> None:
-        getattr(importlib.import_module(module), f"{name}_arguments")(p)
-
-    def handler(args: argparse.Namespace) -> int:
-        return getattr(importlib.import_module(module), name)(args)
-
-    command(name, help, arguments)(handler)
-
-
-_library_command(
-    "play",
-    "metanim.cli._arena",
-    "Play one game between two methods; each move graded by the solver",
-)
-_library_command(
-    "evaluate",
-    "metanim.cli._arena",
-    "Decision accuracy of a method on critical-state datasets or question files, R repeats",
-)
-_library_command(
-    "challenging",
-    "metanim.cli._arena",
-    "Seed 004's challenging subset: items a baseline answers right in < 40%% of 5 runs at T=0.7",
-)
-_library_command(
-    "tournament",
-    "metanim.cli._arena",
-    "Method vs opponent over E episodes per game setting (resumable)",
-)
-_library_command(
-    "demo",
-    "metanim.cli._arena",
-    "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
-)
-_library_command(
-    "dataset", "metanim.cli._dataset", "Build or inspect critical-state datasets (build, show)"
-)
-_library_command(
-    "report", "metanim.cli._analysis", "Render a results folder as tables, report.md and PNG plots"
-)
-_library_command(
-    "ratings",
-    "metanim.cli._analysis",
-    "Bradley-Terry ratings of every player in results folders (optimal 2000, random 1000)",
-)
-_library_command(
-    "reproduce",
-    "metanim.cli._analysis",
-    "Regenerate a seed paper's table or figure (table1, figure3, ...); simulated by default",
-)
-
-
-def _serve_local_args(p: argparse.ArgumentParser) -> None:
-    from metanim.llm.local import serve_local_arguments
-
-    serve_local_arguments(p)
-
-
+# ------------------------------------------------------------------ serve-local
 @command(
     "serve-local",
     "Serve a GGUF model with llama.cpp on 127.0.0.1 (needs the [local] extra; 1 thread)",
-    _serve_local_args,
+    serve_local_arguments,
 )
 def _serve_local(args: argparse.Namespace) -> int:
-    from metanim.llm.local import serve_local
-
     return serve_local(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from metanim import __version__
+# The commands whose flags and handlers live in the package's other modules, in the
+# order `metanim --help` lists them (after solve and serve-sim, before serve-local).
+_COMMANDS[2:2] = [
+    ("play", "Play one game between two methods; each move graded by the solver",
+     _arena.play_arguments, _arena.play),
+    ("evaluate", "Decision accuracy of a method on critical-state datasets or question "
+     "files, R repeats", _arena.evaluate_arguments, _arena.evaluate),
+    ("challenging", "Seed 004's challenging subset: items a baseline answers right in < 40%% "
+     "of 5 runs at T=0.7", _arena.challenging_arguments, _arena.challenging),
+    ("tournament", "Method vs opponent over E episodes per game setting (resumable)",
+     _arena.tournament_arguments, _arena.tournament),
+    ("demo", "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
+     _arena.demo_arguments, _arena.demo),
+    ("dataset", "Build or inspect critical-state datasets (build, show)",
+     _dataset.dataset_arguments, _dataset.dataset),
+    ("report", "Render a results folder as tables, report.md and PNG plots",
+     _analysis.report_arguments, _analysis.report),
+    ("ratings", "Bradley-Terry ratings of every player in results folders (optimal 2000, "
+     "random 1000)", _analysis.ratings_arguments, _analysis.ratings),
+    ("reproduce", "Regenerate a seed paper's table or figure (table1, figure3, ...); "
+     "simulated by default", _analysis.reproduce_arguments, _analysis.reproduce),
+]  # fmt: skip
 
-    parser = argparse.ArgumentParser(
-        prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP
-    )
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a mistake said in one line (exit code 2), as every other mistake is."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP)
     parser.add_argument("--version", action="version", version=f"metanim {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, help_text, arguments, handler in _COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES_HELP)
         arguments(p)
@@ -225,17 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (see `metanim --help`)."""
     try:
-        parser = build_parser()  # imports the command modules: seconds on a busy machine
+        parser = build_parser()
     except KeyboardInterrupt:
         print("metanim: interrupted before anything was started", file=sys.stderr)
         return EXIT_INTERRUPTED
     args = parser.parse_args(argv)
     # The command line as typed, so that a failed run can print the command that reruns it.
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    from metanim.games import MetaNimError
-    from metanim.llm import InfrastructureError
-
     previous = _sigterm_as_interrupt()
+    shown = warnings.showwarning
+    warnings.showwarning = _warning_line(args.command)
     try:
         return int(args.handler(args) or 0)
     except Interrupted as exc:
@@ -245,6 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Commands without a log (solve, play, report) have nothing to save or resume.
         print(f"metanim {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except StorageError as exc:
+        print(f"metanim {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except (Unreachable, InfrastructureError) as exc:
         # Checked before the first episode: a server that does not answer, nothing run.
         print(f"metanim {args.command}: error: {_one_line(exc)}", file=sys.stderr)
@@ -255,8 +242,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"metanim {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        warnings.showwarning = shown
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _warning_line(command: str) -> Callable[..., None]:
+    """A warning as one line naming the command (no source path or code line)."""
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        print(f"metanim {command}: warning: {message}", file=sys.stderr)
+
+    return show
 
 
 def _is_usage(exc: BaseException) -> bool:
@@ -266,8 +263,6 @@ def _is_usage(exc: BaseException) -> bool:
 
 def _sigterm_as_interrupt() -> Any:
     """Treat SIGTERM like Ctrl-C: the run saves what finished and says so (main thread only)."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         return None
 
@@ -278,13 +273,19 @@ def _sigterm_as_interrupt() -> Any:
     return signal.signal(signal.SIGTERM, on_term)
 
 
+def _flag(loc: tuple[Any, ...]) -> str:
+    if not loc:
+        return "config"
+    head = f"--{str(loc[0]).replace('_', '-')}"
+    return ".".join([head, *(str(x) for x in loc[1:])])
+
+
 def _one_line(exc: BaseException) -> str:
     """An error as one line: pydantic's per-field errors joined, a file error with its path."""
-    from pydantic import ValidationError
-
     if isinstance(exc, ValidationError):
+        # Each field as its flag (a config file's key is the flag's name too).
         return "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors()
+            f"{_flag(e['loc'])}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors()
         )
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.strerror or type(exc).__name__}: {exc.filename}"

@@ -25,6 +25,7 @@ from metanim.arena import (
     format_move,
     load_profile,
     parse_setting,
+    plan_run,
     play_game,
     profile_fields,
     run_challenging,
@@ -33,12 +34,6 @@ from metanim.arena import (
 )
 from metanim.cli._config import add_config_arguments, config_from_args
 from metanim.util import EXIT_FAILED, EXIT_OK
-
-#: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
-#: (toward the max take), against a ReAct opponent that errs 60% of the time.
-DEMO_MODEL = "sim-biased:heuristic=max_take,p=0.3"
-DEMO_OPPONENT_MODEL = "sim-biased:heuristic=max_take,p=0.6"
-
 
 #: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
 #: (toward the max take), against a ReAct opponent that errs 60% of the time.
@@ -51,6 +46,15 @@ def tournament_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--opponent-profile", help="opponent profile, e.g. gpt-4o-react-opponent")
     add_config_arguments(p, TournamentConfig)
     _renamed_flags(p)
+    _dry_run_flag(p)
+
+
+def _dry_run_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="parse, check and plan the run, then stop: nothing is sent or written",
+    )
 
 
 def _renamed_flags(p: argparse.ArgumentParser) -> None:
@@ -78,6 +82,8 @@ def _profiles(args: argparse.Namespace) -> dict[str, Any]:
 def tournament(args: argparse.Namespace) -> int:
     _refuse_renamed(args)
     config = config_from_args(TournamentConfig, args, _profiles(args))
+    if args.dry_run:
+        return _dry_run(config)
     result = run_tournament(config, announce=print)
     return _print_result(result, "episodes", args.argv)
 
@@ -86,11 +92,14 @@ def evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
     add_config_arguments(p, EvaluationConfig)
     _renamed_flags(p)
+    _dry_run_flag(p)
 
 
 def evaluate(args: argparse.Namespace) -> int:
     _refuse_renamed(args)
     config = config_from_args(EvaluationConfig, args, _profiles(args))
+    if args.dry_run:
+        return _dry_run(config)
     result = run_evaluation(config, announce=print)
     return _print_result(result, "decisions", args.argv)
 
@@ -98,10 +107,13 @@ def evaluate(args: argparse.Namespace) -> int:
 def challenging_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
     add_config_arguments(p, ChallengingConfig)
+    _dry_run_flag(p)
 
 
 def challenging(args: argparse.Namespace) -> int:
     config = config_from_args(ChallengingConfig, args, _profiles(args))
+    if args.dry_run:
+        return _dry_run(config)
     result = run_challenging(config, announce=print)
     _print_result(result.evaluation, "decisions")
     print(result.report())
@@ -123,6 +135,7 @@ def play_arguments(p: argparse.ArgumentParser) -> None:
               "record_decisions", "rerun_failed", "progress", "max_calls", "budget_tokens",
               "max_cost_usd", "cache"),
     )  # fmt: skip
+    _dry_run_flag(p)
 
 
 def play(args: argparse.Namespace) -> int:
@@ -131,6 +144,10 @@ def play(args: argparse.Namespace) -> int:
     args.games = [args.game]
     args.seat = "second" if args.second else None
     config = config_from_args(TournamentConfig, args, {"name": "play"})
+    if args.dry_run:
+        players = " vs ".join(plan_run(config.model_copy(update={"episodes": 1})).players)
+        print(f"dry run: one game of {args.game} ({players}); nothing was sent or written")
+        return EXIT_OK
     _, game = parse_setting(args.game)
     record = play_game(
         config,
@@ -147,11 +164,16 @@ def play(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ metanim demo
 def demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--base-url", help="a real OpenAI-compatible server (default: simulated, in-process)"
+        "--base-url",
+        help="the agent's OpenAI-compatible server (default: the simulated one, in-process)",
     )
     p.add_argument("--model", help=f"the agent's model (default {DEMO_MODEL})")
     p.add_argument(
         "--opponent-model", help="the opponent's model (default: --model, or the simulated one)"
+    )
+    p.add_argument(
+        "--opponent-base-url",
+        help="the opponent's server (default: --base-url when the opponent plays --model)",
     )
     p.add_argument("--episodes", type=int, default=10, help="episodes (default 10)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
@@ -159,6 +181,7 @@ def demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar"
     )
+    _dry_run_flag(p)
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -166,6 +189,9 @@ def demo(args: argparse.Namespace) -> int:
         raise ValueError("with --base-url, name the served model with --model")
     model = args.model or DEMO_MODEL
     opponent_model = args.opponent_model or (args.model if args.base_url else DEMO_OPPONENT_MODEL)
+    # A model and its server are defaulted together: an opponent playing --model plays it
+    # where --model is served.
+    opponent_url = args.opponent_base_url or (None if args.opponent_model else args.base_url)
     config = TournamentConfig(
         name="demo",
         games=["fibonacci-20"],
@@ -174,13 +200,15 @@ def demo(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         opponent="react",
         opponent_model=opponent_model,
-        opponent_base_url=args.base_url,
+        opponent_base_url=opponent_url,
         episodes=args.episodes,
         seat="alternate",
         seed=args.seed,
         results_dir=args.results_dir,
         progress=args.progress,
     )
+    if args.dry_run:
+        return _dry_run(config)
     print(
         f"DReaMAD ({model}) vs ReAct ({opponent_model}) on Fibonacci Nim (20), "
         f"{args.episodes} episodes, seats alternating."
@@ -192,6 +220,11 @@ def demo(args: argparse.Namespace) -> int:
     written = [Path(args.results_dir) / "report.md", *folder.pages[:1], *folder.plots]
     print("folder report: " + ", ".join(str(p) for p in written))
     return code
+
+
+def _dry_run(config: Any) -> int:
+    print(plan_run(config))
+    return EXIT_OK
 
 
 def _have_matplotlib() -> bool:

@@ -19,18 +19,28 @@ from pydantic_core import PydanticUndefined
 from metanim.arena import load_config_file
 
 
-def _json_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def _key_value(text: str) -> tuple[str, Any]:
+def _key_value(text: str, *, bare_text: bool) -> tuple[str, Any]:
+    """`KEY=JSON`; with `bare_text` a value that is not JSON is taken as a string."""
     key, sep, value = text.partition("=")
-    if not sep or not key:
+    if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key.strip(), _json_value(value)
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        if bare_text:
+            return key.strip(), value
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the value is not JSON (a string is quoted: {key.strip()}='\"text\"')"
+        ) from None
+
+
+def _method_param(text: str) -> tuple[str, Any]:
+    # Method parameters may be bare words (heuristic=max_take, models=a|b).
+    return _key_value(text, bare_text=True)
+
+
+def _json_param(text: str) -> tuple[str, Any]:
+    return _key_value(text, bare_text=False)
 
 
 def _base_type(annotation: Any) -> Any:
@@ -69,7 +79,7 @@ def add_config_arguments(
                 *flags,
                 dest=name,
                 action="append",
-                type=_key_value,
+                type=_method_param if name.endswith("params") else _json_param,
                 default=None,
                 metavar="KEY=JSON",
                 help=help_text,

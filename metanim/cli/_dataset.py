@@ -6,10 +6,28 @@ import argparse
 import json
 import time
 from collections import Counter
+from math import comb, prod
 from pathlib import Path
 from typing import Any
 
-from metanim.util import game_params, int_range
+from pydantic import TypeAdapter, ValidationError
+from tqdm.auto import tqdm
+
+from metanim.datasets import (
+    BUILD_PRESETS,
+    DatasetError,
+    DatasetSpec,
+    build,
+    check_record,
+    load_dataset,
+    play_rule,
+    push_to_hub,
+    sampler_for,
+    write_card,
+    write_jsonl,
+)
+from metanim.games import make_game
+from metanim.util import Folder, Interrupted, game_params, int_range
 
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
@@ -23,7 +41,9 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         "forced moves; --preset paper: seed paper Table 5 sizes plus Corner Queen), normal "
         "and misère, one file per game and variant. With --game: one file.",
     )
-    b.add_argument("--out", default="datasets", help="output folder (default: datasets)")
+    b.add_argument(
+        "--out", type=_folder, default="datasets", help="output folder (default: datasets)"
+    )
     b.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     b.add_argument(
         "--preset",
@@ -48,7 +68,13 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument(
         "-n", "--n", type=_positive, default=None, help="records (with --game; default 100)"
     )
-    b.add_argument("--variant", choices=["normal", "misere"], default="normal")
+    b.add_argument(
+        "--variant",
+        choices=["normal", "misere"],
+        default=None,
+        help="with --game: the play rule (default: the preset's own, e.g. misère for "
+        "kayles-20-misere, else normal); one that contradicts the preset is refused",
+    )
     b.add_argument(
         "--param",
         "-p",
@@ -64,6 +90,11 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         help="Chomp: spread records over square boards LO..HI, e.g. 2-19",
     )
     b.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    b.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the build and list the files it would write, then stop: nothing is written",
+    )
     h = sub.add_parser(
         "push",
         help="upload a build folder to the Hugging Face Hub as a dataset repo",
@@ -81,7 +112,13 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--verify",
         action="store_true",
-        help="check every record with an independent oracle (reference solver or closed form)",
+        help="check every record with an independent oracle (reference solver or closed "
+        "form); exits 2 if any record fails or is not independently verified",
+    )
+    s.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="with --verify: accept records no independent oracle covers (still counted)",
     )
 
 
@@ -89,19 +126,15 @@ def dataset(args: argparse.Namespace) -> int:
     if args.dataset_command == "build":
         return _build(args)
     if args.dataset_command == "push":
-        from metanim.datasets import push_to_hub
-
         print(push_to_hub(args.folder, args.repo_id, private=args.private))
         return 0
     return _show(args)
 
 
 def _build(args: argparse.Namespace) -> int:
-    from metanim.datasets import BUILD_PRESETS, DatasetSpec, build, write_card, write_jsonl
-
     if not args.game:
-        given = [f for f, v in (("-n", args.n), ("--param", args.param),
-                                ("--square-boards", args.square_boards)) if v]  # fmt: skip
+        given = [f for f, v in (("-n", args.n), ("--param", args.param), ("--variant",
+                 args.variant), ("--square-boards", args.square_boards)) if v]  # fmt: skip
         if given:
             raise ValueError(
                 f"{', '.join(given)}: only with --game (one file); the default build has fixed sizes"
@@ -115,7 +148,8 @@ def _build(args: argparse.Namespace) -> int:
                 game=args.game,
                 params=params,
                 n=args.n or 100,
-                variant=args.variant,
+                # The flags given and the preset's own rule; a contradiction is refused here.
+                variant=play_rule(args.game, params, args.variant),
                 square_boards=args.square_boards,
                 strata=args.strata,
                 min_legal_moves=args.min_legal_moves,
@@ -125,10 +159,13 @@ def _build(args: argparse.Namespace) -> int:
     else:
         specs = list(BUILD_PRESETS[args.preset])
     total = sum(s.n for s in specs)
+    if args.dry_run:
+        names = ", ".join(f"{s.name}.jsonl ({s.n})" for s in specs)
+        print(f"dry run: {total} records in {len(specs)} files under {args.out}: {names}; "
+              "nothing was written")  # fmt: skip
+        return 0
     bar = None
     if total >= _BAR_FROM and not args.no_progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=total, unit="rec", desc="critical states found")
     start = time.perf_counter()
     out = Path(args.out)
@@ -143,8 +180,6 @@ def _build(args: argparse.Namespace) -> int:
             if bar is None:
                 print(f"{path}: {len(records)} records")
     except KeyboardInterrupt:
-        from metanim.util import Interrupted
-
         raise Interrupted(
             f"{len(written)} of {len(specs)} dataset files written under {out}; the file "
             "being built was not (files are written whole); run the same command to build "
@@ -154,7 +189,8 @@ def _build(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     # The Hugging Face dataset card of what this build wrote (see `metanim dataset push`).
-    print(f"{write_card(out, files, seed=args.seed)}: dataset card")
+    card = write_card(out, files, seed=args.seed, preset=None if args.game else args.preset)
+    print(f"{card}: dataset card")
     elapsed = time.perf_counter() - start
     print(f"{total} records in {elapsed:.1f} s ({total / elapsed:,.0f} records/s) under {out}")
     return 0
@@ -167,9 +203,6 @@ def _refuse_unreachable(spec: Any) -> None:
     critical states; asking for more could only end, much later, in the sampler's
     "found only ..." error.
     """
-    from metanim.datasets import sampler_for
-    from metanim.games import make_game
-
     if spec.square_boards:
         games = [make_game("chomp", rows=k, cols=k) for k in spec.square_boards]
     else:
@@ -188,8 +221,6 @@ def _refuse_unreachable(spec: Any) -> None:
 
 def _state_bound(game: Any) -> int | None:
     """An upper bound on the distinct states of a game configuration (None if unknown)."""
-    from math import comb, prod
-
     p = game.params
     name = game.name
     if name == "nim":
@@ -203,6 +234,14 @@ def _state_bound(game: Any) -> int | None:
     if name == "corner_queen":
         return p["height"] * p["width"]
     return None
+
+
+def _folder(text: str) -> str:
+    try:
+        return TypeAdapter(Folder).validate_python(text)
+    except ValidationError as exc:
+        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _at_least(minimum: int) -> Any:
@@ -225,7 +264,8 @@ _non_negative = _at_least(0)
 
 
 def _show(args: argparse.Namespace) -> int:
-    from metanim.datasets import load_dataset
+    if args.allow_unverified and not args.verify:
+        raise ValueError("--allow-unverified goes with --verify")
 
     records = load_dataset(args.path)
     games = Counter(f"{r.game}-{r.variant}" for r in records)
@@ -233,8 +273,6 @@ def _show(args: argparse.Namespace) -> int:
     tiers = Counter(r.difficulty or "unlabelled" for r in records)
     print(f"{args.path}: {len(records)} records")
     if args.verify:
-        from metanim.datasets import DatasetError, check_record
-
         results = [check_record(r) for r in records]
         for record, result in zip(records, results, strict=True):
             if result.status == "failed":
@@ -247,6 +285,15 @@ def _show(args: argparse.Namespace) -> int:
         )
         if unverified:
             print(f"not independently verified: {len(unverified)} ({unverified[0].detail})")
+            if not args.allow_unverified:
+                first = next(
+                    r.id for r, v in zip(records, results, strict=True) if v is unverified[0]
+                )
+                raise DatasetError(
+                    f"{args.path}: {len(unverified)} of {len(records)} records are not "
+                    f"independently verified (first: {first}); pass --allow-unverified to "
+                    "accept them"
+                )
     print("games: " + ", ".join(f"{k} {v}" for k, v in sorted(games.items())))
     print("strata: " + ", ".join(f"{k} {strata.get(k, 0)}" for k in ("easy", "medium", "hard")))
     print("difficulty: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())))

@@ -21,6 +21,7 @@ from metanim.datasets._build import (
     build_paper,
     critical_states,
     make_record,
+    play_rule,
     stratum_of,
 )
 from metanim.datasets._card import dataset_card, push_to_hub, write_card
@@ -64,6 +65,7 @@ __all__ = [
     "difficulty_of",
     "load_dataset",
     "make_record",
+    "play_rule",
     "push_to_hub",
     "records_frame",
     "sampler_for",

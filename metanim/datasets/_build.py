@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from metanim.datasets._samplers import (
     depth,
@@ -19,7 +19,7 @@ from metanim.datasets._samplers import (
     size_left,
 )
 from metanim.datasets._schema import DIFFICULTIES, STRATA, DatasetRecord, Features, Stratum
-from metanim.games import PROMPT_VERSION, Game, make_game
+from metanim.games import PRESETS, PROMPT_VERSION, Game, check_preset_params, make_game
 from metanim.games.reply import REPLY_FORMAT_VERSION, with_format
 from metanim.solver import solver_for
 
@@ -33,6 +33,27 @@ _BATCH = 512
 DEFAULT_MIX = {"easy": 0.2, "medium": 0.4, "hard": 0.4}
 
 
+def play_rule(game: str, params: dict[str, Any] | None, variant: str | None) -> str:
+    """The variant ("normal" or "misere") a build of `game` with `params` plays.
+
+    What the user gave wins, and only that: `variant`, else `params["misere"]`, else the
+    preset's own play rule (`kayles-20-misere` is misère), else normal play. A value that
+    contradicts another, or the preset, raises `ValueError`.
+    """
+    params = dict(params or {})
+    if variant is not None:
+        if variant not in ("normal", "misere"):
+            raise ValueError(f"variant is 'normal' or 'misere', got {variant!r}")
+        if params.get("misere", variant == "misere") != (variant == "misere"):
+            raise ValueError(
+                f"variant {variant!r} contradicts the game parameter misere={params['misere']}"
+            )
+        params["misere"] = variant == "misere"
+    check_preset_params(game, params)
+    preset = PRESETS[game][1] if game in PRESETS else {}
+    return "misere" if params.get("misere", preset.get("misere", False)) else "normal"
+
+
 class DatasetSpec(BaseModel):
     """One dataset file: one or more game configurations, a play rule and a size."""
 
@@ -41,7 +62,12 @@ class DatasetSpec(BaseModel):
     game: str = Field(description="game or preset name, e.g. nim, chomp, kayles-20")
     params: dict[str, Any] = Field(default_factory=dict, description="game constructor arguments")
     n: int = Field(ge=1, description="number of records")
-    variant: str = Field(default="normal", pattern="^(normal|misere)$")
+    variant: str = Field(
+        default="normal",
+        pattern="^(normal|misere)$",
+        description="play rule; when not given, the preset's own (X-misere presets are "
+        "misère) or params['misere'], else normal",
+    )
     square_boards: list[int] | None = Field(
         default=None,
         description="Chomp only: spread the records over these square board sizes",
@@ -63,9 +89,21 @@ class DatasetSpec(BaseModel):
         default=2, ge=1, description="drop positions with fewer legal moves (2: no forced move)"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _own_play_rule(cls, data: Any) -> Any:
+        # A variant nobody gave never overrides a preset's play rule (issue 24).
+        if isinstance(data, dict) and isinstance(data.get("game"), str):
+            params = data.get("params") or {}
+            if data.get("variant") in (None, "normal", "misere") and isinstance(params, dict):
+                data = {**data, "variant": play_rule(data["game"], params, data.get("variant"))}
+        return data
+
     @property
     def name(self) -> str:
-        return f"{self.game}-{self.variant}"
+        """The file stem: `<game>-<variant>`, a misère preset named once (`kayles-20-misere`)."""
+        base = self.game.removesuffix("-misere") if self.game in PRESETS else self.game
+        return f"{base}-{self.variant}"
 
 
 #: The seed paper's Table 5 (NIM 20, Fibonacci 11, Chomp 20 over square boards
@@ -358,7 +396,7 @@ def build(
     if isinstance(game, DatasetSpec):
         spec = game
         n = spec.n if n is None else n
-        variant = variant or spec.variant
+        variant = play_rule(spec.game, spec.params, variant or spec.variant)
         params = {**spec.params, **(params or {})}
         square_boards = square_boards or spec.square_boards
         configs = spec.configs
@@ -374,6 +412,8 @@ def build(
         "mix": None if strata == "depth" else (mix or DEFAULT_MIX),
         "min_legal_moves": 2 if min_legal_moves is None else min_legal_moves,
     }
+    if isinstance(game, str):
+        variant = play_rule(game, params, variant)
     if square_boards:
         configs = [{"rows": size, "cols": size} for size in sorted(square_boards)]
         game = "chomp"

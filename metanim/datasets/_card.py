@@ -7,6 +7,7 @@ from `DatasetRecord`'s fields (the feature list), so it cannot drift from the fi
 from __future__ import annotations
 
 import json
+import statistics
 import types
 import typing
 from collections import Counter
@@ -92,12 +93,43 @@ def _yaml(value: Any, indent: int = 0) -> list[str]:
     return lines
 
 
-def dataset_card(files: dict[str, list[DatasetRecord]], *, seed: int | None = None) -> str:
+def _paper_build_text(files: dict[str, list[DatasetRecord]]) -> str:
+    """What the paper build is, counted from its records: forced moves, easy NIM, small Chomp."""
+    records = [r for rs in files.values() for r in rs]
+    forced = sum(1 for r in records if r.features.n_legal_moves == 1)
+    nim = [r for r in records if r.game == "nim"]
+    nim_easy = sum(1 for r in nim if r.difficulty == "easy")
+    chomp = [r for r in records if r.game == "chomp"]
+    median = statistics.median(r.features.fullness or 0.0 for r in chomp) if chomp else 0.0
+    chomp_hard = sum(1 for r in chomp if r.difficulty == "hard")
+    return f"""
+## The paper build
+
+This is the seed paper's build (`metanim dataset build --preset paper`), kept as the
+paper made it so that its Table 1 stays comparable. It is easy by construction:
+
+- it keeps forced moves: **{forced} of {len(records)}** records have a single legal
+  move, so any legal answer is right;
+- **{nim_easy} of {len(nim)}** NIM records are labelled `easy` (one heap of 31 with
+  takes 1-3 has few critical states, each answered by taking n mod 4);
+- its Chomp records on the "2x2 ... 19x19" boards are late-game shapes drawn where the
+  solver's table is small: median fullness **{median:.2f}** (the share of the board
+  left), and **{chomp_hard}** of {len(chomp)} are labelled `hard`.
+
+The default build (`--preset default`) leaves out forced moves and samples by
+difficulty; use it to measure reasoning rather than to reproduce the paper.
+"""
+
+
+def dataset_card(
+    files: dict[str, list[DatasetRecord]], *, seed: int | None = None, preset: str | None = None
+) -> str:
     """The README.md of a build: YAML header (configs, features, sizes) and the card text.
 
     Args:
         files: Records by file stem (e.g. "nim-normal" for nim-normal.jsonl).
         seed: The build seed, named in the text.
+        preset: The named build ("paper" adds what that build is, counted from its records).
     """
     total = sum(len(r) for r in files.values())
     features = _features(DatasetRecord)
@@ -188,17 +220,21 @@ Every record was solved exactly: the state is an N-position and `target` is its 
 winning move (every other legal move leaves the opponent a winning position). States
 are distinct within a config, ids are unique, and `metanim dataset show FILE --verify`
 re-solves every record and checks its hash. No record depends on a model.
-"""
+{_paper_build_text(files) if preset == "paper" else ""}"""
     return "---\n" + "\n".join(_yaml(header)) + "\n---\n" + body
 
 
 def write_card(
-    folder: str | Path, files: dict[str, list[DatasetRecord]], *, seed: int | None = None
+    folder: str | Path,
+    files: dict[str, list[DatasetRecord]],
+    *,
+    seed: int | None = None,
+    preset: str | None = None,
 ) -> Path:
-    """Write `README.md` (the dataset card) into a build folder."""
+    """Write `README.md` (the dataset card) into a build folder (see `dataset_card`)."""
     path = Path(folder) / "README.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dataset_card(files, seed=seed), encoding="utf-8")
+    path.write_text(dataset_card(files, seed=seed, preset=preset), encoding="utf-8")
     return path
 
 

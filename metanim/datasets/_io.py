@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from metanim.datasets._schema import DatasetRecord
 from metanim.datasets._verify import check_record
 
@@ -48,22 +50,43 @@ def load_dataset(path: str | Path, *, verify: bool = False) -> list[DatasetRecor
     kept (`check_record` says "unverified" for it).
     """
     records = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = DatasetRecord.model_validate_json(line)
-            except ValueError as exc:
-                raise DatasetError(f"{path}:{lineno}: not a dataset record: {exc}") from exc
-            if record.content_hash != record.compute_hash():
-                raise DatasetError(f"{path}:{lineno}: content hash mismatch for {record.id}")
-            if verify:
-                result = check_record(record)
-                if result.status == "failed":
-                    raise DatasetError(f"{path}:{lineno}: {record.id}: {result.detail}")
-            records.append(record)
+    for lineno, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = DatasetRecord.model_validate_json(line)
+        except ValidationError as exc:
+            raise DatasetError(f"{path}:{lineno}: not a dataset record: {_first(exc)}") from None
+        if record.content_hash != record.compute_hash():
+            raise DatasetError(f"{path}:{lineno}: content hash mismatch for {record.id}")
+        if verify:
+            result = check_record(record)
+            if result.status == "failed":
+                raise DatasetError(f"{path}:{lineno}: {record.id}: {result.detail}")
+        records.append(record)
     return records
+
+
+def _lines(path: str | Path) -> Iterable[tuple[int, str]]:
+    """(line number, text) of a UTF-8 text file; a binary file is a `DatasetError`."""
+    with Path(path).open(encoding="utf-8") as fh:
+        try:
+            yield from enumerate(fh, 1)
+        except UnicodeDecodeError as exc:
+            raise DatasetError(
+                f"{path}: not a UTF-8 text file (byte {exc.start} of a block cannot be read); "
+                "a dataset is JSONL, one record a line"
+            ) from None
+
+
+def _first(exc: ValidationError) -> str:
+    """A validation error in one line: the first problem, and how many there are."""
+    errors = exc.errors()
+    first = errors[0]
+    where = ".".join(str(x) for x in first["loc"]) or "the line"
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    fields = ", ".join(list(DatasetRecord.model_fields)[:6])
+    return f"{where}: {first['msg']}{more}; a record has the fields {fields}, ..."
 
 
 def records_frame(path: str | Path) -> Any:

@@ -294,14 +294,17 @@ def is_question_file(path: str | Path) -> bool:
 def _first_row(path: str | Path) -> dict[str, Any] | None:
     """The first non-empty row of a JSONL file as an object, or None if it is not one."""
     with Path(path).open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    return None
-                return row if isinstance(row, dict) else None
-    return None
+        try:
+            line = next((line for line in fh if line.strip()), None)
+        except UnicodeDecodeError:  # not text: the dataset reader says so
+            return None
+    if line is None:
+        return None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) else None
 
 
 def resolve_path(path: str | Path) -> Path:

@@ -7,7 +7,9 @@ interface; no rule is written twice.
 from __future__ import annotations
 
 import inspect
+import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from metanim.games._base import (
@@ -69,6 +71,34 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+def check_preset_params(name: str, params: Mapping[str, Any]) -> None:
+    """Refuse parameters that contradict what preset `name` fixes (nothing for a game name).
+
+    A preset fixes its sizes and its play rule: `nim-31-k3` is normal play and
+    `nim-31-k3-misere` misère. A parameter equal to the preset's value is accepted; one
+    that differs raises `ValueError` naming both, so that no flag silently changes a
+    preset and no default silently overrides one (`make_game` itself still merges).
+    """
+    if name not in PRESETS:
+        return
+    base, fixed = PRESETS[name]
+    fixed = {"misere": False, **fixed}
+    for key, value in params.items():
+        if key not in fixed or value == fixed[key]:
+            continue
+        if key == "misere":
+            other = name.removesuffix("-misere") + ("" if fixed["misere"] else "-misere")
+            rule = "misère" if fixed["misere"] else "normal"
+            raise ValueError(
+                f"{name} is the {rule} play preset; {'misère' if value else 'normal'} play "
+                f"contradicts it: use {other}"
+            )
+        raise ValueError(
+            f"{name} is a preset with {key}={json.dumps(fixed[key])}; {key}={json.dumps(value)} "
+            f"contradicts it: use the game {base} with your own parameters"
+        )
+
+
 def game_class(name: str) -> type[Game[Any, Any]]:
     """The game class for a name such as "nim", "fibonacci", "corner-queen"."""
     key = name.strip().lower().replace("-", "_")
@@ -122,6 +152,7 @@ __all__ = [
     "TruncatedReplyError",
     "UnparsableMoveError",
     "check_listable",
+    "check_preset_params",
     "extract_action",
     "game_class",
     "game_from_prompt",

@@ -217,6 +217,10 @@ class Game(ABC, Generic[StateT, MoveT]):
         """Canonical text of a move: what prompts show and `parse_move` accepts."""
 
     @abstractmethod
+    def move_words(self, move: MoveT) -> str:
+        """The move in the game's own words ("take 2 from heap 1"), for people to read."""
+
+    @abstractmethod
     def rules_text(self) -> str:
         """The Objective and Game Rule sections of the game prompt."""
 
@@ -295,9 +299,16 @@ class Game(ABC, Generic[StateT, MoveT]):
             except UnparsableMoveError as err:
                 if err.kind != "unparsable":
                     raise
-                # No stage found an action: read the text as a value, so the error names
-                # what is wrong with it ("expected [row, col], found no number in ...").
-                value = _json_or_text(answer)
+                # No stage found an action. The text read as a value may name what is
+                # wrong with it ("expected [row, col], found no number in ..."); it is
+                # never read as a move, so every reader of replies gets the same answer.
+                try:
+                    self.move_from_value(_json_or_text(answer), state)
+                except UnparsableMoveError as reason:
+                    raise UnparsableMoveError(reason.reason, answer[:200]) from None
+                except MoveError:
+                    pass
+                raise
             return self.move_from_value(value, state, text=answer)
         return self.move_from_value(answer, state)
 
@@ -329,9 +340,15 @@ def _listify(value: Any) -> Any:
     return value
 
 
-_INT = re.compile(r"-?\d+")
+# The number rule of every reply stage: a move number is an ASCII decimal integer.
+_INT = re.compile(r"-?[0-9]+")
 # A text value that *is* a number or a list of numbers: "2", "[0, 3]", "(1,2)", "0 3".
-_NUMERIC_TEXT = re.compile(r"^\s*[\[(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*[\])]?\s*\.?\s*$")
+_NUMERIC_TEXT = re.compile(r"^\s*[\[(]?\s*-?[0-9]+(?:\s*[,\s]\s*-?[0-9]+)*\s*[\])]?\s*\.?\s*$")
+# Text made of numbers that break the rule: "2.0", "1e2", "1/2", full-width "３".
+_NUMBER_LIKE = re.compile(
+    r"^\s*[\[(]?\s*[-+]?\d+(?:[./]\d+)?(?:[eE][-+]?\d+)?"
+    r"(?:\s*[,\s]\s*[-+]?\d+(?:[./]\d+)?(?:[eE][-+]?\d+)?)*\s*[\])]?\s*\.?\s*$"
+)
 
 
 def _json_or_text(text: str) -> Any:
@@ -359,6 +376,11 @@ def int_list(value: Any, what: str) -> tuple[int, ...]:
     elif isinstance(value, str):
         # The strict rule: a text counts only when it is numbers and nothing else, so
         # "take 2 from heap 1" never reads as [2, 1] nor "pin 3 (the 4th pin)" as [3, 4].
+        if not _NUMERIC_TEXT.match(value) and _NUMBER_LIKE.match(value):
+            raise UnparsableMoveError(
+                f"expected {what}: a move number is a whole number in ASCII digits (0-9), "
+                f"without a decimal point, exponent or fraction, got {_short(value)}"
+            )
         if not _INT.search(value):
             raise UnparsableMoveError(f"expected {what}, found no number in {_short(value)}")
         if not _NUMERIC_TEXT.match(value):

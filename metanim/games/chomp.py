@@ -138,6 +138,9 @@ class Chomp(Game[ChompState, ChompMove]):
     def move_text(self, move: ChompMove) -> str:
         return f"[{move[0]}, {move[1]}]"
 
+    def move_words(self, move: ChompMove) -> str:
+        return f"select row {move[0]}, column {move[1]}"
+
     def rules_text(self) -> str:
         if self.misere:
             objective = (

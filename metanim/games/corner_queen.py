@@ -154,6 +154,9 @@ class CornerQueen(Game[QueenState, QueenMove]):
     def move_text(self, move: QueenMove) -> str:
         return f"[{move[0]}, {move[1]}]"
 
+    def move_words(self, move: QueenMove) -> str:
+        return f"move the queen to row {move[0]}, column {move[1]}"
+
     def rules_text(self) -> str:
         h, w = self.height, self.width
         objective = (

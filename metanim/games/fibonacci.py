@@ -128,6 +128,9 @@ class FibonacciNim(Game[FibState, FibMove]):
     def move_text(self, move: FibMove) -> str:
         return str(move)
 
+    def move_words(self, move: FibMove) -> str:
+        return f"take {move}"
+
     def rules_text(self) -> str:
         last = "loses" if self.misere else "wins"
         goal = (

@@ -213,6 +213,11 @@ class Kayles(Game[KaylesState, KaylesMove]):
             return str(i) if w == 1 else f"[{i}, {i + 1}]"
         return "[" + ", ".join(str(x) for x in [r, *pins]) + "]"
 
+    def move_words(self, move: KaylesMove) -> str:
+        r, i, w = move
+        pins = f"pin {i}" if w == 1 else f"pins {i} and {i + 1}"
+        return f"knock down {pins}" if self.single_row else f"knock down {pins} of row {r}"
+
     def rules_text(self) -> str:
         last = "loses" if self.misere else "wins"
         goal = (

@@ -156,6 +156,10 @@ class Nim(Game[NimState, NimMove]):
     def move_text(self, move: NimMove) -> str:
         return str(move[1]) if self.single_heap else f"[{move[0]}, {move[1]}]"
 
+    def move_words(self, move: NimMove) -> str:
+        heap, count = move
+        return f"take {count}" if self.single_heap else f"take {count} from heap {heap}"
+
     def _take_phrase(self) -> str:
         if self.max_take is None:
             return "any number of items (at least 1)"

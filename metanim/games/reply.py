@@ -4,25 +4,35 @@ Games own both sides, so every reader of a model's reply (the agents, `Game.pars
 `env.step(text)`, the PettingZoo view, the dataset rows and the inspect/lm-eval
 integrations) reads it the same way and raises the same errors.
 
-Extraction is strict first, then tolerant; the first stage that yields a value wins:
+The parser is a chain of stages (`ReplyStage`, listed in `STAGE_CHAIN`), strict first,
+then tolerant; the first stage that yields a value wins:
 
 1. strict: a ```json code block whose object validates as `ActionReply` (pydantic);
 2. json_object: the last JSON object in the text that has an "action" key;
 3. key: an `action: value` pair written loosely (unquoted keys, as in Table 8's scheme);
-4. bare: the whole reply is a bare integer, coordinate or option letter.
+4. bare: the whole reply is a bare answer: a number, numbers in brackets or separated by
+   commas or spaces, or an option letter.
 
-The value found is then read by `Game.move_from_value`: a text value counts only when it
-*is* a number or a list of numbers ("2", "[0, 3]", "(1, 2)"); "take 2 from heap 1" is
-unparsable, never heap 2 take 1. A reply cut off by the completion cap
-(`finish_reason="length"`) is accepted only through the strict stage, else it raises
-`TruncatedReplyError`: a truncated reply is its own status, never read loosely.
+A stage is added by writing a class with `name`, `reads_truncated` and `extract` and
+listing it; `ReplyParser(stages)` runs any such list. The value found is then read by
+`Game.move_from_value`, with one number rule for every stage: a move number is an ASCII
+decimal integer. `1e2`, `2.0`, `1/2`, full-width `３` and other non-ASCII digits are
+unparsable, with that reason; only the JSON stages (strict, json_object) accept a JSON
+number with an integral value (`{"action": 2.0}` is 2), because JSON writes numbers
+that way. A text value counts only when it *is* numbers ("2", "[0, 3]", "(1, 2)");
+"take 2 from heap 1" is unparsable, never heap 2 take 1. A reply cut off by the
+completion cap (`finish_reason="length"`) is read only by stages that read truncated
+replies (strict), else it raises `TruncatedReplyError`: a truncated reply is its own
+status, never read loosely.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Final
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -84,18 +94,21 @@ class ActionReply(BaseModel):
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+# A number as a model may write one, matched widely (\d is any script's digit, with a
+# decimal point, fraction or exponent) so that the number rule can name what is wrong
+# with it, instead of reading its leading digits: "1e2" is no 1, "1/2" no 1, "3rd" no 3.
+_NUMBER = r"-?\d+(?:[./]\d+)?(?:[eE][-+]?\d+)?(?![0-9A-Za-z_/]|\.\d)"
 _KEY = re.compile(
     # The lookbehind keeps "reaction: 5" or "transaction=3" from reading as an action.
-    # A number must end there: "1e2" is no 1, "1.5e2" no 1 and "3rd" no 3 (the JSON
-    # stages read exponents; a text with one is unparsable, like "2.0"). "2." still is 2.
-    r"""(?<![A-Za-z0-9_])["']?action["']?\s*[:=]\s*(\[[^\]\[]*\]|\([^()]*\)|-?\d+(?:\.\d+)?(?!\.?[0-9A-Za-z_])|"[^"]*"|'[^']*'|[A-Za-z]\b)""",
+    r"""(?<![A-Za-z0-9_])["']?action["']?\s*[:=]\s*(\[[^\]\[]*\]|\([^()]*\)|"""
+    + _NUMBER
+    + r"""|"[^"]*"|'[^']*'|[A-Za-z]\b)""",
     re.IGNORECASE,
 )
+_NUMBERS = rf"{_NUMBER}(?:\s*[,\s]\s*{_NUMBER})*"
 _BARE = re.compile(
-    r"^\s*(-?\d+(?:\.\d+)?|[\[(]\s*-?\d+\s*,\s*-?\d+\s*[\])]|\(?[A-Za-z]\)?)\s*\.?\s*$"
+    rf"""^\s*(["']?)({_NUMBERS}|[\[(]\s*{_NUMBERS}\s*[\])]|\(?[A-Za-z]\)?)\1\s*\.?\s*$"""
 )
-
-STAGES: Final = ("strict", "json_object", "key", "bare")
 
 
 def fenced_objects(text: str) -> list[dict[str, Any]]:
@@ -138,51 +151,170 @@ def last_object_with(text: str, *keys: str) -> dict[str, Any] | None:
     return None
 
 
+# ------------------------------------------------------------------------ the chain
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's whole reply, as every stage sees it."""
+
+    text: str
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Cut off by the completion cap: only stages that read truncated replies run."""
+        return self.finish_reason == "length"
+
+
+@dataclass(frozen=True)
+class Found:
+    """The raw action value a stage found (it may be None: `{"action": null}`)."""
+
+    value: Any
+
+
+class ReplyStage(Protocol):
+    """One way of finding the action value in a reply (game_arena's `TextParser` shape)."""
+
+    #: The name recorded with each parsed reply (`Parsed.stage`).
+    name: str
+    #: Whether the stage may read a reply cut off by the completion cap.
+    reads_truncated: bool
+
+    def extract(self, reply: Reply) -> Found | None:
+        """The action value this stage finds in `reply`, or None to pass it on."""
+        ...
+
+
+class StrictStage:
+    """A ```json code block whose object validates as `ActionReply` (the last one wins)."""
+
+    name: ClassVar[str] = "strict"
+    reads_truncated: ClassVar[bool] = True  # a complete, validated block is an answer
+
+    def extract(self, reply: Reply) -> Found | None:
+        for obj in reversed(fenced_objects(reply.text)):
+            try:
+                return Found(ActionReply.model_validate(obj).action)
+            except ValidationError:
+                continue
+        return None
+
+
+class JsonObjectStage:
+    """The last JSON object anywhere in the text that has an "action" key."""
+
+    name: ClassVar[str] = "json_object"
+    reads_truncated: ClassVar[bool] = False
+
+    def extract(self, reply: Reply) -> Found | None:
+        for obj in reversed(json_objects(reply.text)):
+            if "action" in obj:
+                return Found(obj["action"])
+        return None
+
+
+class KeyStage:
+    """An `action: value` pair written loosely (the last one wins); the value as text."""
+
+    name: ClassVar[str] = "key"
+    reads_truncated: ClassVar[bool] = False
+
+    def extract(self, reply: Reply) -> Found | None:
+        matches = _KEY.findall(reply.text)
+        if not matches:
+            return None
+        raw = matches[-1].strip()
+        return Found(raw[1:-1] if raw[:1] in "\"'" else raw)
+
+
+class BareStage:
+    """The whole reply (backticks aside) is a bare answer; the value as text."""
+
+    name: ClassVar[str] = "bare"
+    reads_truncated: ClassVar[bool] = False
+
+    def extract(self, reply: Reply) -> Found | None:
+        bare = _BARE.match(reply.text.replace("`", ""))
+        return None if bare is None else Found(bare.group(2))
+
+
+class ReplyParser:
+    """Runs stages in order; the first that finds a value wins (a chained parser).
+
+    Args:
+        stages: The stages, strict first. A truncated reply reaching a stage that does
+            not read truncated replies raises `TruncatedReplyError` there.
+    """
+
+    def __init__(self, stages: Sequence[ReplyStage]) -> None:
+        self.stages = tuple(stages)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(stage.name for stage in self.stages)
+
+    def extract(self, text: str, *, finish_reason: str | None = None) -> tuple[Any, str]:
+        """The raw action value in a reply and the name of the stage that found it."""
+        reply = Reply(text, finish_reason)
+        for stage in self.stages:
+            if reply.truncated and not stage.reads_truncated:
+                raise TruncatedReplyError(
+                    "the reply was cut off by the completion cap (finish_reason 'length') "
+                    "before a complete JSON code block with an action",
+                    text[:200],
+                )
+            found = stage.extract(reply)
+            if found is not None:
+                return found.value, stage.name
+        raise UnparsableMoveError(
+            'no JSON object with an "action" field, and no bare answer, was found', text[:200]
+        )
+
+
+#: The stages every reader uses, in order: add a stage by listing it here.
+STAGE_CHAIN: Final[tuple[ReplyStage, ...]] = (
+    StrictStage(),
+    JsonObjectStage(),
+    KeyStage(),
+    BareStage(),
+)
+#: The one parser (`Game.parse_move`, the agents and the envs all read through it).
+REPLY_PARSER: Final = ReplyParser(STAGE_CHAIN)
+STAGES: Final = REPLY_PARSER.names
+
+
 def extract_action(text: str, *, finish_reason: str | None = None) -> tuple[Any, str]:
-    """The raw action value in a reply and the stage that found it.
+    """The raw action value in a reply and the stage that found it (`REPLY_PARSER`).
 
     Args:
         text: The model's whole reply.
         finish_reason: The server's finish reason, when known; "length" (cut off by the
-            completion cap) allows only the strict stage.
+            completion cap) allows only the stages that read truncated replies (strict).
 
     Raises:
         TruncatedReplyError: a reply cut off by the cap holds no complete strict answer.
         UnparsableMoveError: no stage found an action.
     """
-    for obj in reversed(fenced_objects(text)):
-        try:
-            return ActionReply.model_validate(obj).action, "strict"
-        except ValidationError:
-            continue
-    if finish_reason == "length":
-        raise TruncatedReplyError(
-            "the reply was cut off by the completion cap (finish_reason 'length') before "
-            "a complete JSON code block with an action",
-            text[:200],
-        )
-    for obj in reversed(json_objects(text)):
-        if "action" in obj:
-            return obj["action"], "json_object"
-    matches = _KEY.findall(text)
-    if matches:
-        raw = matches[-1].strip()
-        if raw[:1] in "\"'":
-            return raw[1:-1], "key"
-        return raw, "key"
-    bare = _BARE.match(text.replace("`", ""))
-    if bare:
-        return bare.group(1), "bare"
-    raise UnparsableMoveError(
-        'no JSON object with an "action" field, and no bare answer, was found', text[:200]
-    )
+    return REPLY_PARSER.extract(text, finish_reason=finish_reason)
 
 
 __all__ = [
     "OUTPUT_FORMAT",
     "REPLY_FORMAT_VERSION",
+    "REPLY_PARSER",
     "STAGES",
+    "STAGE_CHAIN",
     "ActionReply",
+    "BareStage",
+    "Found",
+    "JsonObjectStage",
+    "KeyStage",
+    "Reply",
+    "ReplyParser",
+    "ReplyStage",
+    "StrictStage",
     "TruncatedReplyError",
     "extract_action",
     "fenced_objects",

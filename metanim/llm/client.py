@@ -11,6 +11,7 @@ exhausted", and its backoff base is a module constant that tests cannot shorten.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import json
 import logging
@@ -31,6 +32,7 @@ from metanim.llm.prices import PriceTable
 from metanim.llm.target import (
     API_KEY_ENV,
     AZURE_API_KEY_ENV,
+    ServerTarget,
     auth_headers,
     server_target,
 )
@@ -57,6 +59,8 @@ class OpenAIChatClient:
         organization: the `OpenAI-Organization` header; default `OPENAI_ORG_ID`.
         project: the `OpenAI-Project` header; default `OPENAI_PROJECT_ID`.
         api_version: Azure's `api-version` query; default `OPENAI_API_VERSION`.
+        target: where the calls go, already resolved (`server_target`, or
+            `ModelSpec.target`); the five arguments above are then not read.
         max_concurrency: calls in flight at once per replica (per event loop); None: the
             server's slot count where it reports one (llama.cpp's `/props`), else 8.
         timeout_s: per-attempt timeout in seconds.
@@ -92,6 +96,7 @@ class OpenAIChatClient:
         organization: str | None = None,
         project: str | None = None,
         api_version: str | None = None,
+        target: ServerTarget | None = None,
         max_concurrency: int | None = 8,
         timeout_s: float = 60.0,
         max_retries: int = 4,
@@ -108,7 +113,7 @@ class OpenAIChatClient:
             raise ValueError("max_retries must be non-negative")
         self._model = model
         # Everything read from the environment is read here, once, not per call.
-        self._target = server_target(
+        self._target = target or server_target(
             model,
             base_url,
             api_key=api_key or None,
@@ -132,6 +137,9 @@ class OpenAIChatClient:
         self.prices = prices if prices is not None else PriceTable.load()
         self.options = options or CallOptions()
         self.check_server = check_server
+        #: Failed attempts so far, by kind (timeout, rate_limit, ...), retried or not: what
+        #: a progress display shows while calls are slow to come back.
+        self.failed_attempts: collections.Counter[str] = collections.Counter()
         #: Per replica: the slot count its server reported (None: not reported).
         self.server_slots: dict[str, int | None] = {}
         self._rng = random.Random()
@@ -473,6 +481,7 @@ class OpenAIChatClient:
                 if error.kind == "timeout" and deterministic:
                     limit = min(limit, 1)
                 if not retryable or attempt >= limit:
+                    self.failed_attempts[error.kind] += 1
                     if retryable:
                         error = InfrastructureError(
                             f"gave up after {attempt + 1} attempts: {error}",
@@ -484,6 +493,7 @@ class OpenAIChatClient:
                         error.attempts = attempt + 1
                     raise error from None
                 errors.append({"kind": error.kind, "status": error.status})
+                self.failed_attempts[error.kind] += 1
                 delay = min(self.backoff_s * 2**attempt, self.backoff_max_s)
                 delay *= 0.5 + 0.5 * self._rng.random()
                 if retry_after is not None:
@@ -616,20 +626,15 @@ class _Reply:
 _THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
 
-def split_reasoning(message: Any) -> tuple[str, str | None]:
+def split_reasoning(message: dict[str, Any]) -> tuple[str, str | None]:
     """A reply's answer text and its thinking, kept apart.
 
     A reasoning model's thinking comes as `reasoning_content` (llama.cpp, vLLM, DeepSeek)
     or inline as `<think>...</think>` (Qwen3 in thinking mode); the answer is what is left.
     An unclosed `<think>` (the cap cut the thinking) leaves no answer.
     """
-    if isinstance(message, dict):  # the wire form
-        text = message.get("content") or ""
-        thought = message.get("reasoning_content")
-    else:  # an SDK message object
-        text = getattr(message, "content", None) or ""
-        extra = getattr(message, "model_extra", None) or {}
-        thought = extra.get("reasoning_content") or getattr(message, "reasoning_content", None)
+    text = message.get("content") or ""
+    thought = message.get("reasoning_content")
     if not _has_thinking(text, thought):
         return text, None
     parts = [str(thought)] if thought else []

@@ -107,7 +107,10 @@ class ModelSpec:
 
     def target(self, sim_url: str | None) -> ServerTarget:
         """Where the calls go and the headers they carry (`metanim.llm.server_target`)."""
-        return server_target(self.name, list(self.routed(sim_url)) or None, api_key=self.api_key())
+        # A real model's key is read by `server_target` from its variable (named in any
+        # refusal); a simulated model's is its own, never OPENAI_API_KEY.
+        key = self.api_key() if self.simulated else None
+        return server_target(self.name, list(self.routed(sim_url)) or None, api_key=key)
 
     def server_identity(self) -> str:
         """The server as it enters a run's identity: the URLs given, the fixed token
@@ -119,10 +122,3 @@ class ModelSpec:
         if self.azure:
             return (os.environ.get(AZURE_ENDPOINT_ENV) or "azure").rstrip("/")
         return (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-
-    def where(self, sim_url: str | None, in_process: bool) -> str:
-        """The address calls go to, for a run header."""
-        address = "|".join(self.target(sim_url).base_urls)
-        if self.needs_sim_server and in_process:
-            return address + " (the simulated server, in-process)"
-        return address

@@ -26,6 +26,7 @@ from metanim.records._identity import (
     identity_label,
     log_identity,
     run_identity,
+    side_servers,
     uses_prompts,
 )
 from metanim.records._log import (
@@ -125,6 +126,7 @@ __all__ = [
     "render_summary",
     "run_config",
     "run_identity",
+    "side_servers",
     "signed",
     "std_text",
     "summarize_evaluation",

@@ -62,34 +62,58 @@ def current_prompt_versions() -> dict[str, str]:
     return {"method": prompts.METHOD_PROMPT_VERSION, "game": metanim.games.PROMPT_VERSION}
 
 
-def uses_prompts(config: Mapping[str, Any]) -> bool:
+Servers = Mapping[str, str | None]
+
+
+def side_servers(config: Mapping[str, Any]) -> dict[str, str | None]:
+    """Each side's server as it enters the identity (`ModelSpec.server_identity`), by
+    its method field; None for a solver side (optimal, random, epsilon), "" for a model
+    side whose config names no model."""
+    out: dict[str, str | None] = {}
+    for key, prefix in SIDES:
+        if key not in config:
+            continue
+        if is_solver_player(str(config[key])):
+            out[key] = None
+        elif prefix + "model" in config:
+            model = str(config[prefix + "model"])
+            out[key] = ModelSpec.parse(model, config.get(prefix + "base_url")).server_identity()
+        else:
+            out[key] = ""
+    return out
+
+
+def uses_prompts(config: Mapping[str, Any], servers: Servers | None = None) -> bool:
     """Whether any side of the run prompts a model (a solver-only run has no prompt)."""
-    return any(key in config and not is_solver_player(str(config[key])) for key, _ in SIDES)
+    servers = side_servers(config) if servers is None else servers
+    return any(server is not None for server in servers.values())
 
 
 def run_identity(
-    config: Mapping[str, Any], prompt_versions: Mapping[str, str] | None = None
+    config: Mapping[str, Any],
+    prompt_versions: Mapping[str, str] | None = None,
+    *,
+    servers: Servers | None = None,
 ) -> dict[str, Any]:
     """The identifying fields of a run config (a `model_dump(mode="json")` or config.json).
 
     A solver side (optimal, random, epsilon) drops its unused model, parameters and
-    server; a model side's server enters normalized (`ModelSpec.server_identity`); a
-    dataset enters
-    by content digest, not by path. `prompt_versions` (the run's prompt templates, see
+    server; a model side's server enters normalized (`servers`, from `side_servers`
+    unless the caller has parsed the sides already); a dataset enters by content digest,
+    not by path. `prompt_versions` (the run's prompt templates, see
     `current_prompt_versions`; the report reads them from the log) join the identity,
     so a prompt change starts a new log rather than resuming into an old one.
     """
     body = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
+    servers = side_servers(body) if servers is None else servers
     for method_key, prefix in SIDES:
         if method_key not in body:
             continue
-        if is_solver_player(str(body[method_key])):
+        if servers[method_key] is None:
             for name in ("model", "params", "base_url"):
                 body.pop(prefix + name, None)
         elif prefix + "model" in body:
-            body[prefix + "base_url"] = ModelSpec.parse(
-                str(body[prefix + "model"]), body.get(prefix + "base_url")
-            ).server_identity()
+            body[prefix + "base_url"] = servers[method_key]
     if "dataset" in body:
         body["dataset"] = [_file_digest(str(p)) for p in body["dataset"]]
     if prompt_versions:
@@ -97,9 +121,11 @@ def run_identity(
     return body
 
 
-def config_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+def config_identity(config: Mapping[str, Any], servers: Servers | None = None) -> dict[str, Any]:
     """The identity of a run about to be run by this code (its current prompt versions)."""
-    return run_identity(config, current_prompt_versions() if uses_prompts(config) else None)
+    servers = side_servers(config) if servers is None else servers
+    versions = current_prompt_versions() if uses_prompts(config, servers) else None
+    return run_identity(config, versions, servers=servers)
 
 
 def identity_hash(identity: Mapping[str, Any]) -> str:

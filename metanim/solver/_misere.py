@@ -21,8 +21,36 @@ from numba import njit
 
 from metanim.games import SizeLimitError
 
-#: Largest row the misère Kayles table covers (all partitions up to it: ~40 MB).
-KAYLES_MISERE_LIMIT = 72
+#: Most work a misère Kayles table may cost: positions x moves scanned at each.
+KAYLES_MISERE_WORK = 1_500_000_000
+
+
+@cache
+def _partition_numbers(n_max: int) -> tuple[int, ...]:
+    """p(0), ..., p(n_max): partitions of each total, counted part size by part size."""
+    counts = [1] + [0] * n_max
+    for part in range(1, n_max + 1):
+        for total in range(part, n_max + 1):
+            counts[total] += counts[total - part]
+    return tuple(counts)
+
+
+def kayles_misere_work(n_max: int) -> int:
+    """Work of the table for rows up to n_max: its positions (every partition of at most
+    n_max pins) times the most moves one position scans (a move per pin, at most n_max)."""
+    return sum(_partition_numbers(n_max)) * n_max
+
+
+def _largest_within_work() -> int:
+    counts = _partition_numbers(256)  # p(s) does not depend on the table's size
+    n, positions = 1, counts[0] + counts[1]
+    while (positions + counts[n + 1]) * (n + 1) <= KAYLES_MISERE_WORK:
+        n, positions = n + 1, positions + counts[n + 1]
+    return n
+
+
+#: Largest position (pins + runs - 1) the misère Kayles table covers within the work bound.
+KAYLES_MISERE_LIMIT = _largest_within_work()
 
 
 @njit(cache=True, nogil=True)
@@ -156,15 +184,22 @@ def _solve(parts, k, s, wins, counts, offsets, rest, suffix, shifted):  # pragma
 @cache
 def _tables(n_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not 0 <= n_max <= KAYLES_MISERE_LIMIT:
-        raise SizeLimitError(
-            f"the misère Kayles table covers rows of at most {KAYLES_MISERE_LIMIT} pins "
-            f"(metanim.solver._misere.KAYLES_MISERE_LIMIT); got {n_max}"
-        )
+        raise SizeLimitError(kayles_misere_refusal(n_max))
     counts = _partition_counts(n_max)
     offsets = np.zeros(n_max + 2, np.int64)
     for s in range(n_max + 1):
         offsets[s + 1] = offsets[s] + counts[s, s]
     return kayles_misere_table(n_max, counts, offsets), counts, offsets
+
+
+def kayles_misere_refusal(need: int) -> str:
+    """Why a misère Kayles position needing the table up to `need` is refused."""
+    return (
+        f"misère Kayles with pins + runs - 1 = {need} needs a table costing "
+        f"{kayles_misere_work(need):,} (positions x moves scanned); the limit is "
+        f"{KAYLES_MISERE_WORK:,} (metanim.solver.KAYLES_MISERE_WORK), which covers "
+        f"pins + runs - 1 <= {KAYLES_MISERE_LIMIT}; no closed form is known"
+    )
 
 
 def kayles_misere_mover_wins(runs: list[int] | tuple[int, ...], n_max: int) -> bool | None:

@@ -15,7 +15,7 @@ from numba import njit
 from metanim.games import SizeLimitError
 from metanim.solver.kernels import parse_octal
 
-#: Largest heap the direct O(n^2) method computes (about 2 s at 100,000 here).
+#: Largest heap the direct O(n^2) method computes (its cost: docs/benchmarks.md).
 OCTAL_DIRECT_LIMIT = 1_000_000
 #: Values are computed up to this heap size while looking for a certified period.
 OCTAL_PERIOD_SEARCH = 1 << 16

@@ -33,18 +33,17 @@ MAX_TABLE_STATES = 60_000_000
 MAX_TABLE_BYTES = 1 << 30
 #: Most successor visits a NIM heap table may cost (unbounded takes: quadratic).
 NIM_TABLE_WORK = 20_000_000
-#: Most successor visits (shapes x cells) a Chomp table may cost (14x14: 7.8e9).
-CHOMP_TABLE_WORK = 10_000_000_000
+#: Most successor visits (shapes x cells) a Chomp table may cost: 13x13 (1.8e9) fits,
+#: 14x14 (7.8e9) does not, so a query stays within seconds on shared cores.
+CHOMP_TABLE_WORK = 2_000_000_000
 #: Two-row (and one-row) extents switch to the proven closed form (normal play) past
 #: this many successor visits: the table would only be a slower cross-check.
 CHOMP_TWO_ROW_TABLE_WORK = 200_000_000
-#: Most positions a misère search (several bounded NIM heaps) may visit.
-MISERE_SEARCH_STATES = 250_000
 #: Most takes Fibonacci Nim's closed form scans for winning moves beyond the table.
 FIBONACCI_SCAN_LIMIT = 200_000
 
 #: How a query is answered (see `Solver.method`).
-TABLE, CLOSED_FORM, SEARCH = "table", "closed-form", "search"
+TABLE, CLOSED_FORM = "table", "closed-form"
 
 
 def _check_size(n_states: int, what: str) -> None:
@@ -208,8 +207,8 @@ def _lost_lookup(grundy: np.ndarray, mover_wins: np.ndarray, misere: bool) -> An
 class Solver(ABC):
     """Exact answers for one game configuration. States must be valid (see `validate`).
 
-    Every query first picks its path with `method` (a table, a proven closed form,
-    or a bounded search), which raises `SizeLimitError` naming the limit before
+    Every query first picks its path with `method` (a table or a proven closed
+    form), which raises `SizeLimitError` naming the limit before
     anything is allocated when no path can answer.
     """
 
@@ -218,7 +217,7 @@ class Solver(ABC):
 
     def method(self, state: Any, query: str = "outcome") -> str:
         """How `query` ("grundy", "outcome" or "winning_moves") is answered for `state`:
-        "table", "closed-form" or "search"; raises `SizeLimitError` when none can."""
+        "table" or "closed-form"; raises `SizeLimitError` when neither can."""
         return TABLE
 
     @abstractmethod
@@ -254,57 +253,6 @@ def _no_path(what: str, why: str) -> SizeLimitError:
     return SizeLimitError(f"{what}: {why}")
 
 
-class _MisereSearch:
-    """Memoized misère outcome over canonical multisets of components.
-
-    Misère play does not decompose into a XOR, so the whole position is searched;
-    `component_moves(c)` lists the tuples of components a move on `c` leaves.
-    """
-
-    def __init__(self, component_moves: Callable[[int], list[tuple[int, ...]]]) -> None:
-        self._moves = cache(component_moves)
-        self._memo: dict[tuple[int, ...], bool] = {}
-
-    def mover_wins(self, key: tuple[int, ...]) -> bool:
-        key = tuple(sorted(c for c in key if c))
-        if key in self._memo:
-            return self._memo[key]
-        # Iterative DFS so deep positions cannot overflow the Python stack.
-        stack: list[tuple[tuple[int, ...], list[tuple[int, ...]] | None]] = [(key, None)]
-        while stack:
-            node, children = stack[-1]
-            if node in self._memo:
-                stack.pop()
-                continue
-            if children is None:
-                children = self._children(node)
-                stack[-1] = (node, children)
-                if not children:
-                    self._memo[node] = True  # no move: the mover has won (misère)
-                    stack.pop()
-                    continue
-            pending = [c for c in children if c not in self._memo]
-            if any(not self._memo[c] for c in children if c in self._memo):
-                self._memo[node] = True
-                stack.pop()
-            elif pending:
-                stack.append((pending[0], None))
-            else:
-                self._memo[node] = False
-                stack.pop()
-        return self._memo[key]
-
-    def _children(self, key: tuple[int, ...]) -> list[tuple[int, ...]]:
-        out = set()
-        for i, comp in enumerate(key):
-            if i and key[i - 1] == comp:
-                continue  # equal components give equal children
-            rest = key[:i] + key[i + 1 :]
-            for parts in self._moves(comp):
-                out.add(tuple(sorted(c for c in (*rest, *parts) if c)))
-        return sorted(out)
-
-
 class NimSolver(Solver):
     """A heap table where it is cheap; Bouton's closed forms at any size beyond it."""
 
@@ -318,7 +266,6 @@ class NimSolver(Solver):
         self.has_table = cap + 1 <= MAX_TABLE_STATES and work <= NIM_TABLE_WORK
         self._values: list[int] | None = None
         self._misere_values: list[int] | None = None
-        self._search = _MisereSearch(self._heap_moves)
 
     def _tables(self) -> tuple[list[int], list[int]]:
         if self._values is None:
@@ -326,27 +273,13 @@ class NimSolver(Solver):
             self._values, self._misere_values = grundy.tolist(), misere.tolist()
         return self._values, self._misere_values  # type: ignore[return-value]
 
-    def _search_states(self, state: tuple[int, ...]) -> int:
-        count = 1
-        for h in state:
-            count *= h + 1
-        return count
-
     def method(self, state: tuple[int, ...], query: str = "outcome") -> str:
         if query == "grundy" or not self.game.misere:
             return TABLE if self.has_table else CLOSED_FORM
+        # Misère: one heap from its table; several heaps by Bouton's misère rule on the
+        # residues h mod (k+1), proven for every max take (`closed_forms.nim_misere_lost`).
         nonzero = sum(1 for h in state if h)
-        if nonzero <= 1 or self._k == 0:
-            return TABLE if self.has_table and nonzero <= 1 else CLOSED_FORM
-        visits = self._search_states(state)
-        if visits > MISERE_SEARCH_STATES:
-            raise _no_path(
-                f"misère NIM {list(state)} with max take {self._k}",
-                f"no closed form is proven for several heaps with a max take, and a search "
-                f"may visit {visits:,} positions; the limit is {MISERE_SEARCH_STATES:,} "
-                "(metanim.solver.MISERE_SEARCH_STATES)",
-            )
-        return SEARCH
+        return TABLE if self.has_table and nonzero <= 1 else CLOSED_FORM
 
     def winning_moves(self, state: tuple[int, ...]) -> list[tuple[int, int]]:
         path = self.method(state, "winning_moves")
@@ -372,9 +305,6 @@ class NimSolver(Solver):
                     moves.append((i, h - rest))
         return moves
 
-    def _heap_moves(self, h: int) -> list[tuple[int, ...]]:
-        return [(h - x,) for x in range(1, self.game.take_limit(h) + 1)]
-
     def grundy(self, state: tuple[int, ...]) -> int:
         if self.method(state, "grundy") == CLOSED_FORM:
             return closed_forms.nim_grundy(state, self._k)
@@ -382,16 +312,9 @@ class NimSolver(Solver):
         return reduce(xor, (values[h] for h in state), 0)
 
     def _misere_mover_wins(self, state: tuple[int, ...]) -> bool:
-        path = self.method(state, "outcome")
-        heaps = tuple(h for h in state if h)
-        if len(heaps) <= 1:
-            h = heaps[0] if heaps else 0
-            if path == TABLE:
-                return bool(self._tables()[1][h])
-            return not closed_forms.nim_misere_single_lost(h, self._k)
-        if self._k == 0:
-            return not closed_forms.nim_misere_unbounded_lost(heaps)
-        return self._search.mover_wins(heaps)
+        if self.method(state, "outcome") == TABLE:
+            return bool(self._tables()[1][max(state)])
+        return not closed_forms.nim_misere_lost(state, self._k)
 
 
 class FibonacciSolver(Solver):
@@ -435,7 +358,7 @@ class FibonacciSolver(Solver):
             raise _no_path(what, f"Grundy values have no closed form and {limit}")
         if self.game.misere:
             raise _no_path(what, f"misère play has no proven closed form and {limit}")
-        if query == "winning_moves" and state[1] > FIBONACCI_SCAN_LIMIT:
+        if query == "winning_moves" and state[1] > FIBONACCI_SCAN_LIMIT and self.mover_wins(state):
             raise _no_path(
                 what,
                 f"{limit}; beyond it the closed form checks each take, at most "
@@ -447,6 +370,8 @@ class FibonacciSolver(Solver):
     def winning_moves(self, state: tuple[int, int]) -> list[int]:
         remaining, max_take = state
         if self.method(state, "winning_moves") == CLOSED_FORM:
+            if not self.mover_wins(state):
+                return []  # a P-position has no winning move, however many takes it allows
             # A take x wins iff it empties the pile or the child (r - x, 2x) is P.
             return [
                 x
@@ -518,10 +443,6 @@ class KaylesSolver(Solver):
         # run that leave the value `target`; positions differ, run lengths recur.
         self._hits: dict[tuple[int, int], list[tuple[int, int]]] = {}
 
-    @staticmethod
-    def _run_moves(n: int) -> list[tuple[int, ...]]:
-        return [(a, n - k - a) for k in (1, 2) if k <= n for a in range(0, (n - k) // 2 + 1)]
-
     def _value(self, n: int) -> int:
         base = self._base_list
         if n < len(base):
@@ -541,12 +462,7 @@ class KaylesSolver(Solver):
         parts = [n for row in state for _, n in run_spans(row)]
         need = sum(parts) + len(parts) - 1
         if need > _misere.KAYLES_MISERE_LIMIT:
-            raise _no_path(
-                "misère Kayles",
-                f"solved for positions with pins + runs - 1 <= {_misere.KAYLES_MISERE_LIMIT} "
-                f"(metanim.solver._misere.KAYLES_MISERE_LIMIT; no closed form is used); "
-                f"this one needs {need}",
-            )
+            raise SizeLimitError(_misere.kayles_misere_refusal(need))
         return TABLE
 
     def grundy(self, state: tuple[str, ...]) -> int:

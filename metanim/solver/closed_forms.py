@@ -4,10 +4,10 @@ Everything here is exact integer arithmetic in plain Python, O(1) or O(log n) pe
 query, so it answers for heaps, boards and rows far past any table:
 
 * NIM (Bouton 1901): one heap of h with max take k has Grundy value h mod (k+1)
-  (h when takes are unbounded); a sum's value is the XOR (the Nim-sum). Misère:
-  one heap is lost for the mover iff h mod (k+1) == 1 (h == 1 unbounded); several
-  unbounded heaps follow Bouton's misère rule (play as normal unless every heap is
-  0 or 1, where the mover loses iff the number of 1-heaps is odd).
+  (h when takes are unbounded); a sum's value is the XOR (the Nim-sum). Misère,
+  any heaps and any max take: Bouton's misère rule on the residues h mod (k+1)
+  (play as normal unless every residue is 0 or 1, where the mover loses iff the
+  number of 1s is odd); `nim_misere_lost` writes out the proof.
 * Wythoff / Corner Queen (Wythoff 1907): the P-positions are the Beatty pairs
   (a_k, b_k) = (⌊kφ⌋, ⌊kφ²⌋) = (a_k, a_k + k) and their mirrors. Misère Wythoff
   keeps every pair with k >= 2 and replaces (0, 0) and (1, 2) by (0, 1), (1, 0)
@@ -43,57 +43,70 @@ def nim_winning_moves(heaps: tuple[int, ...], k: int) -> list[tuple[int, int]]:
         return []
     moves = []
     for i, h in enumerate(heaps):
-        target = nim_heap_grundy(h, k) ^ total
-        if k == 0:
-            if target < h:
-                moves.append((i, h - target))
-            continue
-        # The k heaps h-k..h-1 hold every residue mod k+1 except h's own once.
-        if target > k:
-            continue
-        rest = h - 1 - ((h - 1 - target) % (k + 1))
-        if max(0, h - k) <= rest <= h - 1:
+        rest = _heap_with_residue(h, nim_heap_grundy(h, k) ^ total, k)
+        if rest is not None:
             moves.append((i, h - rest))
     return moves
 
 
-def nim_misere_single_lost(h: int, k: int) -> bool:
-    """Whether the mover loses misère NIM with one non-empty heap h (or none: h = 0)."""
-    if h == 0:
-        return False  # no move: the previous player took the last item and lost
-    return h % (k + 1) == 1 if k else h == 1
+def nim_misere_lost(heaps: tuple[int, ...], k: int) -> bool:
+    """Whether the mover loses misère NIM with max take k (0 = unbounded), any heaps.
 
-
-def nim_misere_unbounded_lost(heaps: tuple[int, ...]) -> bool:
-    """Bouton's misère rule for unbounded takes."""
-    if max(heaps, default=0) <= 1:
-        return sum(heaps) % 2 == 1
-    return nim_grundy(heaps, 0) == 0
+    With residues r_i = h_i mod (k+1) (h_i when unbounded), the mover loses iff every
+    residue is 0 or 1 and an odd number of them are 1, or some residue is at least 2
+    and their XOR is 0: Bouton's misère rule (1901) played on the residues. Proof: the
+    empty position has all residues 0, so it is a win for the mover, as misère play
+    says; a move changes exactly one residue, so it leaves the set above (a position
+    of the first kind goes to an even count of 1s or to a residue >= 2 with XOR != 0;
+    one of the second kind to XOR != 0, and not to all residues <= 1, since the one
+    residue >= 2 it lowers could not have been the only one with XOR 0); and from any
+    other non-empty position a move enters it: with all residues <= 1, take 1 from a
+    heap of residue 1 or k from a non-empty heap of residue 0 to fix the parity; with
+    one residue >= 2, lower it to 0 or 1 so the count of 1s is odd; with two or more,
+    the Nim move on the residues (any residue below r_i is reachable by taking at
+    most r_i <= k) keeps one residue >= 2. `tests/test_solver.py` checks this against
+    a brute force from the rules on every position of up to four small heaps.
+    """
+    residues = [nim_heap_grundy(h, k) for h in heaps]
+    total = 0
+    for r in residues:
+        total ^= r
+    if max(residues, default=0) <= 1:
+        return total == 1
+    return total == 0
 
 
 def nim_misere_winning_moves(heaps: tuple[int, ...], k: int) -> list[tuple[int, int]]:
-    """Misère winning moves when a closed form covers every child: unbounded takes, or
-    a bounded take with at most one non-empty heap. O(heaps)."""
+    """Misère winning moves (heap, take) by `nim_misere_lost`'s rule, in action-id order.
+
+    A child is lost iff its residues fit the rule, so for each heap exactly one target
+    residue works: the XOR of the other residues when one of them is >= 2, else the
+    residue that makes the count of 1s odd. O(heaps).
+    """
+    residues = [nim_heap_grundy(h, k) for h in heaps]
+    total = 0
+    for r in residues:
+        total ^= r
+    big = sum(1 for r in residues if r >= 2)
     moves = []
     for i, h in enumerate(heaps):
-        others = heaps[:i] + heaps[i + 1 :]
-        low = 0 if k == 0 else max(0, h - k)
-        candidates: set[int] = set()
-        if k == 0:
-            om, ox, ones = max(others, default=0), nim_grundy(others, 0), sum(others)
-            if max(om, ox) > 1 and ox < h:
-                candidates.add(ox)  # the child keeps a heap above 1: Nim-sum 0 loses
-            if om <= 1:
-                candidates.update(v for v in (0, 1) if v < h and (ones + v) % 2 == 1)
-        else:
-            if any(others):
-                raise ValueError("bounded misère NIM with several heaps has no closed form")
-            # Lost children: v >= 1 with v mod (k+1) == 1 in [h-k, h-1].
-            v = h - 1 - ((h - 2) % (k + 1)) if h >= 2 else -1
-            if v >= max(low, 1):
-                candidates.add(v)
-        moves += [(i, h - v) for v in sorted(candidates, reverse=True) if low <= v < h]
+        others = total ^ residues[i]
+        target = others if big - (residues[i] >= 2) > 0 else others ^ 1
+        rest = _heap_with_residue(h, target, k)
+        if rest is not None:
+            moves.append((i, h - rest))
     return moves
+
+
+def _heap_with_residue(h: int, target: int, k: int) -> int | None:
+    """The heap size one move below h (take 1..k, or any when k = 0) whose residue is
+    `target`, or None (the k sizes h-k..h-1 hold every residue but h's own, once)."""
+    if k == 0:
+        return target if target < h else None
+    if target > k or h == 0:
+        return None
+    rest = h - 1 - ((h - 1 - target) % (k + 1))
+    return rest if max(0, h - k) <= rest <= h - 1 else None
 
 
 # ---------------------------------------------------------------- Wythoff / Corner Queen

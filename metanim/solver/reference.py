@@ -8,10 +8,11 @@ baseline the benchmarks report ratios to. Slow by design; small states only.
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterable
+from functools import cache
 from typing import Any
 
-from metanim.games import Game
+from metanim.games import Game, Kayles, SizeLimitError
 
 
 def mex(values: set[int]) -> int:
@@ -64,6 +65,80 @@ class ReferenceSolver:
             for m in self.game.legal_moves(state)
             if not self.mover_wins(self.game._apply(state, m))
         ]
+
+
+class MultisetMisereSearch:
+    """Misère outcome of a sum of independent components, memoized on their multiset.
+
+    Misère play does not decompose into a XOR, so the whole position is searched; a
+    position is the sorted tuple of its non-zero components (Kayles runs, NIM heaps),
+    so equal components in any order share one entry. `component_moves(c)` lists the
+    tuples of components a move on `c` leaves. With `max_work`, a query that scans more
+    children than that raises `SizeLimitError` (`work` counts them; reset it per query).
+    """
+
+    def __init__(
+        self,
+        component_moves: Callable[[int], Iterable[tuple[int, ...]]],
+        *,
+        max_work: int | None = None,
+    ) -> None:
+        self._moves = cache(lambda c: tuple(component_moves(c)))
+        self._memo: dict[tuple[int, ...], bool] = {}
+        self.max_work = max_work
+        self.work = 0
+
+    def mover_wins(self, key: Iterable[int]) -> bool:
+        key = tuple(sorted(c for c in key if c))
+        if key in self._memo:
+            return self._memo[key]
+        # Iterative DFS so deep positions cannot overflow the Python stack.
+        stack: list[tuple[tuple[int, ...], list[tuple[int, ...]] | None]] = [(key, None)]
+        while stack:
+            node, children = stack[-1]
+            if node in self._memo:
+                stack.pop()
+                continue
+            if children is None:
+                children = self._children(node)
+                stack[-1] = (node, children)
+                if not children:
+                    self._memo[node] = True  # no move: the mover has won (misère)
+                    stack.pop()
+                    continue
+            pending = [c for c in children if c not in self._memo]
+            if any(not self._memo[c] for c in children if c in self._memo):
+                self._memo[node] = True
+                stack.pop()
+            elif pending:
+                stack.append((pending[0], None))
+            else:
+                self._memo[node] = False
+                stack.pop()
+        return self._memo[key]
+
+    def _children(self, key: tuple[int, ...]) -> list[tuple[int, ...]]:
+        out = set()
+        for i, comp in enumerate(key):
+            if i and key[i - 1] == comp:
+                continue  # equal components give equal children
+            rest = key[:i] + key[i + 1 :]
+            moves = self._moves(comp)
+            self.work += len(moves)
+            if self.max_work is not None and self.work > self.max_work:
+                raise SizeLimitError(
+                    f"the misère search scanned more than {self.max_work:,} moves (its max_work)"
+                )
+            for parts in moves:
+                out.add(tuple(sorted(c for c in (*rest, *parts) if c)))
+        return sorted(out)
+
+
+def kayles_run_moves(n: int) -> list[tuple[int, ...]]:
+    """The runs each move leaves in one run of `n` pins, from the game's own rules."""
+    game = Kayles([max(n, 1)])
+    state = ("1" * n,)
+    return [game.state_key(game._apply(state, m)) for m in game.legal_moves(state)]
 
 
 def _deep_recursion() -> None:

@@ -1,6 +1,7 @@
 """What every layer may use: exit codes and strict value parsing at the edge, stable seeds.
 
-The bottom of the package's layer order: it imports no other `metanim` package. Two
+The bottom of the package's layer order: it imports no other `metanim` package. The kinds
+of user-given value (`PositiveInt`, `Temperature`, `FileName`, ...) are checked here. Two
 submodules are imported by name where they are needed: `metanim.util.fastjson` (orjson
 with the standard library's rules) and `metanim.util.aio` (the event loop and collector
 settings runs use).
@@ -14,6 +15,7 @@ from metanim.util.edge import (
     EXIT_USAGE,
     Interrupted,
     MetaNimError,
+    StorageError,
     Unreachable,
     deprecated_aliases,
     game_params,
@@ -22,6 +24,19 @@ from metanim.util.edge import (
     strict_json,
 )
 from metanim.util.seeds import derive_seed
+from metanim.util.values import (
+    FileName,
+    FiniteFloat,
+    Folder,
+    NonNegativeInt,
+    PositiveCounts,
+    PositiveFloat,
+    PositiveInt,
+    Probability,
+    Temperature,
+    check_file_name,
+    check_folder,
+)
 
 __all__ = [
     "EXIT_CODES_HELP",
@@ -29,9 +44,21 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "FileName",
+    "FiniteFloat",
+    "Folder",
     "Interrupted",
     "MetaNimError",
+    "NonNegativeInt",
+    "PositiveCounts",
+    "PositiveFloat",
+    "PositiveInt",
+    "Probability",
+    "StorageError",
+    "Temperature",
     "Unreachable",
+    "check_file_name",
+    "check_folder",
     "deprecated_aliases",
     "derive_seed",
     "game_params",

@@ -39,10 +39,9 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 
 #: Allocations between young-generation collections while a run lasts (Python's: 700).
-#: A young collection walks every object still alive since the last one: a 512-episode
-#: tournament paused 6 times for 151 ms in all at 20,000, once for ~0 ms at 200,000.
-#: Runs make no cyclic garbage to speak of (none found after 512 episodes of a faulty
-#: model with the collector off), so collecting later costs no memory.
+#: A young collection walks every object still alive since the last one, so long runs
+#: pause less with fewer of them (docs/benchmarks.md); runs make no cyclic garbage to
+#: speak of, so collecting later costs no memory.
 RUN_GC_THRESHOLD = 200_000
 
 # The collector's settings are the process's: the outermost of nested or overlapping

@@ -34,6 +34,10 @@ class Interrupted(Exception):
     """A run stopped by Ctrl-C or SIGTERM after saving what finished; the message says where."""
 
 
+class StorageError(Exception):
+    """A run's files could not be written (a full disk); what was saved is said (exit 3)."""
+
+
 class Unreachable(Exception):
     """A server the run needs did not answer before the first episode (exit code 3)."""
 

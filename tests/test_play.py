@@ -1,0 +1,97 @@
+"""`metanim play` is episode 0 of `metanim tournament`: the same loop, seeds and players.
+
+Both commands run through the real CLI entry point; the transcript `play` prints is
+compared move by move with the tournament's log. Then a real Ctrl-C to a `play`
+process: one line, exit 130, and none of aiohttp's or asyncio's leak reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from metanim.cli import main
+
+# Players that draw: sampled moves make a seed's game differ from the next seed's.
+PLAYERS = [
+    "--model", "sim-biased:heuristic=max_take,p=0.5",
+    "--opponent", "react", "--opponent-model", "sim-random",
+]  # fmt: skip
+MOVE = re.compile(r"^ +-> (.+?)  \[")
+
+
+def _played(out: str) -> list[str]:
+    return [m.group(1) for line in out.splitlines() if (m := MOVE.match(line))]
+
+
+@pytest.mark.parametrize(
+    ("seed", "game", "seat"),
+    [(0, "nim-31-k3", "first"), (1, "fibonacci-20", "first"), (2, "kayles-20", "second"),
+     (3, "chomp-5x5", "second")],
+)  # fmt: skip
+def test_play_plays_episode_0_of_the_tournament(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: int, game: str, seat: str
+) -> None:
+    common = [*PLAYERS, "--seed", str(seed)]
+    second = ["--second"] if seat == "second" else []
+    assert main(["play", "--game", game, "--agent", "react", *common, *second]) == 0
+    transcript = _played(capsys.readouterr().out)
+    tournament = [
+        "tournament", "--games", game, "--method", "react", "--episodes", "1",
+        "--seat", seat, "--results-dir", str(tmp_path), "--no-progress", *common,
+    ]  # fmt: skip
+    assert main(tournament) == 0
+    capsys.readouterr()
+    (log,) = tmp_path.glob("*.jsonl")
+    (episode,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert episode["index"] == 0 and episode["seat"] == seat
+    assert transcript == [move["move"] for move in episode["moves"]]
+    assert len(transcript) >= 2
+
+
+def test_seeds_give_different_games() -> None:
+    """The comparison above can fail: another seed plays another game."""
+    outs = []
+    for seed in (0, 1):
+        proc = subprocess.run(
+            [sys.executable, "-m", "metanim", "play", "--game", "nim-31-k3", "--agent",
+             "react", *PLAYERS, "--seed", str(seed)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        outs.append(_played(proc.stdout))
+    assert outs[0] != outs[1]
+
+
+LEAKS = ("Unclosed client session", "Unclosed connector", "Task was destroyed", "Traceback")
+
+
+def test_play_prints_each_move_as_made_and_ctrl_c_leaves_no_leak(tmp_path: Path) -> None:
+    # The agent answers at once, the opponent after 30 s: the first move is printed
+    # while the second is awaited, and Ctrl-C lands in the middle of a call.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metanim", "play", "--game", "nim-31-k3", "--agent", "react",
+         "--model", "sim-optimal", "--opponent", "react",
+         "--opponent-model", "sim-optimal:latency=30"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONWARNINGS": "default"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    seen = []
+    assert proc.stdout is not None
+    while not any(MOVE.match(line) for line in seen):
+        line = proc.stdout.readline()
+        assert line, "play ended before its first move was printed"
+        seen.append(line)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert not [leak for leak in LEAKS if leak in out + err], err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
