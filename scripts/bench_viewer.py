@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +72,17 @@ def demo(folder: Path, episodes: int) -> float:
 
 def rated_folder(folder: Path) -> None:
     """The demo (10 episodes) with the games that rate its players: each of them, and an
-    ε-optimal player, against the optimal and the random player on the same setting."""
+    ε-optimal player, against the optimal and the random player on the same setting,
+    from the initial state with seats alternating, so that both players of a pairing
+    start on the winning side in turn (docs/ratings.md, Designing games to rate)."""
     from metanim.analysis import render_report
     from metanim.arena import TournamentConfig, run_tournament
 
     demo(folder, 10)
-    common = {"games": ["fibonacci-20"], "episodes": 60, "seat": "alternate", "progress": False}
+    common = {
+        "games": ["fibonacci-20"], "episodes": 60, "seat": "alternate", "start": "initial",
+        "progress": False,
+    }  # fmt: skip
     sides = [
         ("dreamad", "sim-biased:heuristic=max_take,p=0.3"),
         ("react", "sim-biased:heuristic=max_take,p=0.6"),
@@ -88,7 +94,8 @@ def rated_folder(folder: Path) -> None:
             if method == opponent:
                 continue
             extra = {"model": model} if model else {}
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # the second seat starts lost
                 run_tournament(
                     TournamentConfig(
                         name=f"{method}-vs-{opponent}".replace(":", ""), method=method,

@@ -379,3 +379,16 @@ def test_report_without_scipy_says_so(tmp_path: Path, monkeypatch: pytest.Monkey
     report = render_report(tmp_path, write=False)
     assert report.ratings is None
     assert "## Ratings" in report.markdown and "ratings need scipy" in report.markdown
+
+
+def test_pairings_seen_from_one_side_only_are_named(tmp_path: Path):
+    """With the winning start always on one player's side, the seat and the players are
+    confounded within the pairing: the table says so."""
+    one_sided = [_episode(k, "first", ("win", "loss")[k % 3 == 0]) for k in range(9)]
+    _write_run(tmp_path / "a", "t", {"method": "epsilon:0.5", "opponent": "random"}, one_sided)
+    (table,) = rate([tmp_path / "a"], bootstrap=20).tables
+    assert "in 1 of 1 pairings the same player always had the winning start" in table.note
+    both = [_episode(k, ("first", "second")[k % 2], "win") for k in range(9)]
+    _write_run(tmp_path / "b", "t", {"method": "epsilon:0.5", "opponent": "random"}, both)
+    (table,) = rate([tmp_path / "b"], bootstrap=20).tables
+    assert "winning start" not in table.note

@@ -9,12 +9,13 @@ two players is one comparison: the first mover wins with probability
 θ a player's strength and h the first seat's advantage in that game setting, apart for
 starts that are N- and P-positions for the first mover (a covariate: a tournament gives
 its agent the N-position whichever seat it takes, so the winning side goes with the seat
-in one run and against it in the next, and matters as much as the player). The fit is the posterior mode under a weak Gaussian prior,
-θ ~ N(0, σ²) and h ~ N(0, σ²) with σ = `PRIOR_SIGMA` on the log-odds scale: the optimal
-player never loses from an N-position, and against players that never beat it a plain
-maximum-likelihood fit sends its θ to infinity. scipy's Newton-CG finds the mode (the
-objective is strictly convex with the prior; gradient and Hessian are exact), for the
-point estimate and, in one batch, for every bootstrap replicate.
+in one run and against it in the next, and matters as much as the player). The fit is
+the posterior mode under a weak Gaussian prior, θ ~ N(0, σ²) and h ~ N(0, σ²) with
+σ = `PRIOR_SIGMA` on the log-odds scale: the optimal player never loses from an
+N-position, and against players that never beat it a plain maximum-likelihood fit sends
+its θ to infinity. scipy's Newton-CG finds the mode (the objective is strictly convex
+with the prior; gradient and Hessian are exact), for the point estimate and, `BATCH` at
+a time in one call, for the bootstrap's replicates.
 
 The log-odds are mapped linearly so that the optimal player rates 2000 and the uniformly
 random player 1000: R = 1000 + 1000 (θ − θ_random) / (θ_optimal − θ_random). A
@@ -455,6 +456,16 @@ def _components(players: Sequence[str], episodes: Sequence[_Episode]) -> dict[st
     return {p: find(p) for p in players}
 
 
+def _one_sided_pairings(episodes: Sequence[_Episode]) -> int:
+    """Pairings in which the same player started on the winning side (an N-position at
+    its first decision) in every episode."""
+    winners: dict[frozenset[str], set[str]] = defaultdict(set)
+    for e in episodes:
+        if e.first != e.second and e.start in ("N", "P"):
+            winners[frozenset((e.first, e.second))].add(e.first if e.start == "N" else e.second)
+    return sum(len(sides) == 1 for sides in winners.values())
+
+
 def _table(
     scope: str,
     settings: list[str],
@@ -550,6 +561,16 @@ def _table(
             mapped[gaps <= 0] = math.nan  # a replicate whose anchors swap has no scale
             if len(rated) < len(players):
                 table.note = "players not linked by games to the anchors have no rating"
+    one_sided = _one_sided_pairings(episodes)
+    if one_sided:
+        total = len({frozenset((e.first, e.second)) for e in episodes if e.first != e.second})
+        warning = (
+            f"in {one_sided} of {total} pairings the same player always had the winning start: "
+            "there the seat advantage and the players' strengths are told apart only through "
+            "cycles of games, and the intervals are wide (play each pairing with both players "
+            "on the winning side: start=initial with alternating seats, or both ways round)"
+        )
+        table.note = f"{table.note}; {warning}" if table.note else warning
     reference = theta[index[anchors[1]]] if anchors[1] is not None else float(np.mean(theta))
     for p in players:
         k = index[p]
