@@ -594,7 +594,7 @@ def _table(
 RATINGS_NOTE = (
     "Bradley–Terry over finished episodes (forfeits are losses; infrastructure failures, "
     "errors, unrun and move-capped episodes are left out), the first seat's advantage a "
-    "covariate per setting, a Gaussian prior of σ = {sigma:g} on the log-odds; mapped "
+    "covariate per setting and start (an N- or a P-position for the first mover), a Gaussian prior of σ = {sigma:g} on the log-odds; mapped "
     "linearly so that the optimal player rates 2000 and the uniformly random player 1000 "
     "(400 points are not 10:1 odds here: the log-odds of a rating difference d are "
     "d / 1000 × the anchors' gap). 95% bootstrap intervals over episodes ({bootstrap:,} "
