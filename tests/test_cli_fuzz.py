@@ -10,6 +10,7 @@ the same ones run every time.
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metanim.cli import build_parser, main
+
+#: A results folder for report and ratings to find (one episode line is a log).
+RESULTS = Path(tempfile.mkdtemp()) / "results"
+RESULTS.mkdir()
+(RESULTS / "t.jsonl").write_text('{"id": "a", "seat": "first", "status": "win"}\n')
 
 #: What each command needs before any flag (a required argument, a subcommand).
 BASE = {
@@ -26,6 +32,8 @@ BASE = {
     "tournament": [],
     "demo": [],
     "dataset build": [],
+    "report": [str(RESULTS)],
+    "ratings": [str(RESULTS)],
 }
 #: Commands that only read and answer (nothing to plan or write): fuzzed as they run.
 QUERIES = {"solve": ["nim", "[3, 4]"], "dataset show": ["samples/mc.jsonl"]}

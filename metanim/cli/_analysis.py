@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import webbrowser
+from collections import Counter
 from pathlib import Path
 
 from metanim.analysis import render_report
 from metanim.analysis.ratings import BOOTSTRAP, PRIOR_SIGMA, rate, ratings_plot, ratings_terminal
 from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
 from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
-from metanim.cli._config import add_config_arguments, config_from_args
-from metanim.util import port
+from metanim.cli._config import add_config_arguments, config_from_args, kind
+from metanim.records import iter_logs
+from metanim.util import PositiveFloat, PositiveInt, port
 
 
 def report_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,11 +28,34 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=port, default=0, help="port of --serve (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="with --serve: print the URL only")
+    _dry_run_flag(p)
+
+
+def _dry_run_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dry-run", action="store_true", help="find the runs and stop: nothing is written"
+    )
+
+
+def _runs_found(folders: list[str]) -> str:
+    """What a report or ratings of `folders` would read (a folder with no run is refused)."""
+    counts = []
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise ValueError(f"no results folder at {folder}")
+        kinds = Counter(kind for _, kind, _ in iter_logs(folder))
+        if not kinds:
+            raise ValueError(f"no runs found in {folder}: no tournament or evaluation log under it")
+        counts.append(f"{folder}: " + ", ".join(f"{n} logs of {k}" for k, n in kinds.items()))
+    return "; ".join(counts)
 
 
 def report(args: argparse.Namespace) -> int:
     if args.serve and args.no_write:
         raise ValueError("--serve shows the page the report writes: drop --no-write")
+    if args.dry_run:
+        print(f"dry run: {_runs_found([args.results])}; nothing was written")
+        return 0
     result = render_report(args.results, write=not args.no_write, plots=not args.no_plots)
     print(result.terminal())
     if args.no_write:
@@ -58,22 +83,26 @@ def ratings_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", help="results folders (their tournament logs)")
     p.add_argument(
         "--prior-sigma",
-        type=float,
+        type=kind(PositiveFloat),
         default=PRIOR_SIGMA,
         help=f"σ of the Gaussian prior on the log-odds (default {PRIOR_SIGMA:g})",
     )
     p.add_argument(
         "--bootstrap",
-        type=int,
+        type=kind(PositiveInt),
         default=BOOTSTRAP,
         help=f"bootstrap replicates per interval (default {BOOTSTRAP})",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--json", type=Path, help="also write the tables as JSON to this file")
     p.add_argument("--plot", type=Path, help="also plot the first anchored table to this PNG")
+    _dry_run_flag(p)
 
 
 def ratings(args: argparse.Namespace) -> int:
+    if args.dry_run:
+        print(f"dry run: {_runs_found(args.results)}; nothing was written")
+        return 0
     try:
         result = rate(
             args.results, prior_sigma=args.prior_sigma, bootstrap=args.bootstrap, seed=args.seed

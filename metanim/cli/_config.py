@@ -11,9 +11,10 @@ import argparse
 import json
 import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticUndefined
 
 from metanim.arena import load_config_file
@@ -41,6 +42,21 @@ def _method_param(text: str) -> tuple[str, Any]:
 
 def _json_param(text: str) -> tuple[str, Any]:
     return _key_value(text, bare_text=False)
+
+
+def kind(annotation: Any) -> Callable[[str], Any]:
+    """An argparse type from a value kind (`metanim.util.values`): the flag's text is
+    checked by the same rule as the config field of that kind."""
+    adapter = TypeAdapter(annotation)
+
+    def parse(text: str) -> Any:
+        try:
+            return adapter.validate_strings(text)
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise argparse.ArgumentTypeError(f"{text!r}: {message}") from None
+
+    return parse
 
 
 def _base_type(annotation: Any) -> Any:

@@ -10,9 +10,9 @@ from math import comb, prod
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
 from tqdm.auto import tqdm
 
+from metanim.cli._config import kind
 from metanim.datasets import (
     BUILD_PRESETS,
     DatasetError,
@@ -42,7 +42,7 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         "and misère, one file per game and variant. With --game: one file.",
     )
     b.add_argument(
-        "--out", type=_folder, default="datasets", help="output folder (default: datasets)"
+        "--out", type=kind(Folder), default="datasets", help="output folder (default: datasets)"
     )
     b.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     b.add_argument(
@@ -234,14 +234,6 @@ def _state_bound(game: Any) -> int | None:
     if name == "corner_queen":
         return p["height"] * p["width"]
     return None
-
-
-def _folder(text: str) -> str:
-    try:
-        return TypeAdapter(Folder).validate_python(text)
-    except ValidationError as exc:
-        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise argparse.ArgumentTypeError(message) from None
 
 
 def _at_least(minimum: int) -> Any:
