@@ -292,3 +292,51 @@ def test_build_method_names_an_unknown_parameter() -> None:
         build_method("dreamad_minus:elicit_temperature=0.2", "m", client_factory=factory).variant
         == "minus"
     )
+
+
+def _elicitation_script(messages: list[Message], temperature: float, call: int) -> str:
+    """Elicitation replies, then a rewrite that names no state (so its placement shows)."""
+    text = str(messages[-1]["content"])
+    if "game_definition" in text and "Problem description" in text:
+        return block({"game_definition": "g", "winning_condition": "w", "move_constraints": "m"})
+    if "state_evaluation" in text:
+        return block({"state_evaluation": "s", "winning_strategy": "w", "endgame_tactics": "e"})
+    if "optimized_prompt" in text:
+        return block({"optimized_prompt": f"REFINED-{call}: take the smallest Zeckendorf part."})
+    return block({"reasoning": "r", "action": 1})
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["dreamad:agents=2,rounds=1", "dreamad_minus", "sc:n=2,elicit=true", "refine:elicit=true"],
+)
+def test_dreamad_decision_answers_the_refined_prompt_in_place_of_the_game_prompt(spec) -> None:
+    from metanim.agents import build_method
+
+    state = FIB.initial_state()
+    game_prompt = FIB.prompt(state)
+    for placement in ("replace", "system"):
+        client = Scripted(_elicitation_script)
+        method = build_method(
+            f"{spec}{',' if ':' in spec else ':'}placement={placement}",
+            "scripted",
+            client_factory=lambda m, c=client: c,
+        )
+        decision = run(method.decide(FIB, state, seed=0))
+        refined = decision.extra["elicitation"]["prompts"]
+        answers = [c for c in decision.calls if c.phase in ("answer", "update", "refine")]
+        assert answers and decision.params["placement"] == placement
+        for call in answers:
+            text = "\n".join(str(m["content"]) for m in call.messages)
+            own = refined[int(call.agent[-1]) - 1] if call.agent.startswith("agent_") else refined[0]
+            assert own in text
+            if placement == "replace":
+                # Seed 000 §4.2: the refined prompt is the prompt; the game text is not sent.
+                assert game_prompt not in text and call.messages[0]["role"] == "user"
+            else:
+                assert call.messages[0]["role"] == "system" and own in call.messages[0]["content"]
+                assert game_prompt in text
+    with pytest.raises(ValueError, match="placement"):
+        build_method(
+            f"{spec}{',' if ':' in spec else ':'}placement=top", "m", client_factory=lambda m: client
+        )
