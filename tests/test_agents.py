@@ -328,7 +328,9 @@ def test_dreamad_decision_answers_the_refined_prompt_in_place_of_the_game_prompt
         assert answers and decision.params["placement"] == placement
         for call in answers:
             text = "\n".join(str(m["content"]) for m in call.messages)
-            own = refined[int(call.agent[-1]) - 1] if call.agent.startswith("agent_") else refined[0]
+            own = (
+                refined[int(call.agent[-1]) - 1] if call.agent.startswith("agent_") else refined[0]
+            )
             assert own in text
             if placement == "replace":
                 # Seed 000 §4.2: the refined prompt is the prompt; the game text is not sent.
@@ -338,5 +340,7 @@ def test_dreamad_decision_answers_the_refined_prompt_in_place_of_the_game_prompt
                 assert game_prompt in text
     with pytest.raises(ValueError, match="placement"):
         build_method(
-            f"{spec}{',' if ':' in spec else ':'}placement=top", "m", client_factory=lambda m: client
+            f"{spec}{',' if ':' in spec else ':'}placement=top",
+            "m",
+            client_factory=lambda m: client,
         )
