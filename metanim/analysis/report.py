@@ -720,9 +720,13 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------ markdown
-def accuracy_table(rows: list[AccuracyRow], *, average: bool = True) -> list[str]:
-    """Seed 000's Table 1 layout: a row per run, a column per game, and their Average."""
-    games = sorted({a.game for a in rows})
+def accuracy_table(
+    rows: list[AccuracyRow], *, average: bool = True, games: list[str] | None = None
+) -> list[str]:
+    """Seed 000's Table 1 layout: a row per run, a column per game (in `games` order,
+    default alphabetical), and their Average."""
+    present = {a.game for a in rows}
+    games = [g for g in games if g in present] if games else sorted(present)
     runs = list(dict.fromkeys(a.method for a in rows))
     cell = {(a.method, a.game): a for a in rows}
     head = ["run", *games, *(["Average"] if average and len(games) > 1 else [])]

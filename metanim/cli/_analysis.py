@@ -33,7 +33,12 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
         help="; ".join(f"{a.name}: {a.paper}, {a.what}" for a in ARTIFACTS.values()),
     )
     add_config_arguments(p, ReproduceOptions)
-    p.add_argument("--peers", type=int, default=None, help="identity-bias: each agent sees k peers")
+    p.add_argument(
+        "--peers",
+        type=int,
+        default=None,
+        help="identity-bias: each agent sees k peers (default 1, seed 003 Table 1)",
+    )
 
 
 def reproduce(args: argparse.Namespace) -> int:

@@ -272,6 +272,16 @@ class Reading:
     cued: bool
     temperature: float
     rng: random.Random
+    #: The cue sentence this reply carries, drawn once: a reply is one text, so its
+    #: strategy fields carry the insight together or not at all.
+    hint: str | None = None
+    drawn: bool = False
+
+    def insight(self, spec: SimModelSpec) -> str | None:
+        if not self.drawn:
+            self.hint = behaviour.insight(spec, self.cued, self.temperature, self.rng)
+            self.drawn = True
+        return self.hint
 
 
 def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
@@ -283,7 +293,7 @@ def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
     shown = r.shown.all if r.shown is not None else []
     if "prompt" in k:
         # DReaMAD's optimized prompt is played from next, so it must still hold the game.
-        hint = behaviour.insight(spec, r.cued, r.temperature, r.rng)
+        hint = r.insight(spec)
         extra = f"\n{hint}" if hint else ""
         if game is not None:
             return (
@@ -313,11 +323,14 @@ def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
         if "constraint" in k or "rule" in k:
             return rules.split("\n")[-1].removeprefix("#Game Rule:").strip()
     if "strategy" in k or "tactic" in k or "evaluation" in k:
-        hint = behaviour.insight(spec, r.cued, r.temperature, r.rng)
+        hint = r.insight(spec)
         return f"Leave the opponent a losing position; here that means {answer_text}." + (
             f" {hint}" if hint else ""
         )
-    return _text(task, answer_text) + f" (policy {spec.policy})"
+    text = _text(task, answer_text) + f" (policy {spec.policy})"
+    if spec["spread"] and r.cued:  # the argument names the cue it was given (no draw)
+        text += f" {behaviour.insight(spec, True, r.temperature, r.rng)}"
+    return text
 
 
 def _rounded(dist: dict[str, float]) -> dict[str, float]:
