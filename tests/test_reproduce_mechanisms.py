@@ -183,19 +183,21 @@ def test_figure3_debate_entrenches_the_dominant_action_as_eq1_predicts(tmp_path)
     rows = _rows(md, "| state |")
     wrong = [r for r in rows if r[2] == "wrong"]
     assert len(wrong) >= 8
-    n = 20
-    within, p0s, p3s = 0, [], []
+    n = 20  # samples for p0 and debates per state
+    consistent, p0s, p3s = 0, [], []
     for r in wrong:
-        p0, p3 = float(r[3].split()[0]), float(r[4])
-        ci = wilson_interval(round(p0 * n), n)
-        within += _eq1(ci.low, 3) <= p3 <= _eq1(ci.high, 3)
+        p0, p3 = float(r[3].split()[0]), float(r[4].split()[0])
+        ci0, ci3 = wilson_interval(round(p0 * n), n), wilson_interval(round(p3 * n), n)
+        # Eq. 1 at the ends of p0's interval against p3's own interval.
+        consistent += ci3.low <= _eq1(ci0.high, 3) and _eq1(ci0.low, 3) <= ci3.high
         p0s.append(p0)
         p3s.append(p3)
     mean_p0, mean_p3 = sum(p0s) / len(p0s), sum(p3s) / len(p3s)
-    # p3 lies within Eq. 1's interval (Eq. 1 at the ends of p0's Wilson interval) in
-    # nearly every state, and above p0 on average: the wrong belief is entrenched.
-    assert within >= 0.85 * len(wrong)
-    assert mean_p3 > mean_p0 + 0.05
+    # p3 agrees with Eq. 1 applied to the measured p0 in nearly every state, and lies
+    # above p0 on average: the wrong belief is entrenched.
+    assert consistent >= 0.9 * len(wrong)
+    assert sum(r[6] == "yes" for r in wrong) == consistent  # the printed verdicts
+    assert mean_p3 > mean_p0 + 0.03
     # The configured greed (0.7 at T = 0.7) is p0; two debaters reading each other by
     # consensus follow the exact two-agent law from it.
     greed = SEED000["p"]
