@@ -133,15 +133,16 @@ AGENTS: dict[str, Hypothesis] = {
     ),
     "table5": Hypothesis(
         {
-            "model_1": "sim-biased:heuristic=max_take,p=0.7,read=consensus",
-            "model_2": "sim-optimal:noise=0.3,read=consensus",
+            "model_1": "sim-conform:self=1,peer=2,base=random",
+            "model_2": "sim-biased:heuristic=max_take,p=0.6,read=consensus",
         },
         (
-            "model_1 takes the most it may 70% of the time at T = 0.7 (always at T = 0), the "
-            "winning move otherwise; model_2 plays the winning move, with 30% of its "
-            "preference spread over every legal move",
-            "each keeps its answer when the other model's answer agrees and otherwise "
-            "answers afresh from its own preferences",
+            "model_1 solves at random, then in its revision weighs the other model's answer "
+            "twice its own (at T = 0 it adopts it: persuasion, for better or worse)",
+            "model_2 takes the most it may 60% of the time at T = 0.7, so at T = 0 always: "
+            "it is right exactly where the greedy move wins, and keeps its answer in revision",
+            "so debate turns model_1's chance answers into model_2's: positive corrections "
+            "where model_2 is right, negative persuasion where model_1 was right by chance",
         ),
     ),
     "seed004": Hypothesis(
@@ -740,15 +741,23 @@ def _slug(label: str) -> str:
     return label
 
 
+def _tournaments(
+    opts: ReproduceOptions, folder: Path, cast: Cast,
+    methods: dict[str, tuple[str, dict[str, Any]]], settings: dict[str, str],
+) -> list[tuple[str, Path]]:  # fmt: skip
+    """One tournament per labelled method over `settings`, in order."""
+    return [
+        (label, _tournament(opts, folder, _slug(label), method, list(settings.values()),
+                            cast=cast, params=params))
+        for label, (method, params) in methods.items()
+    ]  # fmt: skip
+
+
 def figure6(opts: ReproduceOptions) -> list[Path]:
     """Win rate of every self-correction method against a ReAct opponent, per game."""
     folder = _folder(opts, "figure6")
     cast = _cast(opts, "seed000")
-    runs = [
-        (label, _tournament(opts, folder, _slug(label), method, list(FIGURE6_SETTINGS.values()),
-                            cast=cast, params=params))
-        for label, (method, params) in FIGURE6_METHODS.items()
-    ]  # fmt: skip
+    runs = _tournaments(opts, folder, cast, FIGURE6_METHODS, FIGURE6_SETTINGS)
     table, bars = _win_table(runs, FIGURE6_SETTINGS, average=False)
     lines = _header(ARTIFACTS["figure6"], opts, cast)
     lines += [
@@ -895,11 +904,7 @@ def table12(opts: ReproduceOptions) -> list[Path]:
     """Win rates when DReaMAD's elicitation stage is added to Self-Refine and Self-Consistency."""
     folder = _folder(opts, "table12")
     cast = _cast(opts, "seed000")
-    runs = [
-        (label, _tournament(opts, folder, _slug(label), method, list(FOUR_SETTINGS.values()),
-                            cast=cast, params=params))
-        for label, (method, params) in TABLE12_METHODS.items()
-    ]  # fmt: skip
+    runs = _tournaments(opts, folder, cast, TABLE12_METHODS, FOUR_SETTINGS)
     logs = dict(runs)
     table, _ = _win_table(runs, FOUR_SETTINGS, average=True)
     lines = _header(ARTIFACTS["table12"], opts, cast)
