@@ -66,6 +66,7 @@ class Task:
     state: Any = None
     heuristics: dict[str, Any] = field(default_factory=dict)
     illegal_value: Any = None
+    question: str = ""  # a known question's text (a rewritten prompt must keep it)
 
     def normalize(self, text: str) -> Any:
         """The legal candidate an answer names, or None."""
@@ -161,6 +162,7 @@ def question_task(entry: KeyEntry) -> Task:
             "min_take": wrong[-1] if wrong else correct,
         },
         illegal_value=illegal,
+        question=entry.question,
     )
 
 
@@ -300,7 +302,9 @@ def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
                 f"{game.prompt(task.state)}\nThink about which positions are losing for the "
                 f"opponent.{extra}"
             )
-        return f"Answer the question carefully.{extra}"
+        # The question itself stays: the rewrite may be played in place of the prompt.
+        question = task.question if task is not None else ""
+        return f"{question}\nAnswer the question carefully.{extra}".lstrip()
     if task is not None and ("belief" in k or "distribution" in k or "probabilit" in k):
         return _rounded(behaviour.belief(task, answer, shown, spec["conf"]))
     if task is not None and ("peer" in k or "predict" in k):
