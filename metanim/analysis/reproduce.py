@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -232,7 +233,7 @@ class Cast:
     def title(self, what: str) -> str:
         """A plot title: what, then simulated or not and the models (wrapped)."""
         kind = "simulated" if self.simulated else "models"
-        models = ", ".join(dict.fromkeys(self.roles.values()))
+        models = self.names().replace("`", "")
         return f"{what}\n{kind}: {_wrap(models, 70)}"
 
     def footer(self, temperatures: Sequence[str] = ()) -> list[str]:
@@ -261,14 +262,14 @@ class Cast:
 
 
 def _wrap(text: str, width: int) -> str:
+    """`text` broken after commas or semicolons into lines of about `width` characters."""
     lines, line = [], ""
-    for part in text.split(","):
-        piece = (line + "," if line else "") + part
-        if line and len(piece) > width:
-            lines.append(line + ",")
+    for part in re.split(r"(?<=[,;])", text):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
             line = part.lstrip()
         else:
-            line = piece
+            line += part
     return "\n".join([*lines, line])
 
 
