@@ -292,3 +292,110 @@ def test_build_method_names_an_unknown_parameter() -> None:
         build_method("dreamad_minus:elicit_temperature=0.2", "m", client_factory=factory).variant
         == "minus"
     )
+
+
+def _elicitation_script(messages: list[Message], temperature: float, call: int) -> str:
+    """Elicitation replies, then a rewrite that names no state (so its placement shows)."""
+    text = str(messages[-1]["content"])
+    if "game_definition" in text and "Problem description" in text:
+        return block({"game_definition": "g", "winning_condition": "w", "move_constraints": "m"})
+    if "state_evaluation" in text:
+        return block({"state_evaluation": "s", "winning_strategy": "w", "endgame_tactics": "e"})
+    if "optimized_prompt" in text:
+        return block({"optimized_prompt": f"REFINED-{call}: take the smallest Zeckendorf part."})
+    return block({"reasoning": "r", "action": 1})
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["dreamad:agents=2,rounds=1", "dreamad_minus", "sc:n=2,elicit=true", "refine:elicit=true"],
+)
+def test_dreamad_decision_answers_the_refined_prompt_in_place_of_the_game_prompt(spec) -> None:
+    from metanim.agents import build_method
+
+    state = FIB.initial_state()
+    game_prompt = FIB.prompt(state)
+    for placement in ("replace", "system"):
+        client = Scripted(_elicitation_script)
+        method = build_method(
+            f"{spec}{',' if ':' in spec else ':'}placement={placement}",
+            "scripted",
+            client_factory=lambda m, c=client: c,
+        )
+        decision = run(method.decide(FIB, state, seed=0))
+        refined = decision.extra["elicitation"]["prompts"]
+        answers = [c for c in decision.calls if c.phase in ("answer", "update", "refine")]
+        assert answers and decision.params["placement"] == placement
+        for call in answers:
+            text = "\n".join(str(m["content"]) for m in call.messages)
+            own = (
+                refined[int(call.agent[-1]) - 1] if call.agent.startswith("agent_") else refined[0]
+            )
+            assert own in text
+            if placement == "replace":
+                # Seed 000 §4.2: the refined prompt is the prompt; the game text is not sent.
+                assert game_prompt not in text and call.messages[0]["role"] == "user"
+            else:
+                assert call.messages[0]["role"] == "system" and own in call.messages[0]["content"]
+                assert game_prompt in text
+    with pytest.raises(ValueError, match="placement"):
+        build_method(
+            f"{spec}{',' if ':' in spec else ':'}placement=top",
+            "m",
+            client_factory=lambda m: client,
+        )
+
+
+def _acemad_script(messages: list[Message], temperature: float, i: int) -> str:
+    """Crowd: A with confidence 0.7, predicts A; truth-holder: B with 0.9, predicts A."""
+    skeptic = "skeptic" in messages[0]["content"]
+    if messages[-1]["content"].startswith("Now commit"):
+        if skeptic:
+            return block({"belief": {"B": 0.9, "A": 0.1}, "prediction": {"A": 1}})
+        return block({"belief": {"A": 0.7, "B": 0.3}, "prediction": {"A": 1}})
+    return "B is right." if skeptic else "A is right."
+
+
+@pytest.mark.parametrize("weighting", ["peer", "self", "uniform"])
+def test_acemad_weighting_ablations(weighting) -> None:
+    q = Question("q1", "Which?", ("alpha", "beta", "gamma"), "B")
+    method = AceMAD(Scripted(_acemad_script), agents=5, rounds=2, weighting=weighting)
+    d = run(method.decide(QuestionTask(q), seed=0))
+    w = [r["weights"]["agent_5"] for r in d.extra["acemad"]["rounds"]]
+    # By hand: crowd beliefs {A: .7, B: .3}, truth {A: .1, B: .9}; eta = 2.
+    if weighting == "uniform":
+        assert w == pytest.approx([0.2, 0.2])  # standard MAD: no agent gains
+        assert d.answer_text == "A"  # A: 4·.7 + .1 = 2.9 against B: 4·.3 + .9 = 2.1
+    elif weighting == "self":
+        # Scores = own confidence: 0.9 for the truth-holder, 0.7 for each crowd agent.
+        one = math.exp(2 * 0.9) / (math.exp(2 * 0.9) + 4 * math.exp(2 * 0.7))
+        assert w[0] == pytest.approx(one)
+    else:
+        # Peer prediction {A: 1} against the crowd's mean {A: .7, B: .3}: S = 1 − .09 − .09
+        # = 0.82; a crowd agent's peers average A = (3·.7 + .1)/4 = .55: S = 1 − 2·.45²
+        # = 0.595.
+        one = math.exp(2 * 0.82) / (math.exp(2 * 0.82) + 4 * math.exp(2 * 0.595))
+        assert w[0] == pytest.approx(one, abs=1e-3)
+    with pytest.raises(ValueError, match="weighting"):
+        AceMAD(Scripted(_acemad_script), weighting="votes")
+
+
+def test_per_agent_models_for_debates_and_acemad() -> None:
+    from metanim.agents import MethodSpec, build_method
+
+    made: list[str] = []
+
+    def factory(model: str) -> Scripted:
+        made.append(model)
+        return Scripted(lambda m, t, i: block({"reasoning": "r", "action": 1}), model=model)
+
+    ace = build_method(
+        "acemad:agents=5,models=crowd|crowd|crowd|crowd|truth", client_factory=factory
+    )
+    assert ace.models == ["crowd"] * 4 + ["truth"]
+    mad = build_method("mad:agents=3,models=x|y", client_factory=factory)
+    assert mad.models == ["x", "y", "x"]  # cycled
+    assert MethodSpec.parse("mad:models=a|b").models("ignored") == ["a", "b"]
+    assert MethodSpec.parse("mad").models("m") == ["m"]
+    with pytest.raises(ValueError, match="models"):
+        build_method("react:models=a|b", "m", client_factory=factory)

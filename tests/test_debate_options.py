@@ -95,8 +95,9 @@ def test_elicitation_composes_with_sc_and_refine(server, spec: str, answers: int
     phases = [c.phase for c in d.calls]
     assert phases[:3] == ["reinterpret", "strategy", "rewrite"]
     assert len(d.calls) == 3 + answers
-    system = d.extra["elicitation"]["prompts"][0]
+    refined = d.extra["elicitation"]["prompts"][0]
     for call in d.calls[3:]:
-        assert call.messages[0]["role"] == "system" and system in call.messages[0]["content"]
+        # The refined prompt replaces the initial prompt (seed 000 §4.2).
+        assert call.messages[0]["role"] == "user" and refined in call.messages[0]["content"]
     plain = decide(server, spec.split(",")[0] if "," in spec else spec.split(":")[0])
     assert "elicitation" not in plain.extra

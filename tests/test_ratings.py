@@ -367,20 +367,6 @@ def test_cli_ratings(grid: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert len(err) == 1 and "no results folder" in err[0]
 
 
-def test_report_without_scipy_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import sys
-
-    from metanim.analysis import render_report
-
-    lines = [_episode(k, ("first", "second")[k % 2], "win") for k in range(4)]
-    _write_run(tmp_path, "t", {"method": "optimal", "opponent": "random"}, lines)
-    assert render_report(tmp_path, write=False).ratings is not None
-    monkeypatch.setitem(sys.modules, "scipy.optimize", None)  # an import of it fails
-    report = render_report(tmp_path, write=False)
-    assert report.ratings is None
-    assert "## Ratings" in report.markdown and "ratings need scipy" in report.markdown
-
-
 def test_pairings_seen_from_one_side_only_are_named(tmp_path: Path):
     """With the winning start always on one player's side, the seat and the players are
     confounded within the pairing: the table says so."""

@@ -20,7 +20,7 @@ def _run(tmp_path: Path, artifact: str, *extra: str) -> str:
 
 def test_figure3_runs_the_entrenchment_protocol(tmp_path: Path):
     md = _run(tmp_path, "figure3")
-    assert "| state | action | belief |" in md and "Mean residual over" in md
+    assert "| state | action | belief |" in md and "mean residual" in md
     assert (tmp_path / "figure3.png").read_bytes()[:8] == PNG
     # Every debate ran its 3 rounds (consensus stop off): 2 agents x 4 answer rounds.
     import json
@@ -34,18 +34,26 @@ def test_figure3_runs_the_entrenchment_protocol(tmp_path: Path):
 
 def test_table5_grades_each_model(tmp_path: Path):
     md = _run(tmp_path, "table5", "--model", "sim-random", "--model-b", "sim-optimal")
-    assert "| model\\_2 | 100.0% | 100.0% |" in md  # the optimal model, graded on its own
-    assert "| any correct | 100.0% | 100.0% |" in md
+    # The optimal model, graded on its own, per dataset; Wilson beside the paper's bootstrap.
+    assert (
+        "| nim | model\\_2 | 100.0% | 100.0% | [43.9%, 100.0%] | [100.0%, 100.0%] |" in md
+    )  # Wilson of 3 of 3 (scipy: 0.4385)
+    assert "| fibonacci | any correct | 100.0% | 100.0% |" in md
+    assert "| outcome | fibonacci count | fibonacci % | nim count | nim % |" in md
     assert "mixed correction + persuasion" in md and "McNemar" in md
-    # The folder's report has the same seed 001 section, with McNemar vs each single model.
+    assert "Models given on the command line" in md  # no hypothesis words for given models
+    # The folder's report has the same seed 001 section, per dataset, with McNemar vs each
+    # single model on that dataset.
     from metanim.analysis import render_report
 
-    cross, same = sorted(
-        render_report(tmp_path / "table5", write=False).cross,
-        key=lambda c: "temperatures" in c.method,
-    )
-    assert cross.agents["model_2"] == (1.0, 1.0) and len(cross.baselines) == 4
-    assert "temperatures" in same.method and set(same.agents) == {"model_1", "model_2"}
+    cross = render_report(tmp_path / "table5", write=False).cross
+    assert {c.game for c in cross} == {"nim", "fibonacci"} and len(cross) == 4
+    for c in cross:
+        assert len(c.baselines) == 2 and all(b.game == c.game for b in c.baselines)
+    plain = [c for c in cross if "temperatures" not in c.method]
+    assert all(c.agents["model_2"] == (1.0, 1.0) for c in plain)
+    same = [c for c in cross if "temperatures" in c.method]
+    assert all(set(c.agents) == {"model_1", "model_2"} for c in same)
 
 
 def test_identity_bias_with_a_sparse_topology(tmp_path: Path):

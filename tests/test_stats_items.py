@@ -17,7 +17,8 @@ from metanim.records import (
     mcnemar_items,
     newcombe_difference,
     paired_episode_difference,
-    paired_item_bootstrap,
+    paired_item_difference,
+    tango_interval,
 )
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -93,24 +94,26 @@ def test_majority_rule_ties_are_wrong():
     assert (mcnemar_items(a, b).only_a, mcnemar_items(a, b).only_b) == (1, 0)
 
 
-def test_paired_item_bootstrap_keeps_repeats_together():
+def test_paired_item_difference_keeps_repeats_together():
     a = {i: [True, True] for i in range(6)}
     b = {i: [True, True] if i < 3 else [False, False] for i in range(6)}
-    ci = paired_item_bootstrap(a, b, seed=1)
+    ci = paired_item_difference(a, b)
     assert ci.estimate == pytest.approx(0.5)
-    # Resampling 6 items of difference 0 or 1: bounds are multiples of 1/6.
-    assert round(ci.low * 6) == pytest.approx(ci.low * 6)
-    assert 0 < ci.low < 0.5 < ci.high <= 1
-    same = paired_item_bootstrap(a, a)
-    assert (same.low, same.high) == (0.0, 0.0)
+    # Six items, three discordant one way: Tango's interval on (3, 0) of 6, never the 12
+    # (item, repeat) pairs.
+    assert (ci.low, ci.high) == (tango_interval(3, 0, 6).low, tango_interval(3, 0, 6).high)
+    # Six items are few: the interval holds 0 (McNemar's p = 0.25 agrees).
+    assert ci.low < 0 < 0.5 < ci.high <= 1
+    same = paired_item_difference(a, a)
+    assert same.low < 0 < same.high  # no pair disagrees: still an interval
 
 
 def test_paired_episode_difference_and_newcombe():
     a = [True] * 8 + [False] * 2
     b = [True] * 5 + [False] * 5
-    ci = paired_episode_difference(a, b, seed=3)
+    ci = paired_episode_difference(a, b)
     assert ci.estimate == pytest.approx(0.3)
-    assert ci.low >= 0.0  # A never loses where B wins: no paired difference below 0
+    assert ci.low < 0.3 < ci.high
     with pytest.raises(ValueError, match="equal lengths"):
         paired_episode_difference(a, b[:5])
     # Newcombe (1998) Table II example: 56/70 vs 48/80 -> [0.0524, 0.3339].

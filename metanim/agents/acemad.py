@@ -23,6 +23,8 @@ from metanim.games import MoveError, UnparsableMoveError
 from metanim.llm import ChatModel, Message
 
 Dist = dict[str, float]
+#: What the weights follow: the peer prediction (the protocol), the own confidence, nothing.
+WEIGHTINGS = ("peer", "self", "uniform")
 
 
 def brier_score(prediction: Mapping[str, float], peers: Sequence[Mapping[str, float]]) -> float:
@@ -89,6 +91,11 @@ class AceMAD(Method):
 
     An agent whose commitment stays invalid after the re-asks scores S = 0 that round, is
     left out of its peers' Q̄ and of the final sum (recorded as None).
+
+    `weighting` picks the score behind the weights (seed 004, Fig. 4's ablation): `peer`
+    (the protocol: the Brier score of the peer prediction), `self` ("self-belief only":
+    the confidence max_y p_i(y) of the agent's own belief, no peer forecast), `uniform`
+    (every weight stays 1/N: the aggregate is the plain average of beliefs, standard MAD).
     """
 
     name = "acemad"
@@ -99,6 +106,7 @@ class AceMAD(Method):
         "truth_fraction",
         "crowd_temperature",
         "truth_temperature",
+        "weighting",
     )
 
     def __init__(
@@ -111,11 +119,15 @@ class AceMAD(Method):
         truth_fraction: float = 0.2,
         crowd_temperature: float = 0.1,
         truth_temperature: float = 0.6,
+        weighting: str = "peer",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if agents < 2 or rounds < 1:
             raise ValueError("AceMAD needs agents >= 2 and rounds >= 1")
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+        self.weighting = weighting
         self.agents, self.rounds, self.eta = agents, rounds, eta
         self.truth_fraction = truth_fraction
         self.crowd_temperature, self.truth_temperature = crowd_temperature, truth_temperature
@@ -217,9 +229,16 @@ class AceMAD(Method):
             scores = []
             for i in range(self.agents):
                 peers = [b for j, b in enumerate(beliefs) if j != i and b is not None]
-                pred = predictions[i]
-                scores.append(brier_score(pred, peers) if pred is not None and peers else 0.0)
-            weights = update_weights(weights, scores, self.eta)
+                pred, own = predictions[i], beliefs[i]
+                if self.weighting == "self":
+                    scores.append(max(own.values()) if own else 0.0)
+                elif self.weighting == "uniform":
+                    scores.append(0.0)
+                else:
+                    scores.append(brier_score(pred, peers) if pred is not None and peers else 0.0)
+            weights = update_weights(
+                weights, scores, 0.0 if self.weighting == "uniform" else self.eta
+            )
             agent_answers = {}
             for i, belief in enumerate(beliefs):
                 agent_answers[names[i]] = (

@@ -8,7 +8,7 @@ from typing import Any
 
 from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method
-from metanim.agents.elicit import elicit_systems
+from metanim.agents.elicit import check_placement, elicit_prompts, framing
 from metanim.agents.parsing import Parsed
 from metanim.games.reply import last_object_with
 from metanim.agents.single import answer_messages
@@ -108,20 +108,29 @@ class MAD(Method):
     def names(self) -> list[str]:
         return [f"agent_{i + 1}" for i in range(self.agents)]
 
-    async def systems(self, ctx: Context) -> list[str | None]:
-        """Per-agent system prompts (DReaMAD puts each agent's own prompt here)."""
-        return [None] * self.agents
+    async def framings(self, ctx: Context) -> list[tuple[str | None, str | None]]:
+        """Per agent: (system message, problem text in place of the task's prompt); None
+        keeps the default. DReaMAD gives each agent its own prompt here."""
+        return [(None, None)] * self.agents
 
     async def run(self, ctx: Context) -> Any:
-        systems = await self.systems(ctx)
-        return await self.debate(ctx, systems)
+        framed = await self.framings(ctx)
+        return await self.debate(ctx, [s for s, _ in framed], [p for _, p in framed])
 
-    async def debate(self, ctx: Context, systems: Sequence[str | None]) -> Any:
+    async def debate(
+        self,
+        ctx: Context,
+        systems: Sequence[str | None],
+        problems: Sequence[str | None] | None = None,
+    ) -> Any:
         names = self.names()
+        problems = list(problems) if problems is not None else [None] * self.agents
         replies = await ctx.ask_round(
             [
-                (name, client, answer_messages(ctx, "react", system))
-                for name, client, system in zip(names, self.clients, systems, strict=True)
+                (name, client, answer_messages(ctx, "react", system, problem))
+                for name, client, system, problem in zip(
+                    names, self.clients, systems, problems, strict=True
+                )
             ],
             phase="answer",
             temperature=self._temps(),
@@ -140,7 +149,10 @@ class MAD(Method):
                 ctx.extra["stopped_early"] = rnd
                 break
             texts = [r.text for r in replies]
-            messages = [self.update_messages(ctx, i, texts, systems[i]) for i in range(self.agents)]
+            messages = [
+                self.update_messages(ctx, i, texts, systems[i], problems[i])
+                for i in range(self.agents)
+            ]
             replies = await ctx.ask_round(
                 list(zip(names, self.clients, messages, strict=True)),
                 phase="update",
@@ -150,9 +162,15 @@ class MAD(Method):
         return ctx.vote([r.answer for r in replies], "majority of the last round")
 
     def update_messages(
-        self, ctx: Context, i: int, texts: Sequence[str], system: str | None
+        self,
+        ctx: Context,
+        i: int,
+        texts: Sequence[str],
+        system: str | None,
+        problem: str | None = None,
     ) -> list[Message]:
         task = ctx.task
+        problem = problem or task.prompt()
         fmt = prompts.output_format("react", task.action_schema())
         if self.anonymous:
             # Choi et al. App. B.2: all answers, own included and unmarked, shuffled.
@@ -164,7 +182,7 @@ class MAD(Method):
                 for k, j in enumerate(order)
             )
             content = prompts.ANONYMOUS_UPDATE.format(
-                problem=task.prompt(), peers=peers, output_format=fmt
+                problem=problem, peers=peers, output_format=fmt
             )
         else:
             peers = "\n".join(
@@ -174,7 +192,7 @@ class MAD(Method):
                 for j in sorted(self.peer_indices(i))
             )
             content = prompts.DEBATE_UPDATE.format(
-                problem=task.prompt(), own=texts[i], peers=peers, output_format=fmt
+                problem=problem, own=texts[i], peers=peers, output_format=fmt
             )
         head: list[Message] = [] if system is None else [{"role": "system", "content": system}]
         return [*head, {"role": "user", "content": content}]
@@ -196,9 +214,10 @@ class DReaMAD(MAD):
 
     1. Game Situation Reinterpretation and 2. General Strategy Formulation, one call each at
     `elicit_temperature` = 0.1. 3. Perspective Diversification: each agent rewrites the
-    initial prompt into its own at `rewrite_temperature` = 0.7. 4. MAD among those agents.
-    The self-generated prompt is given as the agent's system message, with the game prompt
-    still in the user message, so a rewrite that drops a fact of the state cannot lose it.
+    initial prompt into its own at `rewrite_temperature` = 0.7. 4. MAD among those agents,
+    each agent's refined prompt in place of the initial prompt (seed 000 §4.2, Table 8).
+    `placement="system"` keeps the initial prompt in the user message and gives the refined
+    one as a system message instead (see `metanim.agents.elicit`).
 
     Variants: `variant="minus"` is DReaMAD(-) (one agent, one answer, no debate);
     `variant="plus_mad"` is (+)MAD (one rewrite shared by every agent).
@@ -215,6 +234,7 @@ class DReaMAD(MAD):
         "consensus_stop",
         "peers",
         "temperatures",
+        "placement",
     )
     # The rewrite is a whole prompt, longer than an answer.
     default_phase_max_tokens = {"rewrite": 1024}  # noqa: RUF012
@@ -229,8 +249,10 @@ class DReaMAD(MAD):
         elicit_temperature: float = 0.1,
         rewrite_temperature: float = 0.7,
         variant: str = "full",
+        placement: str = "replace",
         **kwargs: Any,
     ) -> None:
+        check_placement(placement)
         if variant not in ("full", "minus", "plus_mad"):
             raise ValueError("variant must be 'full', 'minus' or 'plus_mad'")
         if variant == "minus":
@@ -238,13 +260,13 @@ class DReaMAD(MAD):
         super().__init__(client, agents=agents, rounds=rounds, temperature=temperature, **kwargs)
         self.elicit_temperature = elicit_temperature
         self.rewrite_temperature = rewrite_temperature
-        self.variant = variant
+        self.variant, self.placement = variant, placement
         self.name = {"full": "dreamad", "minus": "dreamad_minus", "plus_mad": "plus_mad"}[variant]  # type: ignore[misc]
 
-    async def systems(self, ctx: Context) -> list[str | None]:
+    async def framings(self, ctx: Context) -> list[tuple[str | None, str | None]]:
         writers = 1 if self.variant != "full" else self.agents
         names = self.names() if writers > 1 else ["elicitor"]
-        own = await elicit_systems(
+        own = await elicit_prompts(
             ctx,
             self.clients[0],
             [(names[i], self.clients[i]) for i in range(writers)],
@@ -254,7 +276,7 @@ class DReaMAD(MAD):
         if writers == 1:
             own = own * self.agents
             ctx.extra["elicitation"]["prompts"] *= self.agents
-        return list(own)
+        return [framing(ctx, p, self.placement) for p in own]
 
 
 class MPD(Method):

@@ -2,8 +2,14 @@
 
 DReaMAD's first half: (1) game situation reinterpretation and (2) general strategy
 formulation at a low temperature, then (3) each writer rewrites the initial prompt into
-its own optimized prompt. It returns the system prompts, so MAD (DReaMAD), Self-Refine
-and Self-Consistency (seed 000 Table 12: "+ SPKE") compose with it the same way.
+its own optimized prompt. It returns the optimized prompts, and `framing` places one
+for an answer call, so MAD (DReaMAD), Self-Refine and Self-Consistency (seed 000 Table 12:
+"+ SPKE") compose with it the same way.
+
+Placement (`PLACEMENTS`): `replace` (default) plays the refined prompt in place of the
+initial prompt, as seed 000 §4.2 and Table 8 describe ("refine the initial game prompt");
+`system` keeps the initial prompt in the user message and gives the refined one as a
+system message, so a rewrite that drops a fact of the state cannot lose it.
 """
 
 from __future__ import annotations
@@ -38,7 +44,25 @@ def _fields(completion: Completion, keys: Sequence[str]) -> tuple[dict[str, str]
     return {k: str(obj[k]) for k in keys}, True
 
 
-async def elicit_systems(
+#: Where an elicited prompt goes: in place of the initial prompt, or beside it as a system message.
+PLACEMENTS = ("replace", "system")
+
+
+def check_placement(placement: str) -> str:
+    """`placement` if it is one of `PLACEMENTS`; a `ValueError` naming them otherwise."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+    return placement
+
+
+def framing(ctx: Context, prompt: str, placement: str) -> tuple[str | None, str]:
+    """(system message or None, the problem text) of an answer call with elicited `prompt`."""
+    if placement == "system":
+        return prompts.DREAMAD_AGENT_SYSTEM.format(optimized_prompt=prompt), ctx.task.prompt()
+    return None, prompt
+
+
+async def elicit_prompts(
     ctx: Context,
     elicitor: ChatModel,
     writers: Sequence[tuple[str, ChatModel]],
@@ -48,7 +72,8 @@ async def elicit_systems(
 ) -> list[str]:
     """Elicit once with `elicitor`, then one rewrite per (agent name, client) in `writers`.
 
-    Returns one system prompt per writer; records the stages in `ctx.extra["elicitation"]`.
+    Returns one optimized prompt per writer (place it with `framing`); records the
+    stages in `ctx.extra["elicitation"]`.
     """
     task = ctx.task
     problem = task.prompt()
@@ -116,4 +141,4 @@ async def elicit_systems(
             "and its raw text was passed on; see extra['elicitation']['structured'] in the "
             "decision records, and consider --structured-output"
         )
-    return [prompts.DREAMAD_AGENT_SYSTEM.format(optimized_prompt=p) for p in own]
+    return own

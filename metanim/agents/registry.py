@@ -85,10 +85,16 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     return name, model, params
 
 
+#: Methods whose agents may each call their own model (`models=a|b|...`, one per agent,
+#: cycled when shorter): a cross-model debate needs them; MAD-family debates and AceMAD
+#: take them (seed 004's crowd and truth-holder roles on different models).
+PER_AGENT_MODELS = (CrossModel, MAD, AceMAD, MPD)
+
+
 def method_parameters(name: str) -> list[str]:
     """The keyword parameters method `name` (or an alias) accepts, from its class signature."""
     cls, _ = METHODS[name]
-    names: list[str] = ["models"] if cls is CrossModel else []
+    names: list[str] = ["models"] if issubclass(cls, PER_AGENT_MODELS) else []
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
@@ -191,10 +197,15 @@ class MethodSpec:
         """Whether this is a cross-model debate (its models come from `models=`)."""
         return METHODS[self.name][0] is CrossModel
 
+    @property
+    def per_agent(self) -> bool:
+        """Whether its agents' models come from `models=` (a cross debate always does)."""
+        return self.cross or "models" in self.params
+
     def models(self, default: str | None) -> list[str]:
-        """The models this method calls: a cross debate's `models=`, else its own model or
+        """The models this method calls: `models=` (per agent), else its own model or
         `default`."""
-        if self.cross:
+        if self.per_agent:
             return [m.strip() for m in str(self.params.get("models") or "").split("|") if m.strip()]
         chosen = self.model or default
         return [chosen] if chosen else []
@@ -219,7 +230,7 @@ def build_method(
     models = spec.models(model)
     if not models:
         raise ValueError(f"method {spec.text!r} needs a model")
-    if spec.cross:
+    if spec.per_agent:
         params.pop("models", None)
-        return CrossModel([client_factory(m) for m in models], **params)
+        return cls([client_factory(m) for m in models], **params)  # type: ignore[call-arg]
     return cls(client_factory(models[0]), **params)  # type: ignore[call-arg]

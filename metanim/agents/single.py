@@ -6,24 +6,30 @@ from typing import Any, ClassVar
 
 from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, gather
-from metanim.agents.elicit import elicit_systems
+from metanim.agents.elicit import check_placement, elicit_prompts, framing
 from metanim.llm import ChatModel, Message
 
 
-def answer_messages(ctx: Context, style: str, system: str | None = None) -> list[Message]:
-    """The game/question prompt plus the Output Format section of `style`."""
+def answer_messages(
+    ctx: Context, style: str, system: str | None = None, problem: str | None = None
+) -> list[Message]:
+    """The game/question prompt (or `problem`, an elicited prompt that replaces it) plus
+    the Output Format section of `style`."""
     task = ctx.task
     messages: list[Message] = [] if system is None else [{"role": "system", "content": system}]
-    content = prompts.with_format(task.prompt(), style, task.action_schema())
+    content = prompts.with_format(problem or task.prompt(), style, task.action_schema())
     return [*messages, {"role": "user", "content": content}]
 
 
-async def _elicited(ctx: Context, client: ChatModel, elicit: bool) -> str | None:
-    """DReaMAD's elicitation stage as a system prompt (seed 000 Table 12's "+ SPKE" rows)."""
+async def _elicited(
+    ctx: Context, client: ChatModel, elicit: bool, placement: str, style: str
+) -> list[Message]:
+    """The answer messages, after DReaMAD's elicitation stage when `elicit` (seed 000
+    Table 12's "+ DReaMAD(−)" rows), its prompt placed by `placement`."""
     if not elicit:
-        return None
-    (system,) = await elicit_systems(ctx, client, [("elicitor", client)])
-    return system
+        return answer_messages(ctx, style)
+    (own,) = await elicit_prompts(ctx, client, [("elicitor", client)])
+    return answer_messages(ctx, style, *framing(ctx, own, placement))
 
 
 class Prompting(Method):
@@ -85,15 +91,16 @@ class CoT(Prompting):
 class SelfConsistency(Method):
     """Self-Consistency (Wang et al. 2023): n independent CoT samples, plurality vote.
 
-    `elicit=True` first runs DReaMAD's strategic prior knowledge elicitation and gives every
-    sample its optimized prompt as the system message (seed 000 Table 12).
+    `elicit=True` first runs DReaMAD's strategic prior knowledge elicitation and every
+    sample answers its optimized prompt (seed 000 Table 12); `placement` as in
+    `metanim.agents.elicit` (default: the optimized prompt replaces the initial one).
 
     Each sample is its own call with its own `sample_index`, so response caches keep them
     apart (DESIGN §9). Ties go to the seeded rule.
     """
 
     name = "self_consistency"
-    param_names = ("n", "temperature", "elicit")
+    param_names = ("n", "temperature", "elicit", "placement")
 
     def __init__(
         self,
@@ -102,6 +109,7 @@ class SelfConsistency(Method):
         n: int = 5,
         temperature: float = 0.7,
         elicit: bool = False,
+        placement: str = "replace",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -109,13 +117,14 @@ class SelfConsistency(Method):
             raise ValueError("n must be >= 1")
         self.client, self.n, self.temperature = client, n, temperature
         self.elicit = bool(elicit)
+        self.placement = check_placement(placement)
 
     @property
     def models(self) -> list[str]:
         return [self.client.model]
 
     async def run(self, ctx: Context) -> Any:
-        messages = answer_messages(ctx, "cot", await _elicited(ctx, self.client, self.elicit))
+        messages = await _elicited(ctx, self.client, self.elicit, self.placement, "cot")
         results = await gather(
             *(
                 ctx.ask(
@@ -138,14 +147,15 @@ class SelfRefine(Method):
     """Self-Refine (Madaan et al. 2023): answer, then `iterations` rounds of feedback and refinement.
 
     MetaNIM applies three refinement steps; `elicit=True` first runs DReaMAD's elicitation
-    and keeps its optimized prompt as the system message (seed 000 Table 12). The final answer is the last valid one. When
+    and answers (and refines) on its optimized prompt (seed 000 Table 12; `placement` as in
+    `metanim.agents.elicit`). The final answer is the last valid one. When
     the last step stays invalid (after its re-asks) and an earlier answer is used, the
     decision records it: `extra["fell_back_to_iteration"]` is that answer's step (0 = the
     initial answer), and `extra["invalid_steps"]` lists every step that stayed invalid.
     """
 
     name = "self_refine"
-    param_names = ("iterations", "temperature", "elicit")
+    param_names = ("iterations", "temperature", "elicit", "placement")
 
     def __init__(
         self,
@@ -154,6 +164,7 @@ class SelfRefine(Method):
         iterations: int = 3,
         temperature: float = 0.0,
         elicit: bool = False,
+        placement: str = "replace",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -161,6 +172,7 @@ class SelfRefine(Method):
             raise ValueError("iterations must be >= 0")
         self.client, self.iterations, self.temperature = client, iterations, temperature
         self.elicit = bool(elicit)
+        self.placement = check_placement(placement)
 
     @property
     def models(self) -> list[str]:
@@ -168,7 +180,7 @@ class SelfRefine(Method):
 
     async def run(self, ctx: Context) -> Any:
         task = ctx.task
-        messages = answer_messages(ctx, "react", await _elicited(ctx, self.client, self.elicit))
+        messages = await _elicited(ctx, self.client, self.elicit, self.placement, "react")
         reply = await ctx.ask(
             self.client, messages, agent="agent", phase="answer", temperature=self.temperature
         )

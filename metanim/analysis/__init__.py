@@ -73,7 +73,7 @@ __getattr__ = deprecated_aliases(
         for name in (
             "MAJORITY_RULE", "AccuracySummary", "Interval", "Summary", "bootstrap_ci",
             "item_accuracy", "majority_verdict", "mcnemar_exact", "mcnemar_items", "mean_ci",
-            "newcombe_difference", "paired_episode_difference", "paired_item_bootstrap",
+            "newcombe_difference", "paired_episode_difference", "paired_item_difference",
             "wilson_interval",
         )
     },

@@ -46,6 +46,9 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
+from scipy.optimize import minimize
+from scipy.special import expit
+from threadpoolctl import threadpool_limits
 
 from metanim.analysis.results import Results, read_results
 from metanim.envs import is_solver_player
@@ -193,11 +196,6 @@ def fit_bradley_terry(
     `wins` and `games` of shape (B, cells), B independent data sets (bootstrap
     replicates) are fitted in one call and the modes come back as (B, parameters).
     """
-    # The `ratings` extra (scipy, threadpoolctl): the package runs without them.
-    from scipy.optimize import minimize
-    from scipy.special import expit
-    from threadpoolctl import threadpool_limits
-
     batch = np.ndim(wins) == 2
     wins, games = np.atleast_2d(wins).astype(float), np.atleast_2d(games).astype(float)
     precision = 1.0 / prior_sigma**2

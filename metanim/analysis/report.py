@@ -63,7 +63,7 @@ from metanim.records import (
     md,
     newcombe_difference,
     paired_episode_difference,
-    paired_item_bootstrap,
+    paired_item_difference,
     signed,
     std_text,
     text_table,
@@ -96,7 +96,7 @@ class WinDiffRow(BaseModel):
     game: str
     a: str
     b: str
-    paired: bool  # same episode seeds, seats and starts: bootstrap over paired episodes
+    paired: bool  # same episode seeds, seats and starts: Tango's paired interval
     n: int
     diff: float
     low: float
@@ -127,7 +127,7 @@ class PairedRow(BaseModel):
     only_b: int
     p_value: float
     diff: float = math.nan  # accuracy(A) − accuracy(B), per-item means
-    diff_low: float = math.nan  # paired bootstrap over items (R > 1 on both sides)
+    diff_low: float = math.nan  # Tango's interval on the per-item differences
     diff_high: float = math.nan
 
 
@@ -163,12 +163,16 @@ class CrossRow(BaseModel):
     """Seed 001's grading of one debate run: every agent before/after, any-correct, outcomes."""
 
     method: str
+    game: str = ""  # the dataset (or tournament setting) the debates are on
     debates: int
     agents: dict[str, tuple[float, float]]  # agent -> (accuracy before, after)
-    agent_ci: dict[str, tuple[float, float]]  # agent -> bootstrap CI of the after accuracy
+    agent_ci: dict[str, tuple[float, float]]  # agent -> Wilson CI of the after accuracy
+    #: agent -> seed 001's own interval of the after accuracy (bootstrap, 1,000 resamples).
+    agent_paper_ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
     any_before: float
     any_after: float
-    any_ci: tuple[float, float]
+    any_ci: tuple[float, float]  # Wilson
+    any_paper_ci: tuple[float, float] = (math.nan, math.nan)
     outcomes: dict[str, int]
     error_correction: str
     negative_persuasion: str
@@ -195,7 +199,6 @@ class Report(BaseModel):
     plots: list[str] = Field(default_factory=list)
     pages: list[str] = Field(default_factory=list, description="viewer.html and its run pages")
     ratings: Ratings | None = Field(None, description="None without tournament episodes")
-    ratings_missing: str = Field("", description="why there are no ratings (scipy absent)")
     markdown: str = ""
 
     def terminal(self) -> str:
@@ -290,15 +293,13 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
             report.accuracy.append(row.model_copy(update={"identity": h}))
     report.by_difficulty = _difficulty_rows(decisions, labels)
     report.paired = _paired(decisions, labels)
-    traces = _traces(decisions, ep_lists, identities)
+    per_game = _traces(decisions, ep_lists)
+    traces = _pooled(per_game)
     report.debate = _debate_rows(traces, labels)
     report.identity_bias = _identity_bias_rows(traces, identities, labels)
-    report.cross = _cross_rows(traces, decisions, identities, labels)
+    report.cross = _cross_rows(per_game, decisions, identities, labels)
     if episodes:
-        try:
-            report.ratings = rate_results(results)
-        except ImportError:  # scipy (the `ratings` extra) is absent: the rest still reports
-            report.ratings_missing = "ratings need scipy: pip install 'metanim-arena[ratings]'"
+        report.ratings = rate_results(results)
     if write and plots and (report.win_rates or report.accuracy):
         report.plots = _plots(report, results_dir)
     report.markdown = to_markdown(report)
@@ -369,7 +370,7 @@ def _paired(
     decisions: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
 ) -> list[PairedRow]:
     """McNemar's exact test (one verdict per item) between every two runs on one game,
-    with a paired bootstrap over items of the accuracy difference when both have R > 1."""
+    with Tango's interval of the accuracy difference over items."""
     by_game: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(dict)
     for (h, game), rows in decisions.items():
         verdicts, _ = _verdicts(rows)
@@ -389,10 +390,8 @@ def _paired_row(
     if not shared:
         return []
     test = mcnemar_items(va, vb)
-    diff = low = high = math.nan
-    if max(len(va[k]) for k in shared) > 1 and max(len(vb[k]) for k in shared) > 1:
-        ci = paired_item_bootstrap(va, vb)
-        diff, low, high = ci.estimate, ci.low, ci.high
+    ci = paired_item_difference(va, vb)
+    diff, low, high = ci.estimate, ci.low, ci.high
     return [
         PairedRow(
             game=game, a=a, b=b, pairs=len(shared), only_a=test.only_a, only_b=test.only_b,
@@ -409,8 +408,8 @@ def _episode_key(r: dict[str, Any]) -> tuple[Any, ...]:
 def _win_diffs(
     episodes: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
 ) -> list[WinDiffRow]:
-    """Win-rate differences between every two runs of one setting: paired (bootstrap over
-    episodes with the same seed, seat and start) when they share episodes, else Newcombe."""
+    """Win-rate differences between every two runs of one setting: paired (Tango's interval
+    over episodes with the same seed, seat and start) when they share episodes, else Newcombe."""
     by_game: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
     for (h, game), rows in episodes.items():
         by_game[game][labels[h]] = [r for r in rows if r.get("status") in FINISHED]
@@ -513,18 +512,26 @@ def _move_traces(episode: dict[str, Any]) -> Iterator[DebateTrace]:
 def _traces(
     decisions: dict[tuple[str, str], list[dict[str, Any]]],
     episodes: dict[tuple[str, str], list[dict[str, Any]]],
-    identities: dict[str, dict[str, Any]],
-) -> dict[str, list[DebateTrace]]:
-    out: dict[str, list[DebateTrace]] = defaultdict(list)
-    for (h, _game), rows in decisions.items():
+) -> dict[tuple[str, str], list[DebateTrace]]:
+    """Debate traces per (run, game or setting)."""
+    out: dict[tuple[str, str], list[DebateTrace]] = defaultdict(list)
+    for key, rows in decisions.items():
         for row in rows:
             trace = trace_from_decision(row)
             if trace is not None and trace.rounds >= 2:
-                out[h].append(trace)
-    for (h, _game), rows in episodes.items():
+                out[key].append(trace)
+    for key, rows in episodes.items():
         for row in rows:
-            out[h].extend(t for t in _move_traces(row) if t.rounds >= 2)
-    return {h: items for h, items in out.items() if items}
+            out[key].extend(t for t in _move_traces(row) if t.rounds >= 2)
+    return {k: items for k, items in out.items() if items}
+
+
+def _pooled(traces: dict[tuple[str, str], list[DebateTrace]]) -> dict[str, list[DebateTrace]]:
+    """Traces per run, every game of the run together."""
+    out: dict[str, list[DebateTrace]] = defaultdict(list)
+    for (h, _game), items in sorted(traces.items()):
+        out[h].extend(items)
+    return dict(out)
 
 
 def _debate_rows(traces: dict[str, list[DebateTrace]], labels: dict[str, str]) -> list[DebateRow]:
@@ -598,38 +605,42 @@ def _identity_bias_rows(
 
 
 def _cross_rows(
-    traces: dict[str, list[DebateTrace]],
+    traces: dict[tuple[str, str], list[DebateTrace]],
     decisions: dict[tuple[str, str], list[dict[str, Any]]],
     identities: dict[str, dict[str, Any]],
     labels: dict[str, str],
 ) -> list[CrossRow]:
-    """Seed 001's view of every cross-model run: each model graded before and after."""
+    """Seed 001's view of every cross-model run, per dataset: each model graded before and
+    after, with Wilson intervals and seed 001's own bootstrap beside them."""
     out = []
-    for h, items in sorted(traces.items(), key=lambda kv: labels[kv[0]]):
+    debated = {h for h, _ in traces}
+    for (h, game), items in sorted(traces.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
         if not str(identities[h].get("method", "")).startswith("cross"):
             continue
         per_agent = agent_accuracy(items)
-        agent_ci = {}
+        agent_ci, agent_paper = {}, {}
         for name in per_agent:
             hits = [
                 t.is_correct(t.answers[t.agents.index(name)][-1]) for t in items if name in t.agents
             ]
-            ci = rate_bootstrap(hits)
-            agent_ci[name] = (ci.low, ci.high)
+            ci, paper = wilson_interval(sum(hits), len(hits)), rate_bootstrap(hits)
+            agent_ci[name], agent_paper[name] = (ci.low, ci.high), (paper.low, paper.high)
         anyc = [any(t.is_correct(a[-1]) for a in t.answers) for t in items]
-        any_ci = rate_bootstrap(anyc)
+        any_ci, any_paper = wilson_interval(sum(anyc), len(anyc)), rate_bootstrap(anyc)
         ec, npr = error_correction_rate(items), negative_persuasion_rate(items)
         row = CrossRow(
-            method=labels[h], debates=len(items),
+            method=labels[h], game=game, debates=len(items),
             agents={k: (b.value, a.value) for k, (b, a) in per_agent.items()}, agent_ci=agent_ci,
+            agent_paper_ci=agent_paper,
             any_before=any_correct_rate(items, round=0).value, any_after=any_correct_rate(items).value,
-            any_ci=(any_ci.low, any_ci.high), outcomes=outcome_breakdown(items),
+            any_ci=(any_ci.low, any_ci.high), any_paper_ci=(any_paper.low, any_paper.high),
+            outcomes=outcome_breakdown(items),
             error_correction=f"{ec.hits}/{ec.n}", negative_persuasion=f"{npr.hits}/{npr.n}",
         )  # fmt: skip
         # McNemar against every single-model run on the same items (any-correct vs its verdict).
         anyv = {t.item_id: any(t.is_correct(a[-1]) for a in t.answers) for t in items}
-        for (hb, game), rows in decisions.items():
-            if hb == h or hb in traces:
+        for (hb, game_b), rows in decisions.items():
+            if hb == h or hb in debated or game_b != game:
                 continue
             verdicts, _ = _verdicts(rows)
             shared = [k for k in anyv if k in verdicts]
@@ -696,9 +707,13 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------ markdown
-def accuracy_table(rows: list[AccuracyRow], *, average: bool = True) -> list[str]:
-    """Seed 000's Table 1 layout: a row per run, a column per game, and their Average."""
-    games = sorted({a.game for a in rows})
+def accuracy_table(
+    rows: list[AccuracyRow], *, average: bool = True, games: list[str] | None = None
+) -> list[str]:
+    """Seed 000's Table 1 layout: a row per run, a column per game (in `games` order,
+    default alphabetical), and their Average."""
+    present = {a.game for a in rows}
+    games = [g for g in games if g in present] if games else sorted(present)
     runs = list(dict.fromkeys(a.method for a in rows))
     cell = {(a.method, a.game): a for a in rows}
     head = ["run", *games, *(["Average"] if average and len(games) > 1 else [])]
@@ -751,9 +766,9 @@ def to_markdown(report: Report) -> str:
         lines += [
             "### Win-rate differences",
             "",
-            "A − B with a 95% interval: a bootstrap over paired episodes (same seed, seat "
-            "and start) when the runs share them, else Newcombe's interval for independent "
-            "proportions.",
+            "A − B with a 95% interval: Tango's score interval over paired episodes (same "
+            "seed, seat and start) when the runs share them, else Newcombe's interval for "
+            "independent proportions.",
             "",
             "| game | A | B | A − B | 95% CI | interval | n |",
             "|---|---|---|---|---|---|---|",
@@ -761,14 +776,12 @@ def to_markdown(report: Report) -> str:
         lines += [
             f"| {md(d.game)} | {md(d.a)} | {md(d.b)} | {signed(d.diff)} "
             f"| [{signed(d.low)}, {signed(d.high)}] "
-            f"| {'paired bootstrap' if d.paired else 'Newcombe'} | {d.n} |"
+            f"| {'Tango (paired)' if d.paired else 'Newcombe'} | {d.n} |"
             for d in report.win_diffs
         ]
         lines.append("")
     if report.ratings is not None:
         lines += ratings_markdown(report.ratings)
-    elif report.ratings_missing:
-        lines += ["## Ratings", "", report.ratings_missing + ".", ""]
     if report.accuracy:
         lines += [
             "## Decision accuracy (seed 000, Table 1)",
@@ -819,7 +832,8 @@ def to_markdown(report: Report) -> str:
         lines += [
             "",
             f"McNemar: {MAJORITY_RULE}. A − B: accuracy difference of per-item means, "
-            "95% paired bootstrap over items (shown when both runs have R > 1).",
+            "95% Tango score interval over items (an item's share of right repeats under A "
+            "minus under B counts as its discordance).",
             "",
         ]
     if report.debate:
@@ -874,8 +888,7 @@ def to_markdown(report: Report) -> str:
             for b in report.identity_bias
         ]
         lines.append("")
-    for c in report.cross:
-        lines += cross_markdown(c)
+    lines += cross_sections(report.cross)
     if not report.win_rates and not report.accuracy:
         lines += ["No tournament episodes or evaluation decisions were found.", ""]
     if report.runs:
@@ -891,46 +904,68 @@ def to_markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
-def cross_markdown(c: CrossRow) -> list[str]:
-    """Seed 001's Tables 2/3 (each model before/after, any correct) and Table 5 (outcomes)."""
+def cross_markdown(rows: list[CrossRow]) -> list[str]:
+    """Seed 001's Tables 2/3 (each model before/after, any correct) per dataset and its
+    Table 5 (outcomes) with one column per dataset, for the rows of one run."""
+    if not rows:
+        return []
+    games = [r.game or "all" for r in rows]
     lines = [
-        f"## Cross-model debate: {md(c.method)} (seed 001)",
+        f"## Cross-model debate: {md(rows[0].method)} (seed 001)",
         "",
-        f"{c.debates} debates. Each model's own answer is graded before and after the debate "
-        "(no vote between models); 95% bootstrap CIs, 1,000 resamples of debates.",
+        f"{' / '.join(f'{r.debates} debates on {md(g)}' for r, g in zip(rows, games, strict=True))}. "
+        "Each model's own answer is graded before and after the debate (no vote between "
+        "models). 95% CI: Wilson over debates; beside it the paper's interval (seed 001: "
+        "percentile bootstrap, 1,000 resamples), which collapses to a point when every "
+        "debate agrees.",
         "",
-        "| answer | before | after | 95% CI (after) |",
-        "|---|---|---|---|",
+        "| dataset | answer | before | after | 95% CI (after) | paper's bootstrap (after) |",
+        "|---|---|---|---|---|---|",
     ]
-    for name, (before, after) in c.agents.items():
-        low, high = c.agent_ci[name]
+    for c, game in zip(rows, games, strict=True):
+        for name, (before, after) in c.agents.items():
+            (low, high), (plow, phigh) = c.agent_ci[name], c.agent_paper_ci[name]
+            lines.append(
+                f"| {md(game)} | {md(name)} | {_pct(before)} | {_pct(after)} "
+                f"| [{_pct(low)}, {_pct(high)}] | [{_pct(plow)}, {_pct(phigh)}] |"
+            )
         lines.append(
-            f"| {md(name)} | {_pct(before)} | {_pct(after)} | [{_pct(low)}, {_pct(high)}] |"
+            f"| {md(game)} | any correct | {_pct(c.any_before)} | {_pct(c.any_after)} "
+            f"| [{_pct(c.any_ci[0])}, {_pct(c.any_ci[1])}] "
+            f"| [{_pct(c.any_paper_ci[0])}, {_pct(c.any_paper_ci[1])}] |"
         )
-    lines.append(
-        f"| any correct | {_pct(c.any_before)} | {_pct(c.any_after)} "
-        f"| [{_pct(c.any_ci[0])}, {_pct(c.any_ci[1])}] |"
-    )
-    total = max(sum(c.outcomes.values()), 1)
-    lines += ["", "| outcome | count | % |", "|---|---|---|"]
-    lines += [
-        f"| {name} | {c.outcomes[name]} | {100 * c.outcomes[name] / total:.1f} |"
-        for name in OUTCOMES
-    ]
-    lines += [
-        "",
-        f"Error correction (all wrong → one right): {c.error_correction}; negative persuasion "
-        f"(mixed debates apart): {c.negative_persuasion}.",
-        "",
-    ]
-    if c.baselines:
+    head = " | ".join(f"{md(g)} count | {md(g)} %" for g in games)
+    lines += ["", f"| outcome | {head} |", "|---" * (1 + 2 * len(games)) + "|"]
+    for name in OUTCOMES:
+        cells = []
+        for c in rows:
+            total = max(sum(c.outcomes.values()), 1)
+            cells.append(f"{c.outcomes[name]} | {100 * c.outcomes[name] / total:.1f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for c, game in zip(rows, games, strict=True):
+        lines.append(
+            f"{md(game)}: error correction (all wrong → one right) {c.error_correction}; "
+            f"negative persuasion (mixed debates apart) {c.negative_persuasion}."
+        )
+    lines.append("")
+    baselines = [b for c in rows for b in c.baselines]
+    if baselines:
         lines += [
             "| game | any correct vs | items | only debate right | only baseline right | p |",
             "|---|---|---|---|---|---|",
         ]
         lines += [
             f"| {md(b.game)} | {md(b.b)} | {b.pairs} | {b.only_a} | {b.only_b} | {b.p_value:.3g} |"
-            for b in c.baselines
+            for b in baselines
         ]
         lines += ["", f"McNemar's exact test; baseline: {MAJORITY_RULE}.", ""]
     return lines
+
+
+def cross_sections(cross: list[CrossRow]) -> list[str]:
+    """Every cross-model run's section (`cross_markdown`), one per run."""
+    by_run: dict[str, list[CrossRow]] = defaultdict(list)
+    for c in cross:
+        by_run[c.method].append(c)
+    return [line for rows in by_run.values() for line in cross_markdown(rows)]

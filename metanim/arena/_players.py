@@ -95,11 +95,11 @@ class Side:
         return side
 
     def models(self) -> list[ModelSpec]:
-        """Every model this player calls (both of a cross-model debate; none for a solver),
+        """Every model this player calls (each of `models=`; none for a solver),
         in the order its method names them."""
         if self.spec is None or self.model is None:
             return []
-        if self.spec.cross:
+        if self.spec.per_agent:
             return [ModelSpec.parse(m) for m in self.spec.models(None)]
         return [self.model]
 

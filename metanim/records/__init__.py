@@ -55,8 +55,9 @@ from metanim.records._stats import (
     mean_ci,
     newcombe_difference,
     paired_episode_difference,
-    paired_item_bootstrap,
+    paired_item_difference,
     t_quantile,
+    tango_interval,
     wilson_interval,
 )
 from metanim.records._summary import (
@@ -120,7 +121,7 @@ __all__ = [
     "mean_ci",
     "newcombe_difference",
     "paired_episode_difference",
-    "paired_item_bootstrap",
+    "paired_item_difference",
     "pct",
     "read_records",
     "render_summary",
@@ -132,6 +133,7 @@ __all__ = [
     "summarize_evaluation",
     "summarize_tournament",
     "t_quantile",
+    "tango_interval",
     "text_table",
     "uses_prompts",
     "wilson_interval",

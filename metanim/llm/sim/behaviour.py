@@ -188,12 +188,14 @@ def cue_present(spec: SimModelSpec, task: Task, messages: list[Message], layout:
     """Whether the agent's instructions carry its cue word.
 
     Only what the method or the agent wrote counts: the game prompt, the game's name and
-    the answers quoted from the debate are taken out before looking.
+    the answers quoted from the debate are taken out before looking; with `spread=1` the
+    peers' answers (and anonymized opinions) stay, so an argument naming the cue cues its
+    reader.
     """
     cue = spec["cue"]
     if not cue:
         return False
-    removed = [*layout.own, *layout.peers, *layout.opinions]
+    removed = [*layout.own] if spec["spread"] else [*layout.own, *layout.peers, *layout.opinions]
     if task.game is not None:
         removed += [task.game.prompt(task.state), task.game.title]
     for message in messages:

@@ -66,6 +66,7 @@ class Task:
     state: Any = None
     heuristics: dict[str, Any] = field(default_factory=dict)
     illegal_value: Any = None
+    question: str = ""  # a known question's text (a rewritten prompt must keep it)
 
     def normalize(self, text: str) -> Any:
         """The legal candidate an answer names, or None."""
@@ -161,6 +162,7 @@ def question_task(entry: KeyEntry) -> Task:
             "min_take": wrong[-1] if wrong else correct,
         },
         illegal_value=illegal,
+        question=entry.question,
     )
 
 
@@ -272,6 +274,16 @@ class Reading:
     cued: bool
     temperature: float
     rng: random.Random
+    #: The cue sentence this reply carries, drawn once: a reply is one text, so its
+    #: strategy fields carry the insight together or not at all.
+    hint: str | None = None
+    drawn: bool = False
+
+    def insight(self, spec: SimModelSpec) -> str | None:
+        if not self.drawn:
+            self.hint = behaviour.insight(spec, self.cued, self.temperature, self.rng)
+            self.drawn = True
+        return self.hint
 
 
 def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
@@ -283,14 +295,16 @@ def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
     shown = r.shown.all if r.shown is not None else []
     if "prompt" in k:
         # DReaMAD's optimized prompt is played from next, so it must still hold the game.
-        hint = behaviour.insight(spec, r.cued, r.temperature, r.rng)
+        hint = r.insight(spec)
         extra = f"\n{hint}" if hint else ""
         if game is not None:
             return (
                 f"{game.prompt(task.state)}\nThink about which positions are losing for the "
                 f"opponent.{extra}"
             )
-        return f"Answer the question carefully.{extra}"
+        # The question itself stays: the rewrite may be played in place of the prompt.
+        question = task.question if task is not None else ""
+        return f"{question}\nAnswer the question carefully.{extra}".lstrip()
     if task is not None and ("belief" in k or "distribution" in k or "probabilit" in k):
         return _rounded(behaviour.belief(task, answer, shown, spec["conf"]))
     if task is not None and ("peer" in k or "predict" in k):
@@ -313,11 +327,14 @@ def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
         if "constraint" in k or "rule" in k:
             return rules.split("\n")[-1].removeprefix("#Game Rule:").strip()
     if "strategy" in k or "tactic" in k or "evaluation" in k:
-        hint = behaviour.insight(spec, r.cued, r.temperature, r.rng)
+        hint = r.insight(spec)
         return f"Leave the opponent a losing position; here that means {answer_text}." + (
             f" {hint}" if hint else ""
         )
-    return _text(task, answer_text) + f" (policy {spec.policy})"
+    text = _text(task, answer_text) + f" (policy {spec.policy})"
+    if spec["spread"] and r.cued:  # the argument names the cue it was given (no draw)
+        text += f" {behaviour.insight(spec, True, r.temperature, r.rng)}"
+    return text
 
 
 def _rounded(dist: dict[str, float]) -> dict[str, float]:

@@ -36,6 +36,9 @@ _PARAMS: dict[str, tuple[type, Any]] = {
     "cue": (str, ""),
     "cue_p": (float, None),
     "insight": (float, 0.0),
+    # spread=1: a cued agent's reasoning names its cue, and a peer's argument (or an
+    # anonymized opinion) that names it cues its reader too (arguments, not votes, persuade).
+    "spread": (int, 0),
     # AceMAD reports: confidence on the own answer and how the peers' belief is predicted.
     "conf": (float, 0.8),
     "predict": (str, "debate"),
@@ -108,6 +111,8 @@ def parse_model_spec(name: str) -> SimModelSpec:
         raise ModelSpecError(f"cue_p must be a probability in [0, 1], got {params['cue_p']}")
     if params["cue"] and not re.fullmatch(r"[\w-]+", params["cue"]):
         raise ModelSpecError(f"cue must be one word, got {params['cue']!r}")
+    if params["spread"] not in (0, 1):
+        raise ModelSpecError(f"spread must be 0 or 1, got {params['spread']}")
     if params["conf"] <= 0:
         raise ModelSpecError(f"conf must be in (0, 1], got {params['conf']}")
     for key in ("otherwise", "base"):

@@ -1,0 +1,276 @@
+"""`metanim reproduce` with no model flags shows each paper's mechanism.
+
+Each artifact runs on its default simulated agents (metanim.analysis.reproduce.AGENTS).
+Where an expected value can be derived from the configured parameters, it is derived
+here by hand (a closed form over the agents' stated preferences, from the dataset's own
+legal moves), never read from a run; where it cannot (win rates over whole games), the
+test states the size of the effect the paper distinguishes: at least 10 points with a
+paired McNemar p below 0.05. Runs are seeded, so each outcome is fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from metanim.analysis.reproduce import AGENTS, SEED004_CROWD
+from metanim.cli import main
+from metanim.llm.sim import parse_model_spec
+from metanim.records import item_accuracy, read_records, wilson_interval
+
+pytestmark = pytest.mark.slow
+SEED000 = parse_model_spec(AGENTS["seed000"].roles["agent"])
+
+
+def _run(out: Path, artifact: str, *extra: str) -> str:
+    assert main(["reproduce", artifact, "--out", str(out), *extra]) == 0
+    return (out / f"{artifact}.md").read_text()
+
+
+def _rows(md: str, head: str) -> list[list[str]]:
+    """The cells of every row of the Markdown table whose header starts with `head`."""
+    lines = md.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(head))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def _paired(md: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """(A, B) -> (A − B in points, McNemar p) from the artifact's paired tables."""
+    out = {}
+    for line in md.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and "[" in cells[5] and cells[0] not in ("A", "---"):
+            out[(cells[0], cells[1])] = (float(cells[5].split()[0]), float(cells[6]))
+    return out
+
+
+def _at(p: float, temperature: float) -> float:
+    """P(an outcome with reference preference p, against its complement) at T: the
+    softmax of log-preferences scaled by 0.7 / T (T = 0: the likelier outcome)."""
+    if temperature == 0:
+        return float(p > 0.5)
+    a, b = p ** (0.7 / temperature), (1 - p) ** (0.7 / temperature)
+    return a / (a + b)
+
+
+# ------------------------------------------------------------ seed 000, Figure 7 (right)
+def _two_agent_accuracy(cued: int, greed: float, rounds: int = 3) -> float:
+    """P(DReaMAD's two-agent debate ends on the winning move) with `cued` agents cued.
+
+    A cued agent always plays the winning move (cue_p = 0); an uncued one plays the
+    greedy move with probability `greed`. Agreement stops the debate; on disagreement
+    a cued agent's argument cues its peer (spread = 1), else both redraw. After the last
+    round a split is a coin flip.
+    """
+    if cued == 2:
+        return 1.0
+    if cued == 1:
+        # Round 0 agrees on the winning move, or the uncued agent is cued in round 1.
+        return 1.0 if rounds >= 1 else (1 - greed) + greed * 0.5
+    both_right, split = (1 - greed) ** 2, 2 * greed * (1 - greed)
+    return sum(both_right * split**r for r in range(rounds + 1)) + split ** (rounds + 1) * 0.5
+
+
+def _figure7_expected(items: list[dict], temperature: float) -> float:
+    insight, greed = SEED000["insight"], SEED000["p"]
+    q = _at(insight, temperature)  # each self-written text (strategy, rewrite) gains the cue
+    strategy = q  # one strategy, shared by both rewrites (which keep a cue it carries)
+    p2 = strategy + (1 - strategy) * q * q
+    p1 = (1 - strategy) * 2 * q * (1 - q)
+    p0 = (1 - strategy) * (1 - q) ** 2
+    debate = sum(p * _two_agent_accuracy(k, greed) for k, p in ((2, p2), (1, p1), (0, p0)))
+    total = 0.0
+    for row in items:
+        greedy = str(max(int(m) for m in row["legal_moves"]))  # Fibonacci: take the most
+        total += 1.0 if greedy == row["optimal_move"] else debate
+    return total / len(items)
+
+
+def test_figure7_right_accuracy_rises_with_the_elicitation_temperature(tmp_path):
+    md = _run(tmp_path, "figure7-right", "--repeats", "2")
+    assert "simulated" in md.splitlines()[0] and SEED000.name in md
+    items = [json.loads(x) for x in (tmp_path / "data" / "fibonacci-normal.jsonl").open()]
+    measured = {}
+    for temperature in (0.0, 1.0):
+        (log,) = (tmp_path / "figure7-right").glob(f"dreamad-t{temperature}-*.jsonl")
+        verdicts: dict[str, list[bool]] = {}
+        for r in read_records(log):
+            verdicts.setdefault(r["record_id"], []).append(bool(r["correct"]))
+        acc = item_accuracy(verdicts, level=0.99)
+        expected = _figure7_expected(items, temperature)
+        assert acc.low <= expected <= acc.high, (temperature, acc.mean, expected)
+        measured[temperature] = acc.mean
+    assert _figure7_expected(items, 1.0) - _figure7_expected(items, 0.0) >= 0.10
+    assert measured[1.0] - measured[0.0] >= 0.10
+    rows = {r[0]: float(r[1].split("%")[0]) for r in _rows(md, "| temperature |")}
+    assert rows["1.0"] - rows["0.0"] >= 10  # the printed curve changes by >= 10 points
+
+
+# ------------------------------------------------------- the rows the paper distinguishes
+def test_figure7_left_dreamad_beats_plus_mad(tmp_path):
+    md = _run(tmp_path, "figure7-left")
+    diff, p = _paired(md)[("DReaMAD", "(+)MAD")]
+    assert diff >= 10 and p < 0.05
+
+
+def test_table12_elicitation_helps_each_method(tmp_path):
+    md = _run(tmp_path, "table12")
+    paired = _paired(md)
+    for a, b in (
+        ("Self-Refinement + DReaMAD(−)", "Self-Refinement"),
+        ("Self-Consistency + DReaMAD(−)", "Self-Consistency"),
+        ("DReaMAD", "MAD"),
+    ):
+        diff, p = paired[(a, b)]
+        assert diff >= 10 and p < 0.05, (a, b, diff, p)
+
+
+def test_table1_compares_at_equal_temperature_with_a_paired_test(tmp_path):
+    md = _run(tmp_path, "table1", "--items", "10", "--repeats", "2")
+    head = _rows(md, "| run |")
+    assert [r[0] for r in head] == ["ReAct", "+ CoT", "DReaMAD(−)"]  # the paper's rows
+    assert md.splitlines()[8].startswith("| run | nim | fibonacci | chomp | kayles |")
+    assert ("DReaMAD(−)", "ReAct") in _paired(md)
+    # Every answer call sampled at 0.7; DReaMAD(−)'s elicitation at 0.1, rewrite at 0.7.
+    for log in (tmp_path / "table1").glob("*.jsonl"):
+        for r in read_records(log):
+            temps = {c["phase"]: c["temperature"] for c in r["decision"]["calls"]}
+            assert temps["answer"] == 0.7
+            if "reinterpret" in temps:
+                assert (temps["reinterpret"], temps["strategy"], temps["rewrite"]) == (
+                    0.1,
+                    0.1,
+                    0.7,
+                )
+
+
+# ----------------------------------------------------------------- seed 000, Figure 3
+def _two_agent_law(p0: float, rounds: int) -> float:
+    """p⁽ᵗ⁾ of two agents that keep a shared answer and otherwise redraw from p0, by
+    enumerating their joint state (a Markov chain on which of the two hold the action)."""
+    joint = {(a, b): (p0 if a else 1 - p0) * (p0 if b else 1 - p0) for a in (0, 1) for b in (0, 1)}
+    for _ in range(rounds):
+        nxt = dict.fromkeys(joint, 0.0)
+        for (a, b), w in joint.items():
+            if a == b:
+                nxt[(a, b)] += w
+            else:
+                for x in (0, 1):
+                    for y in (0, 1):
+                        nxt[(x, y)] += w * (p0 if x else 1 - p0) * (p0 if y else 1 - p0)
+        joint = nxt
+    return sum(w for (a, _), w in joint.items() if a)
+
+
+def _eq1(p0: float, rounds: int) -> float:
+    p = p0
+    for _ in range(rounds):
+        p = p * p + 2 * p * (1 - p) * p0
+    return p
+
+
+def test_figure3_debate_entrenches_the_dominant_action_as_eq1_predicts(tmp_path):
+    md = _run(tmp_path, "figure3")
+    rows = _rows(md, "| state |")
+    wrong = [r for r in rows if r[2] == "wrong"]
+    assert len(wrong) >= 8
+    n = 20  # samples for p0 and debates per state
+    consistent, p0s, p3s = 0, [], []
+    for r in wrong:
+        p0, p3 = float(r[3].split()[0]), float(r[4].split()[0])
+        ci0, ci3 = wilson_interval(round(p0 * n), n), wilson_interval(round(p3 * n), n)
+        # Eq. 1 at the ends of p0's interval against p3's own interval.
+        consistent += ci3.low <= _eq1(ci0.high, 3) and _eq1(ci0.low, 3) <= ci3.high
+        p0s.append(p0)
+        p3s.append(p3)
+    mean_p0, mean_p3 = sum(p0s) / len(p0s), sum(p3s) / len(p3s)
+    # p3 agrees with Eq. 1 applied to the measured p0 in nearly every state, and lies
+    # above p0 on average: the wrong belief is entrenched.
+    assert consistent >= 0.9 * len(wrong)
+    assert sum(r[6] == "yes" for r in wrong) == consistent  # the printed verdicts
+    assert mean_p3 > mean_p0 + 0.03
+    # The configured greed (0.7 at T = 0.7) is p0; two debaters reading each other by
+    # consensus follow the exact two-agent law from it.
+    greed = SEED000["p"]
+    assert abs(mean_p0 - greed) < 0.06
+    assert abs(mean_p3 - _two_agent_law(greed, 3)) < 0.06
+
+
+# ---------------------------------------------------------------- seed 004, weights
+def _truth_weight_after_round_1(k: int, eta: float = 2.0, agents: int = 5) -> float:
+    """The truth-holder's weight after round 1 on an item with k legal moves where the
+    crowd's greedy answer h is not the winning move o.
+
+    Beliefs put conf = 0.8 on the own answer and spread 0.2 over the other answers shown
+    (before any argument: over the other legal moves). The crowd predicts that everyone
+    holds h; the truth-holder, which has argued for o, predicts the crowd's belief over
+    the answers it has seen: 0.8 on h, 0.2 on o.
+    """
+    conf, rest = 0.8, 0.2 / (k - 1)
+    crowd = {"h": conf, "o": rest, **{f"x{i}": rest for i in range(k - 2)}}
+    truth = {"h": rest, "o": conf, **{f"x{i}": rest for i in range(k - 2)}}
+
+    def score(prediction, peers):
+        keys = set(prediction).union(*peers)
+        mean = {x: sum(p.get(x, 0.0) for p in peers) / len(peers) for x in keys}
+        return 1 - sum((prediction.get(x, 0.0) - mean[x]) ** 2 for x in keys)
+
+    s_truth = score({"h": conf, "o": 1 - conf}, [crowd] * (agents - 1))
+    s_crowd = score({"h": 1.0}, [crowd] * (agents - 2) + [truth])
+    t, c = math.exp(eta * s_truth), math.exp(eta * s_crowd)
+    return t / (t + (agents - 1) * c)
+
+
+def test_weights_the_truth_holder_gains_weight(tmp_path):
+    md = _run(tmp_path, "weights")
+    assert "simulated" in md.splitlines()[0]
+    (truth,) = [r for r in _rows(md, "| agent |") if r[1] == "truth\\_holder"]
+    w = [float(x) for x in truth[3:]]
+    assert 1 / 5 < w[0] < w[1] < w[2]
+    # Round 1, from the configured beliefs and the challenging items' legal moves.
+    items = [
+        json.loads(line)
+        for path in sorted((tmp_path / "data" / "challenging").glob("*-challenging.jsonl"))
+        for line in path.open()
+    ]
+    assert parse_model_spec(SEED004_CROWD)["predict"] == "self"
+    expected = sum(_truth_weight_after_round_1(len(r["legal_moves"])) for r in items) / len(items)
+    assert w[0] == pytest.approx(expected, abs=0.01)
+
+
+# ------------------------------------------------------------------- every artifact
+_POINT = re.compile(r"\[\s*([+-]?[\d.]+)%?\s*,\s*([+-]?[\d.]+)%?\s*\]")
+
+
+def test_no_artifact_prints_a_zero_width_interval(tmp_path):
+    """Every artifact at a toy size: every printed interval [a, b] has a < b, except in
+    a column the paper's own interval is kept in (labelled "paper's bootstrap")."""
+    small = ["--items", "3", "--repeats", "1", "--samples", "3", "--episodes", "2"]
+    assert main(["reproduce", "all", "--out", str(tmp_path), *small]) == 0
+    from metanim.analysis.reproduce import ARTIFACTS
+
+    for name in ARTIFACTS:
+        md = (tmp_path / f"{name}.md").read_text()
+        assert "simulated" in md.splitlines()[0], name
+        skip: set[int] = set()
+        for line in md.splitlines():
+            cells = line.strip("|").split("|") if line.startswith("|") else [line]
+            if line.startswith("|") and "paper's bootstrap" in line:
+                skip = {i for i, c in enumerate(cells) if "paper's bootstrap" in c}
+                continue
+            if not line.startswith("|"):
+                skip = set()
+            for i, cell in enumerate(cells):
+                if i in skip:
+                    continue
+                for low, high in _POINT.findall(cell):
+                    assert float(low) < float(high), (name, line)
