@@ -34,6 +34,7 @@ BASE = {
     "dataset build": [],
     "report": [str(RESULTS)],
     "ratings": [str(RESULTS)],
+    "reproduce": ["table1"],
 }
 #: Commands that only read and answer (nothing to plan or write): fuzzed as they run.
 QUERIES = {"solve": ["nim", "[3, 4]"], "dataset show": ["samples/mc.jsonl"]}

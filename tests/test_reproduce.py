@@ -69,3 +69,39 @@ def test_identity_bias_with_a_sparse_topology(tmp_path: Path):
     # With one peer each, every conditioned cell is the single-peer case (1, 0).
     assert all(set(d.by_peers) == {"1,0"} for d in report.debate)
     assert "| n_D | n_A |" in report.markdown
+
+
+def test_reproduce_all_announces_each_artifact_and_its_files_as_they_finish(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """`reproduce all` says where it is: each artifact as it starts, each file as written."""
+    from metanim.analysis import reproduce as module
+    from metanim.cli import main
+
+    done: list[str] = []
+
+    def fake(name: str):
+        def run(opts):
+            done.append(name)
+            path = Path(opts.out) / f"{name}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(name)
+            return [path]
+
+        return run
+
+    artifacts = {
+        name: module.Artifact(name, f"paper {name}", "what", fake(name), "seed000")
+        for name in ("one", "two")
+    }
+    monkeypatch.setattr(module, "ARTIFACTS", artifacts)
+    assert main(["reproduce", "table1", "--dry-run", "--out", str(tmp_path / "r")]) == 0
+    assert "nothing was run or written" in capsys.readouterr().out
+    assert not (tmp_path / "r").exists()
+    assert module.reproduce("all", module.ReproduceOptions(out=str(tmp_path / "r")),
+                            announce=print) == [tmp_path / "r" / "one.md", tmp_path / "r" / "two.md"]  # fmt: skip
+    assert capsys.readouterr().out.splitlines() == [
+        "[1/2] one: paper one, what", f"wrote {tmp_path / 'r' / 'one.md'}",
+        "[2/2] two: paper two, what", f"wrote {tmp_path / 'r' / 'two.md'}",
+    ]  # fmt: skip
+    assert done == ["one", "two"]

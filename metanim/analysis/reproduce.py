@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.analysis.debate import (
     DebateTrace,
@@ -65,6 +65,7 @@ from metanim.records import (
     wilson_interval,
 )
 from metanim.records import pct as _pct
+from metanim.util import Folder
 
 #: The four settings of seed 000's Figure 7 (left) and Table 12: NIM and Fibonacci Nim,
 #: normal and misère. Every one starts at a random N-position (`start="random_n"`), so
@@ -163,7 +164,10 @@ AGENTS: dict[str, Hypothesis] = {
 class ReproduceOptions(BaseModel):
     """What every artifact shares; the defaults follow the seed papers' protocols."""
 
-    out: str = Field("reproduce", description="output folder")
+    # A misspelt key in a config file is refused, and no float is inf or nan.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    out: Folder = Field("reproduce", description="output folder")
     model: str | None = Field(
         None,
         description="the model under test, every role (default: the artifact's simulated "
@@ -191,7 +195,7 @@ class ReproduceOptions(BaseModel):
         "(figure3, figure7-right, identity-bias, table5, and the seed 004 artifacts' source)",
     )
     seed: int = Field(0, description="base seed")
-    progress: bool = Field(False, description="progress bars")
+    progress: bool = Field(True, description="progress bars")
 
 
 @dataclass
@@ -1277,13 +1281,28 @@ ARTIFACTS: dict[str, Artifact] = {
 }  # fmt: skip
 
 
-def reproduce(name: str, opts: ReproduceOptions) -> list[Path]:
-    """Run artifact `name` (or "all"); returns the files written."""
-    if name == "all":
-        return [p for a in ARTIFACTS.values() for p in a.run(opts)]
-    if name not in ARTIFACTS:
+def reproduce(
+    name: str, opts: ReproduceOptions, announce: Callable[[str], None] | None = None
+) -> list[Path]:
+    """Run artifact `name` (or "all", one after another); returns the files written.
+
+    `announce` is told each artifact as it starts and each file as it is written, so a
+    long "all" shows where it is and an interrupted one has said what it finished.
+    """
+    if name != "all" and name not in ARTIFACTS:
         raise ValueError(f"unknown artifact {name!r}; choose one of {', '.join(ARTIFACTS)} or all")
-    return ARTIFACTS[name].run(opts)
+    names = list(ARTIFACTS) if name == "all" else [name]
+    paths: list[Path] = []
+    for number, each in enumerate(names, start=1):
+        artifact = ARTIFACTS[each]
+        if announce is not None:
+            announce(f"[{number}/{len(names)}] {each}: {artifact.paper}, {artifact.what}")
+        written = artifact.run(opts)
+        if announce is not None:
+            for path in written:
+                announce(f"wrote {path}")
+        paths += written
+    return paths
 
 
 __all__ = ["AGENTS", "ARTIFACTS", "ReproduceOptions", "reproduce"]

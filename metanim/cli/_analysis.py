@@ -10,6 +10,7 @@ from pathlib import Path
 from metanim.analysis import render_report
 from metanim.analysis.ratings import BOOTSTRAP, PRIOR_SIGMA, rate, ratings_plot, ratings_terminal
 from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
+from metanim.analysis.reproduce import reproduce as reproduce_artifact
 from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
 from metanim.cli._config import add_config_arguments, config_from_args, kind
 from metanim.records import iter_logs
@@ -127,20 +128,28 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(p, ReproduceOptions)
     p.add_argument(
         "--peers",
-        type=int,
+        type=kind(PositiveInt),
         default=None,
         help="identity-bias: each agent sees k peers (default 1, seed 003 Table 1)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the options and list the artifacts, then stop: nothing is run or written",
     )
 
 
 def reproduce(args: argparse.Namespace) -> int:
     opts = config_from_args(ReproduceOptions, args)
-    if args.artifact == "identity-bias" and args.peers is not None:
-        paths = identity_bias(opts, peers=args.peers)
-    elif args.artifact == "all":
-        paths = [p for a in ARTIFACTS.values() for p in a.run(opts)]
-    else:
-        paths = ARTIFACTS[args.artifact].run(opts)
-    for path in paths:
-        print(f"wrote {path}")
+    if args.peers is not None and args.artifact != "identity-bias":
+        raise ValueError("--peers is an option of identity-bias")
+    if args.dry_run:
+        names = list(ARTIFACTS) if args.artifact == "all" else [args.artifact]
+        print(f"dry run: {', '.join(names)} into {opts.out}; nothing was run or written")
+        return 0
+    if args.peers is not None:
+        for path in identity_bias(opts, peers=args.peers):
+            print(f"wrote {path}")
+        return 0
+    reproduce_artifact(args.artifact, opts, announce=lambda line: print(line, flush=True))
     return 0
