@@ -221,7 +221,7 @@ def test_the_docs_example_runs() -> None:
     from pathlib import Path
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "envs.md").read_text()
-    section = text[text.index("## Batched env") : text.index("## Learning")]
+    section = text[text.index("## Batched env") : text.index("### One loop")]
     (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
     namespace: dict[str, Any] = {}
     exec(compile(code, "docs/envs.md[batched env]", "exec"), namespace)

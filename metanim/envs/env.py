@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from metanim.envs import _render, _solve
 from metanim.envs._stream import EpisodeStream
-from metanim.envs.observations import ObservationEncoder
+from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
     EpsilonOptimalOpponent,
     OpponentSpec,
@@ -130,7 +130,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     `metanim.envs.opponents`), `start`, `seat` ("first"/"second"), `illegal`
     ("lose"/"penalize"/"raise"), `illegal_reward` (reward of a penalized illegal
     action), `render_mode` ("ansi"/"rgb_array"/"human": the ansi board printed after
-    each reset and step), `solver_info`, `observation` ("raw"/"onehot"/"binary").
+    each reset and step), `solver_info`, `observation` ("raw"/"onehot"/"binary"),
+    `mask_in_obs` (observations as `{"observation", "action_mask"}` dicts with a bool
+    mask, PettingZoo's layout; torchrl's `ActionMask` reads it).
 
     ## Registered Configurations
     `MetaNIM/Nim-v0` (one heap of 31, max take 3), `MetaNIM/Fibonacci-v0` (20),
@@ -163,6 +165,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         solver_info: bool = False,
         observation: str = "raw",
+        mask_in_obs: bool = False,
         **params: Any,
     ) -> None:
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
@@ -209,7 +212,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._draws = EpisodeStream(0, 0)
         self.action_space = spaces.Discrete(info.num_actions)
         self._encode = ObservationEncoder(self.game, observation)
-        self.observation_space = self._encode.space
+        self.mask_in_obs = bool(mask_in_obs)
+        self.observation_space = (
+            masked_space(self._encode.space, info.num_actions)
+            if self.mask_in_obs
+            else self._encode.space
+        )
         self._set_state(self.game.initial_state())
         self._done = True
         self._status = "call reset() to start"
@@ -461,7 +469,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _mask(self) -> np.ndarray:
         return self._current[0].copy()
 
-    def _obs(self) -> np.ndarray:
+    def _obs(self) -> Any:
+        if self.mask_in_obs:
+            mask, obs = self._current
+            return {"action_mask": mask.astype(bool), "observation": obs.copy()}
         return self._current[1].copy()
 
     def _info(

@@ -44,7 +44,7 @@ from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
 from metanim.envs.env import SEATS, START_MODES, _as_state, _build_game, warn_unwinnable_start
-from metanim.envs.observations import ObservationEncoder
+from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
     EpsilonOptimalOpponent,
     OptimalOpponent,
@@ -61,6 +61,7 @@ _S30, _S27, _S31, _S32, _S11 = (np.uint64(v) for v in (30, 27, 31, 32, 11))
 _ONE = np.uint64(1)
 _MAX_START_TRIES = 1000
 _RANDOM, _OPTIMAL, _EPSILON = 0, 1, 2
+_AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
 #: Most bytes the per-board arrays of one batch may take: the kernels' state, one
 #: step's observations and action masks. Past it numpy would fail deep inside reset().
 MAX_BATCH_BYTES = 4 << 30
@@ -154,6 +155,24 @@ def _start(
     return s
 
 
+@nb.njit(cache=True, inline="always")
+def _end_board(i, done, elapsed, pending, truncated, max_steps, next_step):  # pragma: no cover
+    """Count board `i`'s step against the time limit (`max_steps`, 0: none) and say
+    whether its next episode starts now: same-step autoreset after a termination or
+    truncation; with `next_step`, the board is marked and restarts on the next step,
+    as Gymnasium's `TimeLimit` and `AutoresetMode.NEXT_STEP` do in a sync vector env."""
+    elapsed[i] += 1
+    trunc = max_steps > 0 and elapsed[i] >= max_steps
+    truncated[i] = trunc
+    if not (done or trunc):
+        return False
+    if next_step:
+        pending[i] = True
+        return False
+    elapsed[i] = 0
+    return True
+
+
 @nb.njit(cache=True)
 def _reset_all(
     seeds, episodes, keys, counts, cur, start_index, tab, opp_kind, epsilon, opp_first, max_len
@@ -185,12 +204,30 @@ def _step(
     rewards,
     terminated,
     final_state,
+    ends,
 ):  # pragma: no cover
+    """One agent step of every board; `ends` holds the autoreset and time-limit arrays
+    (`_end_board`)."""
     legal_ptr, child = tab[0], tab[4]
     num_actions = child.shape[1]
     trail = np.empty(max_len + 1, np.int64)
     cand = np.empty(max_len + 1, np.int64)
+    elapsed, pending, truncated, max_steps, next_step = ends
     for i in range(cur.shape[0]):
+        if pending[i]:  # next-step autoreset: this step only starts the next episode
+            pending[i] = False
+            elapsed[i] = 0
+            episodes[i] += 1
+            s = _start(
+                i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon,
+                opp_first, trail, cand,
+            )  # fmt: skip
+            rewards[i] = 0.0
+            terminated[i] = False
+            truncated[i] = False
+            final_state[i] = s
+            cur[i] = s
+            continue
         s = cur[i]
         a = actions[i]
         done = False
@@ -211,7 +248,7 @@ def _step(
         rewards[i] = reward
         terminated[i] = done
         final_state[i] = s
-        if done:
+        if _end_board(i, done, elapsed, pending, truncated, max_steps, next_step):
             episodes[i] += 1
             s = _start(
                 i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon,
@@ -443,11 +480,27 @@ def _kayles_step(
     rewards,
     terminated,
     final_state,
+    ends,
 ):  # pragma: no cover
     """`_step` on masks; `clears[a]` is the pins action `a` knocks down (0: no such pins)."""
     trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
     wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
+    elapsed, pending, truncated, max_steps, next_step = ends
     for i in range(cur.shape[0]):
+        if pending[i]:  # next-step autoreset: this step only starts the next episode
+            pending[i] = False
+            elapsed[i] = 0
+            episodes[i] += 1
+            m = _kayles_start(
+                i, seeds, episodes, keys, counts, start_mask, full, pairs, outcome, opp_kind,
+                epsilon, opp_first, trail, wins,
+            )  # fmt: skip
+            rewards[i] = 0.0
+            terminated[i] = False
+            truncated[i] = False
+            final_state[i] = m
+            cur[i] = m
+            continue
         m = cur[i]
         a = actions[i]
         done = False
@@ -468,7 +521,7 @@ def _kayles_step(
         rewards[i] = reward
         terminated[i] = done
         final_state[i] = m
-        if done:
+        if _end_board(i, done, elapsed, pending, truncated, max_steps, next_step):
             episodes[i] += 1
             m = _kayles_start(
                 i, seeds, episodes, keys, counts, start_mask, full, pairs, outcome, opp_kind,
@@ -530,18 +583,20 @@ class _KaylesBits:
         return sum(1 << p for p, cell in enumerate(bits) if cell == "1")
 
 
-def _check_batch_bytes(num_envs: int, encode: ObservationEncoder, num_actions: int) -> None:
+def _check_batch_bytes(
+    num_envs: int, encode: ObservationEncoder, num_actions: int, mask_in_obs: bool
+) -> None:
     """Refuse a batch whose per-board arrays would pass `MAX_BATCH_BYTES`, naming the size,
     before the (possibly long) table build."""
     features = int(np.prod(encode.space.shape))
     obs = features * np.dtype(encode.space.dtype).itemsize
     raw = int(np.prod(encode.raw_shape)) * 8
     # An upper bound of what the env holds per board, in bytes:
-    state = 9 * 8 + 8  # nine int64/bool state arrays, reset()'s seeds
+    state = 11 * 8 + 8  # eleven int64/bool state arrays, reset()'s seeds
     batched_spaces = 8 + 2 * obs + 2 * features  # action counts; a Box's bounds and flags
     # A step's observations and, when a board ends, `final_obs`: encoded and raw int64
     # observations and int8 masks, twice.
-    step = 2 * (obs + raw + num_actions)
+    step = 2 * (obs + raw + num_actions * (2 if mask_in_obs else 1))
     encoding = 0 if encode.kind == "raw" else 9 * features  # the int64 cells it reads, a bool each
     per_board = state + batched_spaces + step + encoding
     need = num_envs * per_board
@@ -633,10 +688,19 @@ class ImpartialGameVectorEnv(VectorEnv):
 
     Each sub-env behaves as `ImpartialGameEnv` with the same arguments (the agent is
     always to move; a step is the agent's move and the opponent's reply; +1/-1 at
-    the end; an illegal action loses). Autoreset is same-step
-    (`metadata["autoreset_mode"] == AutoresetMode.SAME_STEP`): a finished sub-env's
-    returned observation is already its next episode's first one, and the final one
-    is in `infos["final_obs"]` where `infos["_final_obs"]` is true.
+    the end; an illegal action loses).
+
+    Autoreset (`metadata["autoreset_mode"]`): `"same_step"` (the default): a finished
+    board's returned observation is already its next episode's first one, and the
+    final one is in `infos["final_obs"]` where `infos["_final_obs"]` is true.
+    `"next_step"` (Gymnasium's default for vector envs; its vector observation
+    wrappers need it): a finished board returns its final observation (with that
+    state's mask: all zeros at a game's end), and the next `step` ignores its action,
+    starts its next episode and returns that episode's first observation with reward
+    0 and both flags false, as `gym.make_vec(..., vectorization_mode="sync")` does.
+    `max_episode_steps` truncates an episode after that many agent steps
+    (`truncated`, as Gymnasium's `TimeLimit`, which `gym.make_vec` applies in the
+    sync and async modes).
 
     `infos["action_mask"]` is the (num_envs, num_actions) int8 mask of the returned
     observations; `action_masks()` gives it as bool (MaskablePPO's convention).
@@ -652,6 +716,10 @@ class ImpartialGameVectorEnv(VectorEnv):
         max_states: the most reachable states to table (not used by Kayles of at most
             `KAYLES_MAX_PINS` pins, which runs on bit masks).
         observation: "raw", "onehot" or "binary", as for `ImpartialGameEnv`.
+        mask_in_obs: observations as `{"observation", "action_mask"}` dicts, as for
+            `ImpartialGameEnv`.
+        autoreset_mode: "same_step" or "next_step" (or the `AutoresetMode`).
+        max_episode_steps: truncate an episode after this many steps (None: never).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -670,10 +738,33 @@ class ImpartialGameVectorEnv(VectorEnv):
         illegal: str = "lose",
         max_states: int = 200_000,
         observation: str = "raw",
+        mask_in_obs: bool = False,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.SAME_STEP,
+        max_episode_steps: int | None = None,
         **params: Any,
     ) -> None:
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
+        # "same_step"/"next_step", the enum, or its value ("SameStep"/"NextStep").
+        mode = next(
+            (m for m in _AUTORESET_MODES if autoreset_mode in (m, m.value, m.name.lower())), None
+        )
+        if mode is None:
+            raise ValueError(
+                f"autoreset_mode must be 'same_step' or 'next_step', got {autoreset_mode!r}"
+            )
+        if max_episode_steps is not None and (
+            not isinstance(max_episode_steps, int)
+            or isinstance(max_episode_steps, bool)
+            or max_episode_steps < 1
+        ):
+            raise ValueError(
+                f"max_episode_steps must be a whole number >= 1 or None, got {max_episode_steps!r}"
+            )
+        # Per instance: Gymnasium's vector wrappers read the mode from here.
+        self.metadata = {"autoreset_mode": mode}
+        self.autoreset_mode = mode
+        self.max_episode_steps = max_episode_steps
         if seat not in SEATS:
             raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
         if illegal != "lose":
@@ -714,7 +805,7 @@ class ImpartialGameVectorEnv(VectorEnv):
         info = game_.info
         # The observation in the single env's encoding, with its space.
         self._encode = ObservationEncoder(game_, observation)
-        _check_batch_bytes(num_envs, self._encode, info.num_actions)
+        _check_batch_bytes(num_envs, self._encode, info.num_actions, bool(mask_in_obs))
         # Kayles up to KAYLES_MAX_PINS pins: states are bit masks, moves bit operations,
         # outcomes one byte per mask (every subset of pins is reachable: 2**20 states
         # for kayles-20, too many to list in Python). Any other game: state tables.
@@ -744,7 +835,12 @@ class ImpartialGameVectorEnv(VectorEnv):
 
         self.num_envs = num_envs
         self.single_action_space = spaces.Discrete(info.num_actions)
-        self.single_observation_space = self._encode.space
+        self.mask_in_obs = bool(mask_in_obs)
+        self.single_observation_space = (
+            masked_space(self._encode.space, info.num_actions)
+            if self.mask_in_obs
+            else self._encode.space
+        )
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
 
@@ -757,6 +853,8 @@ class ImpartialGameVectorEnv(VectorEnv):
         self._terminated = np.zeros(num_envs, np.bool_)
         self._final = np.zeros(num_envs, np.int64)
         self._truncated = np.zeros(num_envs, np.bool_)
+        self._elapsed = np.zeros(num_envs, np.int64)
+        self._pending = np.zeros(num_envs, np.bool_)
 
     def reset(
         self,
@@ -778,6 +876,8 @@ class ImpartialGameVectorEnv(VectorEnv):
             seeds = [int(fresh[i]) if s is None else int(s) & _MASK64 for i, s in enumerate(seed)]
         self._seeds[:] = seeds
         self._episodes[:] = 0
+        self._elapsed[:] = 0
+        self._pending[:] = False
         k = self.kayles
         if k is not None:
             _kayles_reset_all(
@@ -796,7 +896,7 @@ class ImpartialGameVectorEnv(VectorEnv):
             )
         self._check_starts()
         obs, mask = self._views(self._cur)
-        return obs, {"action_mask": mask}
+        return self._observe(obs, mask), {"action_mask": mask}
 
     def step(
         self, actions: np.ndarray
@@ -823,6 +923,7 @@ class ImpartialGameVectorEnv(VectorEnv):
                 self._rewards,
                 self._terminated,
                 self._final,
+                self._ends(),
             )
         else:
             _step(
@@ -835,15 +936,18 @@ class ImpartialGameVectorEnv(VectorEnv):
                 self._rewards,
                 self._terminated,
                 self._final,
+                self._ends(),
             )
         self._check_starts()
         obs, mask = self._views(self._cur)
         infos: dict[str, Any] = {"action_mask": mask}
-        if self._terminated.any():
-            infos["final_obs"] = self._views(self._final)[0]
-            infos["_final_obs"] = self._terminated.copy()
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            ended = self._terminated | self._truncated
+            if ended.any():
+                infos["final_obs"] = self._observe(*self._views(self._final))
+                infos["_final_obs"] = ended
         return (
-            obs,
+            self._observe(obs, mask),
             self._rewards.copy(),
             self._terminated.copy(),
             self._truncated.copy(),
@@ -854,9 +958,15 @@ class ImpartialGameVectorEnv(VectorEnv):
         """The legal actions of every board as a (num_envs, num_actions) bool array."""
         return self._views(self._cur)[1].astype(bool)
 
+    def _observe(self, obs: np.ndarray, mask: np.ndarray) -> Any:
+        """The batch's observations; with `mask_in_obs`, with the masks inside (bool)."""
+        if self.mask_in_obs:
+            return {"action_mask": mask.astype(bool), "observation": obs}
+        return obs
+
     def _views(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(encoded observations, int8 action masks) of a batch of states."""
-        shape = (len(states), *self.single_observation_space.shape)
+        shape = (len(states), *self._encode.space.shape)
         if self.kayles is not None:
             k = self.kayles
             mask, raw = _kayles_views(states, k.pairs, k.cell_of_bit, k.num_cells)
@@ -869,6 +979,17 @@ class ImpartialGameVectorEnv(VectorEnv):
         """The kernels' per-board arrays: seeds, episode numbers, stream keys and counts,
         current states, and the fixed start (or -1)."""
         return (self._seeds, self._episodes, self._keys, self._counts, self._cur, self._start_index)
+
+    def _ends(self) -> tuple[Any, ...]:
+        """The kernels' episode ends: steps taken, boards to restart on the next step,
+        truncation flags, the time limit (0: none) and whether autoreset is next-step."""
+        return (
+            self._elapsed,
+            self._pending,
+            self._truncated,
+            self.max_episode_steps or 0,
+            self.autoreset_mode == AutoresetMode.NEXT_STEP,
+        )
 
     def _opponent_args(self) -> tuple[Any, ...]:
         """The kernels' opponent: its kind, epsilon, and whether it moves first."""
