@@ -173,7 +173,8 @@ an answer is right or wrong with no judgement: decision accuracy is exact. Built
 ## Sizes
 
 {total} records, one config (file) per game and play rule, each a `test` split{
-        f"; the default config `{ALL_CONFIG}` holds every file" if ALL_CONFIG in configs else ""}.
+        f"; the default config `{ALL_CONFIG}` holds every file" if ALL_CONFIG in configs else ""
+    }.
 
 | config | records | game parameters | strata easy / medium / hard | legal moves |
 |---|---|---|---|---|
