@@ -105,6 +105,42 @@ class NumpyNim:
         return self.h[:, None].copy(), rewards, done, np.zeros_like(done), info
 
 
+class ClosedFormNim:
+    """The 30-line NumPy batched NIM: one heap, take 1..k, normal play, restart at `heap`.
+
+    The optimal opponent by the closed form (take heap mod (k+1); a random take from a
+    P-position, drawn only for those boards); masks are rows of a (k+1, k) table picked
+    by min(heap, k). Returns what the batched env returns.
+    """
+
+    def __init__(self, num_envs: int, heap: int, k: int, seed: int = 0) -> None:
+        self.start, self.k = heap, k
+        self.h = np.full(num_envs, heap, np.int64)
+        self.rng = np.random.default_rng(seed)
+        self.masks = (np.arange(k)[None, :] < np.arange(k + 1)[:, None]).astype(np.int8)
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self.h[:] = self.start
+        return self.h[:, None].copy(), {"action_mask": self.masks[np.minimum(self.h, self.k)]}
+
+    def step(self, actions: np.ndarray) -> tuple[Any, ...]:
+        h = self.h - (actions + 1)
+        illegal = (h < 0) | (actions >= self.k)
+        agent_won = ~illegal & (h == 0)
+        reply = h % (self.k + 1)
+        stuck = ~illegal & (reply == 0) & (h > 0)  # a P-position: any take
+        reply[stuck] = 1 + self.rng.integers(np.minimum(h[stuck], self.k))
+        after = h - reply
+        opp_won = ~illegal & ~agent_won & (after == 0)
+        done = illegal | agent_won | opp_won
+        final = np.where(illegal, self.h, np.where(agent_won, 0, after))
+        rewards = np.where(agent_won, 1.0, -1.0 * done)
+        self.h = np.where(done, self.start, after)
+        info = {"action_mask": self.masks[np.minimum(self.h, self.k)],
+                "final_obs": final[:, None], "_final_obs": done}  # fmt: skip
+        return self.h[:, None].copy(), rewards, done, np.zeros_like(done), info
+
+
 def states_text(env: Any) -> str:
     """The env's state count: tabled states, or the outcome table of the Kayles bit path."""
     if env.tables is not None:
