@@ -141,6 +141,60 @@ class ClosedFormNim:
         return self.h[:, None].copy(), rewards, done, np.zeros_like(done), info
 
 
+class NumpyFibonacci:
+    """NumPy batched Fibonacci Nim: `n` stones, normal play, restart at `n`.
+
+    A take of x (action x - 1) leaves (remaining - x, min(2x, remaining - x)). The
+    opponent takes the smallest winning take of a (remaining, max take) table filled by
+    a plain-Python pass before timing, else a random legal take. Returns what the batched
+    env returns ([remaining, max take] observations, int8 masks).
+    """
+
+    def __init__(self, num_envs: int, n: int, seed: int = 0) -> None:
+        self.n = n
+        self.win = np.zeros((n + 1, n + 1), np.int64)  # smallest winning take, 0: none
+        for rest in range(1, n + 1):
+            for cap in range(1, n + 1):
+                for x in range(1, min(cap, rest) + 1):
+                    if rest == x or self.win[rest - x, min(2 * x, rest - x)] == 0:
+                        self.win[rest, cap] = x
+                        break
+        self.rng = np.random.default_rng(seed)
+        self.rest = np.full(num_envs, n, np.int64)
+        self.cap = np.full(num_envs, n - 1, np.int64)
+        self.takes = np.arange(1, n)
+
+    def _out(self) -> tuple[np.ndarray, np.ndarray]:
+        mask = (self.takes[None, :] <= self.cap[:, None]).astype(np.int8)
+        return np.stack([self.rest, self.cap], axis=1), mask
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self.rest[:], self.cap[:] = self.n, self.n - 1
+        obs, mask = self._out()
+        return obs, {"action_mask": mask}
+
+    def step(self, actions: np.ndarray) -> tuple[Any, ...]:
+        x = actions + 1
+        illegal = x > self.cap
+        rest = np.where(illegal, self.rest, self.rest - x)
+        cap = np.where(illegal, self.cap, np.minimum(2 * x, rest))
+        agent_won = ~illegal & (rest == 0)
+        moving = ~illegal & ~agent_won
+        reply = self.win[rest, cap]
+        stuck = moving & (reply == 0)  # a P-position: any take
+        reply[stuck] = 1 + self.rng.integers(cap[stuck])
+        after = np.where(moving, rest - reply, rest)
+        cap = np.where(moving, np.minimum(2 * reply, after), cap)
+        done = illegal | agent_won | (moving & (after == 0))
+        final = np.stack([after, cap], axis=1)
+        rewards = np.where(agent_won, 1.0, -1.0 * done)
+        self.rest = np.where(done, self.n, after)
+        self.cap = np.where(done, self.n - 1, cap)
+        obs, mask = self._out()
+        info = {"action_mask": mask, "final_obs": final, "_final_obs": done}
+        return obs, rewards, done, np.zeros_like(done), info
+
+
 def states_text(env: Any) -> str:
     """The env's state count: tabled states, or the outcome table of the Kayles bit path."""
     if env.tables is not None:
