@@ -195,6 +195,61 @@ class NumpyFibonacci:
         return obs, rewards, done, np.zeros_like(done), info
 
 
+class NumpyKayles:
+    """NumPy batched Kayles on bit masks: one row of `pins`, normal play, restart full.
+
+    Action 2i knocks pin i, 2i + 1 pins i and i + 1. The outcome of every mask comes
+    from a NumPy pass by pin count before timing (a move removes pins, so a child is
+    solved first); the opponent plays a random winning move (to a P-position), else a
+    random legal one. Masks and observations are bit tests over all actions and pins.
+    """
+
+    def __init__(self, num_envs: int, pins: int, seed: int = 0) -> None:
+        bits = np.arange(pins)
+        self.clears = np.zeros(2 * pins, np.int64)
+        self.clears[0::2] = 1 << bits
+        self.clears[1:-1:2] = 3 << bits[:-1]
+        self.some, self.full, self.bits = self.clears != 0, (1 << pins) - 1, bits
+        masks = np.arange(1 << pins)
+        count = np.unpackbits(masks.astype(">u4").view(np.uint8).reshape(-1, 4), axis=1).sum(1)
+        self.wins = np.zeros(1 << pins, bool)  # the empty row: a P-position
+        for n in range(1, pins + 1):
+            at = masks[count == n]
+            ok = self._legal(at)
+            self.wins[at] = (ok & ~self.wins[np.where(ok, at[:, None] ^ self.clears, 0)]).any(1)
+        self.rng = np.random.default_rng(seed)
+        self.m = np.full(num_envs, self.full, np.int64)
+
+    def _legal(self, m: np.ndarray) -> np.ndarray:
+        return self.some & ((m[:, None] & self.clears) == self.clears)
+
+    def _obs(self, m: np.ndarray) -> np.ndarray:
+        return ((m[:, None] >> self.bits) & 1)[:, None, :]  # (B, 1 row, pins), as the env
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self.m[:] = self.full
+        return self._obs(self.m), {"action_mask": self._legal(self.m).astype(np.int8)}
+
+    def step(self, actions: np.ndarray) -> tuple[Any, ...]:
+        c = self.clears[actions]
+        legal = (c != 0) & ((self.m & c) == c)
+        m = np.where(legal, self.m ^ c, self.m)
+        agent_won = legal & (m == 0)
+        moving = legal & ~agent_won
+        ok = self._legal(m)
+        good = ok & ~self.wins[np.where(ok, m[:, None] ^ self.clears, 0)]
+        pick = np.where(good.any(1)[:, None], good, ok)  # winning moves, else legal ones
+        reply = self.clears[np.argmax(pick * self.rng.random(pick.shape), axis=1)]
+        after = np.where(moving, m ^ reply, m)
+        done = ~legal | agent_won | (moving & (after == 0))
+        rewards = np.where(agent_won, 1.0, -1.0 * done)
+        final = self._obs(after)
+        self.m = np.where(done, self.full, after)
+        info = {"action_mask": self._legal(self.m).astype(np.int8), "final_obs": final,
+                "_final_obs": done}  # fmt: skip
+        return self._obs(self.m), rewards, done, np.zeros_like(done), info
+
+
 def states_text(env: Any) -> str:
     """The env's state count: tabled states, or the outcome table of the Kayles bit path."""
     if env.tables is not None:
