@@ -56,6 +56,10 @@ class Minimal:
     def observe(self, state: Any) -> np.ndarray:
         return np.array(state, dtype=np.int64)
 
+    def reply(self, state: Any, legal: list[int]) -> int:
+        """The opponent's action: uniformly random among the legal ones."""
+        return legal[self.rng.randrange(len(legal))]
+
     def _out(self, reward: float, done: bool) -> tuple[Any, ...]:
         mask = np.zeros(self.num_actions, dtype=np.int8)
         mask[self.legal] = 1
@@ -74,10 +78,32 @@ class Minimal:
         self.legal = self.legal_actions(self.state)
         if not self.legal:
             return self._out(1.0, True)  # normal play: the last mover wins
-        reply = self.legal[self.rng.randrange(len(self.legal))]
+        reply = self.reply(self.state, self.legal)
         self.state = self.apply(self.state, reply)
         self.legal = self.legal_actions(self.state)
         return self._out(-1.0 if not self.legal else 0.0, not self.legal)
+
+
+class Optimal:
+    """Mixin for a minimal env: the opponent plays optimally (normal play), a random one
+    of the winning actions (to a position where the mover loses), else a random legal
+    one. Winning actions come from a plain-Python memo filled by recursion over the
+    rules, one tuple per state met."""
+
+    def winning(self, state: Any) -> tuple[int, ...]:
+        memo = self.__dict__.setdefault("_winning", {})
+        found = memo.get(state)
+        if found is None:
+            found = memo[state] = tuple(
+                a
+                for a in self.legal_actions(state)  # type: ignore[attr-defined]
+                if not self.winning(self.apply(state, a))  # type: ignore[attr-defined]
+            )
+        return found
+
+    def reply(self, state: Any, legal: list[int]) -> int:
+        options = self.winning(state) or legal
+        return options[self.rng.randrange(len(options))]  # type: ignore[attr-defined]
 
 
 class MinimalNim(Minimal):
@@ -200,6 +226,27 @@ class MinimalCornerQueen(Minimal):
 
     def apply(self, state: Any, action: int) -> Any:
         return divmod(action, self.width)
+
+
+class OptimalNim(Optimal, MinimalNim):
+    pass
+
+
+class OptimalFibonacci(Optimal, MinimalFibonacci):
+    pass
+
+
+class OptimalKayles(Optimal, MinimalKayles):
+    pass
+
+
+class OptimalChomp(Optimal, MinimalChomp):
+    """Chomp: taking the poison square (0, 0) loses, so it is never listed: the player
+    left with the poison alone has no action and loses, as in normal play."""
+
+
+class OptimalCornerQueen(Optimal, MinimalCornerQueen):
+    pass
 
 
 MINIMAL = {
