@@ -117,6 +117,22 @@ class Nim(Game[NimState, NimMove]):
     def legal_moves(self, state: NimState) -> list[NimMove]:
         return [(i, c) for i, h in enumerate(state) for c in range(1, self.take_limit(h) + 1)]
 
+    def legal_move_at(self, state: NimState, k: int) -> NimMove:
+        for i, h in enumerate(state):
+            takes = self.take_limit(h)
+            if k < takes:
+                return (i, k + 1)
+            k -= takes
+        raise IndexError("no such legal move")
+
+    def legal_mask(self, state: NimState, out: np.ndarray) -> np.ndarray:
+        # Heap i's legal ids are one run: i * T .. i * T + take_limit(h) - 1.
+        out[:] = 0
+        slots = self._take_slots
+        for i, h in enumerate(state):
+            out[i * slots : i * slots + self.take_limit(h)] = 1
+        return out
+
     def is_legal(self, state: NimState, move: Any) -> bool:
         if not (isinstance(move, tuple) and len(move) == 2 and all(map(is_int, move))):
             return super().is_legal(state, move)  # odd input: compare as the list would
