@@ -24,11 +24,12 @@ class _Entry:
     than re-solving every child of a state (Kayles and Chomp have up to ~40).
     """
 
-    __slots__ = ("game", "outcome", "solver", "winning")
+    __slots__ = ("game", "outcome", "prepared", "solver", "winning")
 
     def __init__(self, game: Game[Any, Any]) -> None:
         self.game = game
         self.solver: Solver = solver_for(game)
+        self.prepared = False
         self.outcome: dict[Any, str] = {}
         # Tuples, not lists: the garbage collector stops tracking them, so a memo of
         # 200,000 states does not make every full collection scan it.
@@ -64,6 +65,14 @@ def _memoized(memo: dict[Any, Any], state: Any, compute: Callable[[Any], Any]) -
 def solver(game: Game[Any, Any]) -> Solver:
     """The cached solver of `game`."""
     return _entry(game).solver
+
+
+def prepare(game: Game[Any, Any]) -> None:
+    """Let the solver build its whole-game tables now (`Solver.prepare`), once per game."""
+    entry = _entry(game)
+    if not entry.prepared:
+        entry.solver.prepare()
+        entry.prepared = True
 
 
 def outcome(game: Game[Any, Any], state: Any) -> str:

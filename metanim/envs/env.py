@@ -214,6 +214,11 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
         )
         self._texts: dict[Any, str] = {}
+        if self._explore < 1.0 or not isinstance(self._start, tuple):
+            # The optimal opponent or start sampling will ask the solver about many
+            # states: let it build its whole-game tables now (Chomp: one table instead of
+            # one per new extent), so the first steps cost what the later ones do.
+            _solve.prepare(self.game)
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)

@@ -712,6 +712,7 @@ class _Tables:
         legal_act: list[int] = []
         win_act: list[int] = []
         self.is_n = np.zeros(count, np.bool_)
+        _solve.prepare(game)  # one whole-game table rather than one per query (Chomp)
         for k, (moves, row) in enumerate(zip(legal, edges, strict=True)):
             for j, move in row:
                 a = game.action_id(move)
