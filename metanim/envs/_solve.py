@@ -97,6 +97,21 @@ def winning_moves(game: Game[Any, Any], state: Any) -> tuple[Any, ...]:
     return _memoized(entry.winning, state, lambda s: tuple(entry.solver.winning_moves(s)))
 
 
+def winning_lookup(game: Game[Any, Any]) -> Callable[[Any], tuple[Any, ...]]:
+    """`winning_moves` for many states of one game: the memo and solver looked up once
+    (the optimal opponent asks on every step)."""
+    entry = _entry(game)
+    memo, solve = entry.winning, entry.solver.winning_moves
+
+    def lookup(state: Any) -> tuple[Any, ...]:
+        found = memo.get(state)
+        if found is None:
+            found = _memoized(memo, state, lambda s: tuple(solve(s)))
+        return found
+
+    return lookup
+
+
 def optimal_move(game: Game[Any, Any], state: Any, rng: np.random.Generator) -> Any:
     """A winning move chosen uniformly, or a uniformly random legal move in a P-position.
 

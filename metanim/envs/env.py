@@ -214,6 +214,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
         )
         self._texts: dict[Any, str] = {}
+        self._winning = _solve.winning_lookup(self.game)
         if self._explore < 1.0 or not isinstance(self._start, tuple):
             # The optimal opponent or start sampling will ask the solver about many
             # states: let it build its whole-game tables now (Chomp: one table instead of
@@ -466,7 +467,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         draws, explore, game = self._draws, self._explore, self.game
         if explore == 1.0 or (explore and draws.random() < explore):
             return game.legal_move_at(state, draws.integers(game.num_legal_moves(state)))
-        moves = _solve.winning_moves(game, state)
+        moves = self._winning(state)
         if not moves:
             return game.legal_move_at(state, draws.integers(game.num_legal_moves(state)))
         return moves[draws.integers(len(moves))]
