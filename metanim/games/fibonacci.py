@@ -105,8 +105,8 @@ class FibonacciNim(Game[FibState, FibMove]):
         return k + 1
 
     def legal_mask(self, state: FibState, out: np.ndarray) -> np.ndarray:
-        out[:] = 0
         out[: state[1]] = 1  # takes 1..max take are ids 0..max take - 1
+        out[state[1] :] = 0
         return out
 
     def is_legal(self, state: FibState, move: Any) -> bool:

@@ -126,11 +126,13 @@ class Nim(Game[NimState, NimMove]):
         raise IndexError("no such legal move")
 
     def legal_mask(self, state: NimState, out: np.ndarray) -> np.ndarray:
-        # Heap i's legal ids are one run: i * T .. i * T + take_limit(h) - 1.
-        out[:] = 0
+        # Heap i's legal ids are one run: i * T .. i * T + take_limit(h) - 1; each id is
+        # written once (a mask of 10**5 actions is the only O(heap) work of a step).
         slots = self._take_slots
         for i, h in enumerate(state):
-            out[i * slots : i * slots + self.take_limit(h)] = 1
+            legal = i * slots + self.take_limit(h)
+            out[i * slots : legal] = 1
+            out[legal : (i + 1) * slots] = 0
         return out
 
     def is_legal(self, state: NimState, move: Any) -> bool:
