@@ -159,33 +159,6 @@ class MinimalKayles(Minimal):
         return obs
 
 
-class MinimalKaylesRuns(MinimalKayles):
-    """The Kayles minimal env with our rule code's tricks: one id range per run of pins
-    and the observation from the row's bytes. Not the reference of the table; a second
-    line, so the slowdown is not read as won by the rule code alone."""
-
-    _BITS = bytes.maketrans(b"01", b"\x00\x01")
-
-    def legal_actions(self, state: Any) -> list[int]:
-        out: list[int] = []
-        for r, row in enumerate(state):
-            i = r * self.width
-            for part in row.split("0"):
-                if part:
-                    end = i + len(part)
-                    out += range(2 * i, 2 * end - 1)
-                    i = end + 1
-                else:
-                    i += 1
-        return out
-
-    def observe(self, state: Any) -> np.ndarray:
-        obs = np.zeros((len(state), self.width), dtype=np.int64)
-        for r, row in enumerate(state):
-            obs[r, : len(row)] = np.frombuffer(row.encode().translate(self._BITS), np.uint8)
-        return obs
-
-
 class MinimalChomp(Minimal):
     def __init__(self, rows: int, cols: int) -> None:
         self.rows, self.cols = rows, cols
