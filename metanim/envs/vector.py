@@ -118,26 +118,23 @@ def _index(key, count, n):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _pick(i, st, words, n):  # pragma: no cover
-    """An index in [0, n) from board `i`'s next draw, as `EpisodeStream.integers(n)`.
-
-    The draw is counted either way; with one candidate its value is known (0), so no
-    word is computed: randomness costs only where the opponent really samples.
-    """
-    st[_COUNT, i] += 1
-    if n == 1:
-        return 0
-    return _integers(words[_KEY, i], st[_COUNT, i], n)
+def _explore(key, count, opp_kind, epsilon):  # pragma: no cover
+    """Whether the opponent plays at random this move, and the draw count after its
+    draws: `random`, or `epsilon` drawing below its rate (one draw, as
+    `EpsilonOptimalOpponent`), then the one draw of its pick. Scalars only, so the
+    per-board loops can inline it at no reference-counting cost."""
+    explore = opp_kind == _RANDOM
+    if opp_kind == _EPSILON:
+        count += 1
+        explore = _random(key, count) < epsilon
+    return explore, count + 1
 
 
 @nb.njit(cache=True, inline="always")
-def _explores(i, st, words, opp_kind, epsilon):  # pragma: no cover
-    """Whether the opponent plays at random this move (`random`, or `epsilon` drawing
-    below its rate: one draw, as `EpsilonOptimalOpponent`)."""
-    if opp_kind == _EPSILON:
-        st[_COUNT, i] += 1
-        return _random(words[_KEY, i], st[_COUNT, i]) < epsilon
-    return opp_kind == _RANDOM
+def _truncates(elapsed, max_steps):  # pragma: no cover
+    """Whether an episode of `elapsed` steps ends by the time limit (0: none), as
+    Gymnasium's `TimeLimit` counts."""
+    return max_steps > 0 and elapsed >= max_steps
 
 
 @nb.njit(cache=True, inline="always")
@@ -149,12 +146,14 @@ def _reply(
     Tables come as separate arrays, never a tuple: taking arrays out of a tuple inside
     the per-board loop costs reference counting on every board.
     """
-    if not _explores(i, st, words, opp_kind, epsilon):
-        nwin = win_ptr[s + 1] - win_ptr[s]
-        if nwin > 0:
-            return win_act[win_ptr[s] + _pick(i, st, words, nwin)]
+    key = words[_KEY, i]
+    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
+    st[_COUNT, i] = count
+    n = win_ptr[s + 1] - win_ptr[s]
+    if n > 0 and not explore:
+        return win_act[win_ptr[s] + _index(key, count, n)]
     n = legal_ptr[s + 1] - legal_ptr[s]
-    return legal_act[legal_ptr[s] + _pick(i, st, words, n)]
+    return legal_act[legal_ptr[s] + _index(key, count, n)]
 
 
 # A real call, not inlined: it allocates scratch for sampled starts, and an
@@ -252,12 +251,8 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                     reward = -1.0 if mwat else 1.0
                 else:
                     # The opponent's reply, drawn as `_reply` does (written out here).
-                    count, key = st[_COUNT, i], words[_KEY, i]
-                    explore = opp_kind == _RANDOM
-                    if opp_kind == _EPSILON:
-                        count += 1
-                        explore = _random(key, count) < epsilon
-                    count += 1
+                    key = words[_KEY, i]
+                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
                     n = win_ptr[s + 1] - win_ptr[s]
                     if n > 0 and not explore:
                         r = win_act[win_ptr[s] + _index(key, count, n)]
@@ -276,7 +271,7 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
             st[_FINAL, i] = s
             # The time limit (Gymnasium's TimeLimit counts every step of an episode).
             st[_ELAPSED, i] += 1
-            trunc = max_steps > 0 and st[_ELAPSED, i] >= max_steps
+            trunc = _truncates(st[_ELAPSED, i], max_steps)
             truncated[i] = trunc
             if done or trunc:
                 if next_step:
@@ -416,11 +411,13 @@ def _kayles_winning(m, pairs, outcome, k):  # pragma: no cover
 @nb.njit(cache=True, inline="always")
 def _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon):  # pragma: no cover
     """The mask after the built-in opponent's move at `m`, drawn as `_reply` does."""
-    if not _explores(i, st, words, opp_kind, epsilon):
-        nwin = _kayles_winning(m, pairs, outcome, -1)
-        if nwin > 0:
-            return _kayles_winning(m, pairs, outcome, _pick(i, st, words, nwin))
-    return _kayles_child(m, _pick(i, st, words, _kayles_num_legal(m, pairs)), pairs)
+    key = words[_KEY, i]
+    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
+    st[_COUNT, i] = count
+    n = 0 if explore else _kayles_winning(m, pairs, outcome, -1)
+    if n > 0:
+        return _kayles_winning(m, pairs, outcome, _index(key, count, n))
+    return _kayles_child(m, _index(key, count, _kayles_num_legal(m, pairs)), pairs)
 
 
 @nb.njit(cache=True, inline="always")
@@ -529,12 +526,8 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, outcome, clears, cell_of
                     reward = -1.0 if mwat else 1.0
                 else:
                     # The opponent's reply, drawn as `_kayles_reply` does (written out here).
-                    count, key = st[_COUNT, i], words[_KEY, i]
-                    explore = opp_kind == _RANDOM
-                    if opp_kind == _EPSILON:
-                        count += 1
-                        explore = _random(key, count) < epsilon
-                    count += 1
+                    key = words[_KEY, i]
+                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
                     n = 0 if explore else _kayles_winning(m, pairs, outcome, -1)
                     if n > 0:
                         m = _kayles_winning(m, pairs, outcome, _index(key, count, n))
@@ -551,7 +544,7 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, outcome, clears, cell_of
             terminated[i] = done
             st[_FINAL, i] = m
             st[_ELAPSED, i] += 1
-            trunc = max_steps > 0 and st[_ELAPSED, i] >= max_steps
+            trunc = _truncates(st[_ELAPSED, i], max_steps)
             truncated[i] = trunc
             if done or trunc:
                 if next_step:
