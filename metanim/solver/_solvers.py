@@ -161,6 +161,7 @@ def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     params = kernels.chomp_params(rows, cols)
     grundy, misere = _persisted(f"chomp-{rows}x{cols}", lambda: _chomp(params, states))
     _CHOMP_BUILT.add((rows, cols))
+    _chomp_extent.cache_clear()  # a new table may hold shapes better
     return grundy, misere, params
 
 
@@ -172,6 +173,7 @@ _CHOMP_BUILT: set[tuple[int, int]] = set()
 CHOMP_PREPARE_WORK = 1_000_000_000
 
 
+@cache
 def _chomp_extent(used: int, width: int) -> tuple[int, int]:
     """The extent to look a shape up in: the smallest held table that holds it, else
     the shape's own (rows in use x length of row 0)."""
@@ -682,6 +684,8 @@ class ChompSolver(Solver):
         work = chomp_table_work(rows, cols)
         if work <= CHOMP_PREPARE_WORK and kernels.chomp_states(rows, cols) <= MAX_TABLE_STATES:
             chomp_table(rows, cols)
+            # One query loads the compiled lookup kernels (numba's cache) now too.
+            self.winning_moves(self.game.initial_state())
 
     def _lookup(self, state: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
         used = sum(1 for x in state if x)
