@@ -215,6 +215,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         )
         self._texts: dict[Any, str] = {}
         self._winning = _solve.winning_lookup(self.game)
+        # The k-th legal move for a random reply: the game's closed form where it has one,
+        # else its listed moves, cached per state (listing them for every reply costs more).
+        closed = type(self.game).legal_move_at is not Game.legal_move_at
+        self._move_at = self.game.legal_move_at if closed else self._listed_move_at
         if self._explore < 1.0 or not isinstance(self._start, tuple):
             # The optimal opponent or start sampling will ask the solver about many
             # states: let it build its whole-game tables now (Chomp: one table instead of
@@ -462,15 +466,19 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         Draws exactly as `RandomOpponent`, `OptimalOpponent` and
         `EpsilonOptimalOpponent` do (one `integers`, after one `random` for epsilon),
         among moves known legal, so no check is needed. A random move is the k-th legal
-        move (`Game.legal_move_at`), found without listing them all.
+        move (`Game.legal_move_at`, found without listing them all where the game has a
+        closed form).
         """
         draws, explore, game = self._draws, self._explore, self.game
         if explore == 1.0 or (explore and draws.random() < explore):
-            return game.legal_move_at(state, draws.integers(game.num_legal_moves(state)))
+            return self._move_at(state, draws.integers(game.num_legal_moves(state)))
         moves = self._winning(state)
         if not moves:
-            return game.legal_move_at(state, draws.integers(game.num_legal_moves(state)))
+            return self._move_at(state, draws.integers(game.num_legal_moves(state)))
         return moves[draws.integers(len(moves))]
+
+    def _listed_move_at(self, state: Any, k: int) -> Any:
+        return self._moves(state)[k]
 
     def _mask(self) -> np.ndarray:
         return self._current[0].copy()
