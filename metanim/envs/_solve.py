@@ -97,19 +97,25 @@ def winning_moves(game: Game[Any, Any], state: Any) -> tuple[Any, ...]:
     return _memoized(entry.winning, state, lambda s: tuple(entry.solver.winning_moves(s)))
 
 
-def winning_lookup(game: Game[Any, Any]) -> Callable[[Any], tuple[Any, ...]]:
+class WinningLookup:
     """`winning_moves` for many states of one game: the memo and solver looked up once
-    (the optimal opponent asks on every step)."""
-    entry = _entry(game)
-    memo, solve = entry.winning, entry.solver.winning_moves
+    (the optimal opponent asks on every step). Pickles as its game (an env pickles)."""
 
-    def lookup(state: Any) -> tuple[Any, ...]:
-        found = memo.get(state)
+    __slots__ = ("_memo", "_solve", "game")
+
+    def __init__(self, game: Game[Any, Any]) -> None:
+        entry = _entry(game)
+        self.game = game
+        self._memo, self._solve = entry.winning, entry.solver.winning_moves
+
+    def __call__(self, state: Any) -> tuple[Any, ...]:
+        found = self._memo.get(state)
         if found is None:
-            found = _memoized(memo, state, lambda s: tuple(solve(s)))
+            found = _memoized(self._memo, state, lambda s: tuple(self._solve(s)))
         return found
 
-    return lookup
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (WinningLookup, (self.game,))
 
 
 def optimal_move(game: Game[Any, Any], state: Any, rng: np.random.Generator) -> Any:

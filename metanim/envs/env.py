@@ -214,7 +214,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
         )
         self._texts: dict[Any, str] = {}
-        self._winning = _solve.winning_lookup(self.game)
+        self._winning = _solve.WinningLookup(self.game)
         # The k-th legal move for a random reply: the game's closed form where it has one,
         # else its listed moves, cached per state (listing them for every reply costs more).
         closed = type(self.game).legal_move_at is not Game.legal_move_at
