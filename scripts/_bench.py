@@ -7,6 +7,7 @@ import os
 import platform
 import re
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -16,9 +17,10 @@ from typing import Any
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 HEADER = (
     "# Benchmarks\n\n"
-    "Written by the scripts under `scripts/` (`python scripts/bench_*.py`). Every figure is "
-    "measured on the machine named in its section, in the same run as its plain-Python "
-    "reference; tests never assert wall-clock times.\n"
+    "Written by the scripts under `scripts/` (`python scripts/bench_*.py`): each section "
+    "lies between the comments its script writes, and holds the figures of that script's "
+    "last run, measured on the machine it names, in the same run as its reference; tests "
+    "never assert wall-clock times.\n"
 )
 
 
@@ -63,11 +65,25 @@ def peak_python_memory(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
-def write_section(name: str, markdown: str) -> None:
-    """Replace (or append) the section `name` of docs/benchmarks.md."""
+def markers(script: str, name: str) -> tuple[str, str]:
+    """The comments that open and close section `name`, written by `scripts/<script>`.
+
+    docs/benchmarks.md holds figures only between such pairs (tests/test_benchmarks_doc.py
+    checks it), so every number in it is rewritten by the script that measures it.
+    """
+    return f"<!-- written by scripts/{script}: {name} -->", f"<!-- end of {name} -->"
+
+
+def write_section(name: str, markdown: str, script: str | None = None) -> None:
+    """Replace (or append) the section `name` of docs/benchmarks.md.
+
+    `script` is the file name of the writing script (default: the one running).
+    """
     DOC.parent.mkdir(parents=True, exist_ok=True)
     text = DOC.read_text() if DOC.exists() else HEADER
-    start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
+    if script is None:
+        script = Path(sys.modules["__main__"].__file__ or "unknown").name
+    start, end = markers(script, name)
     block = f"{start}\n{markdown.strip()}\n{end}"
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
     text = (

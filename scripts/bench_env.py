@@ -1,37 +1,33 @@
-"""Env throughput: our env against a minimal plain-Python env of the same game, same run.
+"""Env throughput: the single env against minimal plain-Python envs of the same games,
+OpenSpiel's nim, and the cost of big positions, all in one run.
 
-    python scripts/bench_env.py [--steps 20000]
+    python scripts/bench_env.py [--steps 5000] [--repeats 5]
 
-For every game, `gym.make` env steps/s with the random opponent are timed against
-a minimal plain-Python env written below from the rules (a tuple state, the legal
-action ids listed once per state, a random opponent from `random.Random`), which
-returns the same things: a NumPy observation, the reward, the two flags and an info
-dict holding the int8 action mask. The ratio minimal/ours is the slowdown of our
-env (target ≤ 2). The agent plays uniformly random legal actions (the same seeded
-sequence for every env); only the time inside `step()` counts, since the optimal
-opponent ends games sooner and counting resets would measure game length. Steps/s
-with the optimal opponent are reported beside them, and resets/s (our `random_n`
-start sampling, a random playout) separately. When `open_spiel` is installed,
-OpenSpiel's `nim` is timed in the same run through its Python API next to the same
-game in this package (one heap of 31, unbounded take). For Kayles-20 a second minimal
-env that uses our rule code's tricks (legal ids one range per run of pins, the
-observation from the row's bytes) is timed in the same alternation, as a line under
-the table: the table's reference stays the pin-by-pin one.
-Writes the `env` section of docs/benchmarks.md.
+Three workloads, one table each: (1) for every game, `gym.make` env µs per step with
+the optimal and the random opponent against a minimal plain-Python env written below
+from the rules (`Minimal*`: a tuple state, legal action ids listed once per state; with
+`Optimal`, a plain-Python memo of each state's winning actions), which returns the same
+things: a NumPy observation, the reward, the two flags and an info dict holding the
+int8 action mask; (2) NIM (one heap of 31, any take) against OpenSpiel's `nim` per agent
+step, when `open_spiel` (the `bench` extra) is installed; (3) no cliff: NIM with any
+take at heaps up to 10^5, and a fresh 12x12 Chomp env's first steps. The agent plays
+uniformly random legal actions; only the time inside `step()` counts. Timings are
+interleaved, min of several rounds. Writes the `env` section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
-import statistics
+import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 # scripts/ is on sys.path when this file runs, so the shared helpers import directly.
-from _bench import machine, median_time, random_steps, table, write_section
+from _bench import machine, random_steps, table, write_section
 
 import metanim  # noqa: F401  (registers the env ids)
 
@@ -56,6 +52,10 @@ class Minimal:
     def observe(self, state: Any) -> np.ndarray:
         return np.array(state, dtype=np.int64)
 
+    def reply(self, state: Any, legal: list[int]) -> int:
+        """The opponent's action: uniformly random among the legal ones."""
+        return legal[self.rng.randrange(len(legal))]
+
     def _out(self, reward: float, done: bool) -> tuple[Any, ...]:
         mask = np.zeros(self.num_actions, dtype=np.int8)
         mask[self.legal] = 1
@@ -74,10 +74,32 @@ class Minimal:
         self.legal = self.legal_actions(self.state)
         if not self.legal:
             return self._out(1.0, True)  # normal play: the last mover wins
-        reply = self.legal[self.rng.randrange(len(self.legal))]
+        reply = self.reply(self.state, self.legal)
         self.state = self.apply(self.state, reply)
         self.legal = self.legal_actions(self.state)
         return self._out(-1.0 if not self.legal else 0.0, not self.legal)
+
+
+class Optimal:
+    """Mixin for a minimal env: the opponent plays optimally (normal play), a random one
+    of the winning actions (to a position where the mover loses), else a random legal
+    one. Winning actions come from a plain-Python memo filled by recursion over the
+    rules, one tuple per state met."""
+
+    def winning(self, state: Any) -> tuple[int, ...]:
+        memo = self.__dict__.setdefault("_winning", {})
+        found = memo.get(state)
+        if found is None:
+            found = memo[state] = tuple(
+                a
+                for a in self.legal_actions(state)  # type: ignore[attr-defined]
+                if not self.winning(self.apply(state, a))  # type: ignore[attr-defined]
+            )
+        return found
+
+    def reply(self, state: Any, legal: list[int]) -> int:
+        options = self.winning(state) or legal
+        return options[self.rng.randrange(len(options))]  # type: ignore[attr-defined]
 
 
 class MinimalNim(Minimal):
@@ -137,33 +159,6 @@ class MinimalKayles(Minimal):
         return obs
 
 
-class MinimalKaylesRuns(MinimalKayles):
-    """The Kayles minimal env with our rule code's tricks: one id range per run of pins
-    and the observation from the row's bytes. Not the reference of the table; a second
-    line, so the slowdown is not read as won by the rule code alone."""
-
-    _BITS = bytes.maketrans(b"01", b"\x00\x01")
-
-    def legal_actions(self, state: Any) -> list[int]:
-        out: list[int] = []
-        for r, row in enumerate(state):
-            i = r * self.width
-            for part in row.split("0"):
-                if part:
-                    end = i + len(part)
-                    out += range(2 * i, 2 * end - 1)
-                    i = end + 1
-                else:
-                    i += 1
-        return out
-
-    def observe(self, state: Any) -> np.ndarray:
-        obs = np.zeros((len(state), self.width), dtype=np.int64)
-        for r, row in enumerate(state):
-            obs[r, : len(row)] = np.frombuffer(row.encode().translate(self._BITS), np.uint8)
-        return obs
-
-
 class MinimalChomp(Minimal):
     def __init__(self, rows: int, cols: int) -> None:
         self.rows, self.cols = rows, cols
@@ -202,170 +197,213 @@ class MinimalCornerQueen(Minimal):
         return divmod(action, self.width)
 
 
-MINIMAL = {
-    "nim-31-k3": lambda: MinimalNim([31], 3),
-    "fibonacci-20": lambda: MinimalFibonacci(20),
-    "kayles-20": lambda: MinimalKayles([20]),
-    "chomp-5x5": lambda: MinimalChomp(5, 5),
-    "corner-queen": lambda: MinimalCornerQueen(20, 20, [4, 16]),
-    "nim-31-any": lambda: MinimalNim([31], None),
-}
-
-CASES: list[tuple[str, dict[str, Any]]] = [
-    ("MetaNIM/Nim-v0", {"preset": "nim-31-k3"}),
-    ("MetaNIM/Fibonacci-v0", {"preset": "fibonacci-20"}),
-    ("MetaNIM/Kayles-v0", {"preset": "kayles-20"}),
-    ("MetaNIM/Chomp-v0", {"preset": "chomp-5x5"}),
-    ("MetaNIM/CornerQueen-v0", {"preset": "corner-queen"}),
-    ("MetaNIM/Nim-v0", {"heaps": [31], "max_take": None}),
-]
+class OptimalNim(Optimal, MinimalNim):
+    pass
 
 
-def env_steps(env_id: str, kwargs: dict[str, Any], opponent: str, steps: int) -> float:
-    """Seconds spent inside `step()` for `steps` steps (median of 5 runs after a warmup).
-
-    Resets are not counted: the optimal opponent ends games sooner, and counting
-    resets would measure game length rather than what the solver adds to a step.
-    """
-    return steps_of(gym.make(env_id, opponent=opponent, **kwargs), steps)
+class OptimalFibonacci(Optimal, MinimalFibonacci):
+    pass
 
 
-def steps_of(env: Any, steps: int) -> float:
-    """Seconds inside `env.step()` for `steps` random legal steps (median of 5)."""
-    picker = np.random.default_rng(0)
+class OptimalKayles(Optimal, MinimalKayles):
+    pass
+
+
+class OptimalChomp(Optimal, MinimalChomp):
+    """Chomp: taking the poison square (0, 0) loses, so it is never listed: the player
+    left with the poison alone has no action and loses, as in normal play."""
+
+
+class OptimalCornerQueen(Optimal, MinimalCornerQueen):
+    pass
+
+
+#: The single env against a minimal plain-Python env of the same game, both from the
+#: game's initial state: (label, env id, kwargs, minimal env with the optimal opponent,
+#: minimal env with the random opponent).
+VERSUS: list[tuple[str, str, dict[str, Any], Any, Any]] = [
+    ("nim-31-k3", "MetaNIM/Nim-v0", {"preset": "nim-31-k3"},
+     lambda: OptimalNim([31], 3), lambda: MinimalNim([31], 3)),
+    ("fibonacci-20", "MetaNIM/Fibonacci-v0", {"preset": "fibonacci-20"},
+     lambda: OptimalFibonacci(20), lambda: MinimalFibonacci(20)),
+    ("kayles-20", "MetaNIM/Kayles-v0", {"preset": "kayles-20"},
+     lambda: OptimalKayles([20]), lambda: MinimalKayles([20])),
+    ("chomp-5x5", "MetaNIM/Chomp-v0", {"preset": "chomp-5x5"},
+     lambda: OptimalChomp(5, 5), lambda: MinimalChomp(5, 5)),
+    ("corner-queen", "MetaNIM/CornerQueen-v0", {"preset": "corner-queen"},
+     lambda: OptimalCornerQueen(20, 20, [4, 16]), lambda: MinimalCornerQueen(20, 20, [4, 16])),
+    ("NIM 31, any take", "MetaNIM/Nim-v0", {"heaps": [31], "max_take": None},
+     lambda: OptimalNim([31], None), lambda: MinimalNim([31], None)),
+]  # fmt: skip
+
+
+def per_step(env: Any, steps: int, seed: int) -> float:
+    """Seconds per `env.step()` over `steps` random legal steps (resets not counted)."""
     _, info = env.reset(seed=0)
-
-    def run() -> float:
-        nonlocal info
-        inside, info = random_steps(env, info, steps, picker)
-        return inside
-
-    run()
-    return statistics.median(run() for _ in range(5))
+    inside, _ = random_steps(env, info, steps, np.random.default_rng(seed))
+    return inside / steps
 
 
-def resets_per_second(env_id: str, kwargs: dict[str, Any], count: int = 2000) -> float:
-    """Our resets/s with the random_n start (a random playout per reset)."""
-    env = gym.make(env_id, start="random_n", **kwargs)
-    env.reset(seed=0)
-    return count / median_time(lambda: [env.reset() for _ in range(count)], repeats=3)
+def interleaved(envs: dict[str, Any], steps: int, repeats: int) -> dict[str, float]:
+    """Min over `repeats` rounds of each env's seconds per step, the envs taken in turn
+    within each round (load from other jobs then hits every env alike)."""
+    for env in envs.values():  # warm-up: caches, memos and solver tables
+        per_step(env, steps, 0)
+    best = dict.fromkeys(envs, float("inf"))
+    for r in range(repeats):
+        for key, env in envs.items():
+            best[key] = min(best[key], per_step(env, steps, r + 1))
+    return best
 
 
-def openspiel_steps(steps: int) -> float | None:
-    """Seconds for `steps` random moves of OpenSpiel's nim(31), or None if not installed."""
+def openspiel_per_agent_step(steps: int, seed: int) -> float | None:
+    """Seconds per agent step of OpenSpiel's `nim` (one heap of 31, any take): the agent's
+    `apply_action`, then `legal_actions`, a uniformly random choice and `apply_action`
+    for the opponent; new games (`new_initial_state`) not counted. None without it."""
     try:
         import pyspiel
     except ImportError:
         return None
     game = pyspiel.load_game("nim", {"pile_sizes": "31"})
-    picker = np.random.default_rng(0)
+    rng = random.Random(seed)
     state = game.new_initial_state()
+    inside = 0.0
+    for _ in range(steps):
+        legal = state.legal_actions()
+        action = legal[rng.randrange(len(legal))]
+        start = time.perf_counter()
+        state.apply_action(action)
+        if not state.is_terminal():
+            replies = state.legal_actions()
+            state.apply_action(replies[rng.randrange(len(replies))])
+        inside += time.perf_counter() - start
+        if state.is_terminal():
+            state = game.new_initial_state()
+    return inside / steps
 
-    def run() -> None:
-        nonlocal state
-        for _ in range(steps):
-            legal = state.legal_actions()
-            state.apply_action(legal[int(picker.integers(len(legal)))])
-            if state.is_terminal():
-                state = game.new_initial_state()
 
-    return median_time(run, repeats=5, warmup=1)
+def cliff_rows(steps: int, repeats: int) -> tuple[list[list[str]], list[list[str]]]:
+    """NIM with any take at growing heaps (us per step, min of `repeats`), and a fresh
+    12x12 Chomp env's cost per step over its first steps."""
+    nim = []
+    base: dict[str, float] = {}
+    for heap in (31, 1_000, 10_000, 100_000):
+        row = [f"{heap:,}"]
+        for opponent in ("optimal", "random"):
+            env = gym.make("MetaNIM/Nim-v0", heaps=[heap], max_take=None, start="initial",
+                           opponent=opponent)  # fmt: skip
+            best = min(per_step(env, steps // 10, r) for r in range(repeats))
+            base.setdefault(opponent, best)
+            row += [f"{best * 1e6:.1f}", f"{best / base[opponent]:.2f}"]
+        nim.append(row)
+    chunks = [(0, 200), (200, 1_000), (1_000, 3_000), (3_000, 6_000)]
+    costs = []
+    made = time.perf_counter()
+    env = gym.make("MetaNIM/Chomp-v0", rows=12, cols=12, start="initial")
+    made = time.perf_counter() - made
+    _, info = env.reset(seed=0)
+    picker = np.random.default_rng(0)
+    for lo, hi in chunks:
+        inside, info = random_steps(env, info, hi - lo, picker)
+        costs.append(inside / (hi - lo))
+    chomp = [[f"{lo:,}-{hi - 1:,}", f"{c * 1e6:.1f}", f"{c / costs[-1]:.2f}"]
+             for (lo, hi), c in zip(chunks, costs, strict=True)]  # fmt: skip
+    chomp.append(["(making the env)", f"{made * 1e6:,.0f}", "-"])
+    return nim, chomp
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--steps", type=int, default=5_000, help="steps per timing")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds, min")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
+    load = os.getloadavg()
 
     rows = []
-    kayles_runs = ""
-    for (env_id, kwargs), minimal in zip(CASES, MINIMAL.values(), strict=True):
-        # Alternate the envs and keep each one's best median, so that load from other
-        # processes on the machine hits both sides of the ratio alike.
-        times: dict[str, list[float]] = {"optimal": [], "random": [], "minimal": [], "runs": []}
-        kayles = kwargs.get("preset") == "kayles-20"
-        for _ in range(2):
-            for opponent in ("optimal", "random"):
-                times[opponent].append(env_steps(env_id, kwargs, opponent, args.steps))
-            times["minimal"].append(steps_of(minimal(), args.steps))
-            if kayles:
-                times["runs"].append(steps_of(MinimalKaylesRuns([20]), args.steps))
-        optimal, rand, mini = (args.steps / min(times[k]) for k in ("optimal", "random", "minimal"))
-        if kayles:
-            fast_rate = args.steps / min(times["runs"])
-            kayles_runs = (
-                "Kayles-20 against a minimal env that also lists legal ids one range per "
-                "run of pins and reads the observation from the row's bytes (the tricks of "
-                f"our rule code), same run: {fast_rate:,.0f} steps/s, a slowdown of "
-                f"{fast_rate / rand:.2f}."
-            )
-            print(kayles_runs, flush=True)
-        resets = resets_per_second(env_id, kwargs)
-        config = ", ".join(f"{k}={v}" for k, v in kwargs.items())
-        rows.append(
-            [
-                f"`{env_id}` ({config})",
-                f"{rand:,.0f}",
-                f"{mini:,.0f}",
-                f"{mini / rand:.2f}",
-                f"{optimal:,.0f}",
-                f"{resets:,.0f}",
-            ]
-        )
+    for label, env_id, kwargs, optimal, random_ in VERSUS:
+        envs = {
+            "ours": gym.make(env_id, start="initial", **kwargs),
+            "minimal": optimal(),
+            "ours, random opp.": gym.make(env_id, start="initial", opponent="random", **kwargs),
+            "minimal, random opp.": random_(),
+        }
+        t = interleaved(envs, args.steps, args.repeats)
+        rows.append([f"{label} (`{env_id}`)", f"{t['ours'] * 1e6:.2f}",
+                     f"{t['minimal'] * 1e6:.2f}", f"{t['minimal'] / t['ours']:.2f}",
+                     f"{t['ours, random opp.'] * 1e6:.2f}", f"{t['minimal, random opp.'] * 1e6:.2f}",
+                     f"{t['minimal, random opp.'] / t['ours, random opp.']:.2f}"])  # fmt: skip
         print(rows[-1], flush=True)
 
-    spiel = openspiel_steps(args.steps)
-    if spiel is None:
-        spiel_text = "OpenSpiel (`open_spiel`) is not installed here, so it was not timed."
-    else:
-        ours = args.steps / env_steps("MetaNIM/Nim-v0", CASES[-1][1], "random", args.steps)
-        spiel_rate = args.steps / spiel
-        print("open_spiel nim", spiel_rate, "ours", ours)
-        spiel_text = (
-            "OpenSpiel's `nim` (pile_sizes=31) through its Python API, same run: "
-            f"{spiel_rate:,.0f} moves/s (`legal_actions` + `apply_action`, one move per step). "
-            f"`MetaNIM/Nim-v0` on the same game (heaps=[31], max_take=None, random opponent): "
-            f"{ours:,.0f} steps/s, where one step is the agent's move, the opponent's reply, "
-            "the action mask and the info dict, so about two OpenSpiel moves of work."
-        )
-    markdown = "\n\n".join(
-        [
-            "## Environments (`scripts/bench_env.py`)",
-            f"Machine: {machine()}. {args.steps:,} env steps per timing (best of 2 "
-            "alternating medians of 5), random legal agent actions; time inside `step()` "
-            "only (resets excluded). *Minimal* is a plain-Python env of the same game "
-            "written in the script (tuple state, legal action ids listed once per state, "
-            "random opponent, NumPy observation, reward, flags and an info dict with the "
-            "int8 action mask); *slowdown* is minimal/ours with the random opponent on "
-            "both sides (target ≤ 2; ours also returns the state's JSON and move texts). "
-            "Steps/s with the optimal opponent and resets/s with `start='random_n'` (a "
-            "random playout and a uniform pick among its N-positions) are ours.",
-            table(
-                [
-                    "env",
-                    "ours, random opp. steps/s",
-                    "minimal steps/s",
-                    "slowdown",
-                    "ours, optimal opp. steps/s",
-                    "ours, resets/s",
-                ],
-                rows,
-            ),
-            kayles_runs,
-            "What changed for issue 15: Kayles lists its legal moves, action mask and "
-            "observation one slice per run of standing pins (was a loop over every pin), "
-            "the env takes a game's own `action_mask` when it has one, its caches (and "
-            "the solver memos) hold tuples and arrays instead of lists, which the garbage "
-            "collector no longer scans on every full collection (those scans alone made "
-            "Kayles-20 steps about 1.5x slower in 20,000-step runs), and the solver "
-            "answers Kayles winning moves from a memo of in-run hits per (run length, "
-            "target value) (was numpy per run and query). Before: Kayles-20 at 14,514 "
-            "random-opponent steps/s, a slowdown of 2.10 (1.4-2.8 across runs), 3,984 "
-            "optimal-opponent steps/s and 2,902 resets/s.",
-            spiel_text,
+    spiel_rows = []
+    spiel = [openspiel_per_agent_step(args.steps, r) for r in range(args.repeats)]
+    if spiel[0] is not None:
+        ours = interleaved(
+            {opp: gym.make("MetaNIM/Nim-v0", heaps=[31], max_take=None, start="initial",
+                           opponent=opp) for opp in ("random", "optimal")},
+            args.steps, args.repeats,
+        )  # fmt: skip
+        spiel_best = min(t for t in spiel if t is not None)
+        spiel_rows = [
+            ["OpenSpiel `nim` (pile_sizes=31), random reply", f"{spiel_best * 1e6:.2f}", "1.00"]
         ]
-    )
+        for opp, t in ours.items():
+            spiel_rows.append([f"`MetaNIM/Nim-v0` (heaps=[31], max_take=None), {opp} opponent",
+                               f"{t * 1e6:.2f}", f"{spiel_best / t:.2f}"])  # fmt: skip
+        print(spiel_rows, flush=True)
+    nim, chomp = cliff_rows(args.steps, args.repeats)
+    print(nim, chomp, flush=True)
+
+    parts = [
+        "## Environments (`scripts/bench_env.py`)",
+        f"Machine: {machine()}. Load average (1, 5, 15 min) at the start: {load[0]:.1f}, "
+        f"{load[1]:.1f}, {load[2]:.1f} (the 2 cores are shared with other jobs: absolute "
+        "times are noisy, ratios within the run less so). Time inside `step()` only (resets "
+        "not counted), random legal agent actions, every env from the game's initial state.",
+        f"### The single env against a minimal plain-Python env\n\nµs per step, the min of "
+        f"{args.repeats} interleaved rounds of {args.steps:,} steps. *Minimal* is a plain-Python "
+        "env of the same game written in the script (tuple state, legal action ids listed "
+        "once per state, NumPy observation, reward, flags and an info dict with the int8 "
+        "mask); with the optimal opponent it plays a random winning action from a plain-Python "
+        "memo of each state's winning actions (`Optimal`). *Ratio* is minimal/ours: at or "
+        "above 1.00 the single env (which also returns the state's JSON and move texts) is "
+        "as fast.",
+        table(
+            [
+                "game",
+                "ours, optimal opp.",
+                "minimal, optimal opp.",
+                "ratio",
+                "ours, random opp.",
+                "minimal, random opp.",
+                "ratio",
+            ],
+            rows,
+        ),
+    ]
+    if spiel_rows:
+        parts += [
+            "### NIM against OpenSpiel, per agent step\n\nOne heap of 31, any take. OpenSpiel "
+            "timed as the agent's `apply_action`, then the opponent's `legal_actions`, random "
+            "choice and `apply_action` (new games not counted); ours as one `step()` (the "
+            "agent's move, the opponent's reply, reward, flags, the next mask, observation and "
+            f"info). µs per agent step, min of {args.repeats} rounds of {args.steps:,}; "
+            "*ratio* is OpenSpiel/ours (at or above 1.00: ours as fast).",
+            table(["env", "µs per agent step", "ratio"], spiel_rows),
+        ]
+    else:
+        parts.append("OpenSpiel (`open_spiel`, the `bench` extra) is not installed here.")
+    parts += [
+        "### No cliff\n\nNIM with any take from one heap (`start='initial'`): µs per step, "
+        f"min of {args.repeats} runs of {args.steps // 10:,} steps, and the ratio to the heap "
+        "of 31 (the mask, one byte per action, is the only work that grows with the heap).",
+        table(["heap", "optimal opp. µs", "vs 31", "random opp. µs", "vs 31"], nim),
+        "A fresh 12×12 Chomp env (optimal opponent, `start='initial'`), µs per step by step "
+        "range, and the ratio to the last range (steady state); the env builds the whole "
+        "board's solver table when it is made (last row).",
+        table(["steps", "µs per step", "vs steady"], chomp),
+    ]
+    markdown = "\n\n".join(parts)
     if not args.no_write:
         write_section("env", markdown)
     print(markdown)

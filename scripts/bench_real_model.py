@@ -1,6 +1,6 @@
 """A real local model (SmolLM2-135M-Instruct, llama.cpp, 1 thread): validity and speed.
 
-Three parts, one run, one server (docs/benchmarks.md, "Real local model"):
+Three parts, one run, one server; writes the `real-model` section of docs/benchmarks.md:
 
 1. `metanim tournament` (the CLI's own entry point) for react, cot and mad against the
    optimal player on Nim (7, k = 3), structured output on: unparsable, illegal and
@@ -24,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+# scripts/ is on sys.path when this file runs, so the shared helpers import directly.
+from _bench import machine, write_section
 
 from metanim import cli
 from metanim.agents.registry import build_method
@@ -137,6 +140,7 @@ def main() -> None:
     parser.add_argument("--speed-decisions", type=int, default=2)
     parser.add_argument("--speed-cap", type=int, default=256)
     parser.add_argument("--results-dir", default=None)
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     results = Path(args.results_dir or tempfile.mkdtemp(prefix="bench-real-"))
     with LocalServer(args.gguf, threads=1, slots=1, ctx=4096, alias="smollm2") as server:
@@ -144,33 +148,32 @@ def main() -> None:
         t_rows = tournaments(url, results, args.episodes, args.reply_max_chars)
         e_row = evaluation(url, results, args.reply_max_chars)
         s_rows = asyncio.run(speed(url, args.speed_decisions, args.speed_cap, args.reply_max_chars))
-    print(
-        f"\nTournaments vs optimal on {GAME}, {args.episodes} episodes, structured output "
-        f"json_schema, reasoning <= {args.reply_max_chars} chars, cap 512:\n"
+    markdown = "\n".join(
+        [
+            "## Real local model (`scripts/bench_real_model.py`)\n",
+            f"Machine: {machine()}. SmolLM2-135M-Instruct (Q4_1 GGUF), llama.cpp, 1 thread.\n",
+            f"Tournaments vs optimal on {GAME}, {args.episodes} episodes, structured output "
+            f"json_schema, reasoning <= {args.reply_max_chars} chars, cap 512:\n",
+            "| method | finished/planned | win rate | decisions | unparsable | illegal | truncated "
+            "| forfeits | losses play/forfeit | calls | tokens/decision | wall s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            *t_rows,
+            f"\nmetanim evaluate, {GAME} critical states, structured output json_schema:\n",
+            "| method | graded/planned | accuracy | accuracy among answered | wrong by play "
+            "| forfeits | unparsable | illegal | truncated |",
+            "|---|---|---|---|---|---|---|---|---|",
+            e_row,
+            f"\nSpeed, {args.speed_decisions} decisions per method, no re-asks, cap "
+            f"{args.speed_cap} tokens for both modes:\n",
+            "| method | decisions/s off | decisions/s on | on/off | completion tokens/decision off "
+            "| on | valid off | valid on |",
+            "|---|---|---|---|---|---|---|---|",
+            *s_rows,
+        ]
     )
-    print(
-        "| method | finished/planned | win rate | decisions | unparsable | illegal | truncated "
-        "| forfeits | losses play/forfeit | calls | tokens/decision | wall s |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    print("\n".join(t_rows))
-    print("\nmetanim evaluate, Nim (7, k = 3) critical states, structured output json_schema:\n")
-    print(
-        "| method | graded/planned | accuracy | accuracy among answered | wrong by play "
-        "| forfeits | unparsable | illegal | truncated |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    print(e_row)
-    print(
-        f"\nSpeed, {args.speed_decisions} decisions per method, no re-asks, cap {args.speed_cap} "
-        "tokens for both modes:\n"
-    )
-    print(
-        "| method | decisions/s off | decisions/s on | on/off | completion tokens/decision off "
-        "| on | valid off | valid on |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    print("\n".join(s_rows))
+    print(markdown)
+    if not args.no_write:
+        write_section("real-model", markdown)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,35 @@
-"""Self-play with RLlib's multi-agent PPO over the PettingZoo view (optional; not run in CI).
+"""Self-play with RLlib's multi-agent PPO over the PettingZoo view.
 
-One shared policy plays both seats of a MetaNIM game; afterwards it plays 200 games
-against a uniformly random legal player from each seat, next to random-vs-random as the
-baseline. Illegal actions end the game with -1 for their player (PettingZoo's
+One shared policy plays both seats of a MetaNIM game; afterwards it plays `--games`
+games against a uniformly random legal player from each seat, next to random-vs-random
+as the baseline. Illegal actions end the game with -1 for their player (PettingZoo's
 TerminateIllegalWrapper, applied by `env()`), so the policy learns the rules as well.
+Prints one line per iteration (the mean self-play return of each seat and the wall
+time so far) and a JSON report; exits non-zero if training produced no episodes.
 
 Needs ray[rllib] and CPU torch in their own environment (ray pins its own Gymnasium):
 
     python -m venv .venv-ray
     .venv-ray/bin/pip install torch==2.13.0 'ray[rllib]' -e '.[pettingzoo]'
     .venv-ray/bin/python scripts/rllib_selfplay.py --game nim --heaps 7 --iterations 20
+
+`.ci/run` runs the smoke setting (`--smoke`: NIM 7, SMOKE_ITERATIONS iterations of
+SMOKE_BATCH steps, 100 games per seat) in such an environment.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 from typing import Any
 
 import numpy as np
+
+#: The CI smoke run: iterations and steps per iteration (train batch).
+SMOKE_ITERATIONS = 6
+SMOKE_BATCH = 500
 
 
 def env_params(args: argparse.Namespace) -> dict[str, Any]:
@@ -34,8 +45,19 @@ def main() -> None:
     parser.add_argument("--max-take", type=int, default=3, help="NIM maximum take")
     parser.add_argument("--iterations", type=int, default=20, help="PPO training iterations")
     parser.add_argument("--games", type=int, default=200, help="evaluation games per seat")
+    parser.add_argument("--batch", type=int, default=2000, help="agent steps per iteration")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"CI's setting: NIM 7, {SMOKE_ITERATIONS} iterations of {SMOKE_BATCH} steps, "
+        "100 games per seat",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.game, args.heaps, args.max_take = "nim", [7], 3
+        args.iterations, args.batch, args.games = SMOKE_ITERATIONS, SMOKE_BATCH, 100
+    began = time.perf_counter()
 
     import ray
     import torch
@@ -66,15 +88,22 @@ def main() -> None:
             policies={"shared"},
             policy_mapping_fn=lambda agent_id, episode, **kwargs: "shared",
         )
-        .training(lr=3e-4, train_batch_size_per_learner=2000, num_epochs=5)
+        .training(lr=3e-4, train_batch_size_per_learner=args.batch, num_epochs=5)
         .debugging(seed=args.seed)
     )
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     algo = config.build_algo()
+    curve = []
     for iteration in range(args.iterations):
         result = algo.train()
         returns = result.get("env_runners", {}).get("agent_episode_returns_mean", {})
-        print(f"iteration {iteration + 1}: mean return per seat {returns}", flush=True)
+        seats = {seat: round(float(value), 3) for seat, value in sorted(returns.items())}
+        curve.append(seats)
+        print(
+            f"iteration {iteration + 1}: mean return per seat {seats} "
+            f"({time.perf_counter() - began:.0f} s)",
+            flush=True,
+        )
     module = algo.get_module("shared")
 
     def flat(obs: dict[str, np.ndarray]) -> np.ndarray:
@@ -109,13 +138,18 @@ def main() -> None:
         "game": args.game,
         "params": params,
         "iterations": args.iterations,
+        "steps_per_iteration": args.batch,
+        "curve": curve,
         "trained_first_vs_random": win_rate(trained, random_player, "player_0"),
         "trained_second_vs_random": win_rate(random_player, trained, "player_1"),
         "random_first_vs_random": win_rate(random_player, random_player, "player_0"),
     }
+    report["wall_s"] = round(time.perf_counter() - began, 1)
     print(json.dumps(report, indent=2))
     algo.stop()
     ray.shutdown()
+    if not curve or not all(curve):
+        sys.exit("no self-play episode finished in some iteration")
 
 
 if __name__ == "__main__":

@@ -65,12 +65,17 @@ def test_card_header_lists_every_field_config_and_size(files) -> None:
     assert header.startswith("---\n")
     yaml = pytest.importorskip("yaml")
     meta = yaml.safe_load(header.removeprefix("---\n"))
-    fields = set(json.loads(write_row(files)).keys())
+    fields = json.loads(write_row(files)).keys()
+    sizes = {name: len(records) for name, records in files.items()}
+    sizes["all"] = sum(sizes.values())
     for info in meta["dataset_info"]:
-        # every column of the file, nothing else
-        assert {f["name"] for f in info["features"]} == fields
-        assert info["splits"][0]["num_examples"] == len(files[info["config_name"]])
-    assert [c["config_name"] for c in meta["configs"]] == list(files)
+        # every column of the file, in the file's order, nothing else
+        assert [f["name"] for f in info["features"]] == list(fields)
+        assert info["splits"][0]["num_examples"] == sizes[info["config_name"]]
+    assert [c["config_name"] for c in meta["configs"]] == ["all", *files]
+    # One default config, the one over every file.
+    assert [c["config_name"] for c in meta["configs"] if c.get("default")] == ["all"]
+    assert meta["configs"][0]["data_files"][0]["path"] == [f"{name}.jsonl" for name in files]
     for name, records in files.items():
         assert f'path: "{name}.jsonl"' in header
         assert f"| {name} | {len(records)} |" in body
@@ -89,17 +94,24 @@ def test_huggingface_datasets_loads_the_build_with_the_card_features(tmp_path: P
     (tmp_path / "README.md").write_text(dataset_card(files, seed=1))
     header = yaml.safe_load((tmp_path / "README.md").read_text().split("---")[1])
     for info in header["dataset_info"]:
+        name = info["config_name"]
+        if name == "all":
+            continue
         declared = hf.Features._from_yaml_list(info["features"])
-        # The types `datasets` infers from the file alone, independently of the card.
+        # The types `datasets` infers from the file alone, independently of the card;
+        # the Arrow schemas compare field order too (Features, a dict, would not).
         inferred = hf.Dataset.from_json(
-            str(tmp_path / f"{info['config_name']}.jsonl"), cache_dir=str(tmp_path / "c")
+            str(tmp_path / f"{name}.jsonl"), cache_dir=str(tmp_path / "c")
         ).features
-        assert declared == inferred
-        loaded = hf.load_dataset(
-            str(tmp_path), info["config_name"], split="test", cache_dir=str(tmp_path / "hf")
-        )
-        assert loaded.num_rows == len(files[info["config_name"]])
-        assert loaded[0]["target"] == files[info["config_name"]][0].target
+        assert declared.arrow_schema == inferred.arrow_schema
+        loaded = hf.load_dataset(str(tmp_path), name, split="test", cache_dir=str(tmp_path / "hf"))
+        assert loaded.features.arrow_schema == inferred.arrow_schema
+        assert loaded.num_rows == len(files[name])
+        assert loaded[0]["target"] == files[name][0].target
+    # No config name: the default config, every file.
+    everything = hf.load_dataset(str(tmp_path), split="test", cache_dir=str(tmp_path / "hf"))
+    assert everything.num_rows == sum(len(records) for records in files.values())
+    assert sorted(everything["id"]) == sorted(r.id for rs in files.values() for r in rs)
 
 
 def test_cli_build_writes_the_card(tmp_path: Path) -> None:

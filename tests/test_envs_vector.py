@@ -75,12 +75,17 @@ def test_numba_draws_equal_the_python_stream() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:the start")  # [12] is a P-position on purpose
+@pytest.mark.parametrize("threads", [None, 2], ids=["serial", "threads"])
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES)
 def test_same_seeds_give_the_same_episodes_as_the_single_env(
-    env_id: str, kwargs: dict[str, Any]
+    env_id: str, kwargs: dict[str, Any], threads: int | None
 ) -> None:
     batch = 3
-    vec = gym.make_vec(env_id, num_envs=batch, vectorization_mode="vector_entry_point", **kwargs)
+    vec = gym.make_vec(
+        env_id, num_envs=batch, vectorization_mode="vector_entry_point", num_threads=threads,
+        **kwargs,
+    )  # fmt: skip
+    assert vec.num_threads == threads
     singles = [gym.make(env_id, **kwargs) for _ in range(batch)]
     assert vec.single_observation_space == singles[0].observation_space
     obs, info = vec.reset(seed=5)
@@ -221,7 +226,7 @@ def test_the_docs_example_runs() -> None:
     from pathlib import Path
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "envs.md").read_text()
-    section = text[text.index("## Batched env") : text.index("## Learning")]
+    section = text[text.index("## Batched env") : text.index("### One loop")]
     (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
     namespace: dict[str, Any] = {}
     exec(compile(code, "docs/envs.md[batched env]", "exec"), namespace)

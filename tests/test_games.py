@@ -151,6 +151,35 @@ def test_is_legal_agrees_with_the_list_of_legal_moves(name: str, seed: int, mise
         state = game._apply(state, legal[int(rng.integers(len(legal)))])
 
 
+@pytest.mark.parametrize("misere", [False, True])
+@pytest.mark.parametrize(
+    "game",
+    [*SMALL_GAMES, Nim([9, 1, 4], max_take=3), Chomp(1, 5), Chomp(5, 1), CornerQueen(1, 6),
+     CornerQueen(7, 1), CornerQueen(20, 20, start=(4, 16))],
+    ids=repr,
+)  # fmt: skip
+def test_closed_form_masks_and_kth_moves_equal_the_listed_moves(game, misere: bool) -> None:
+    """`legal_mask` and `legal_move_at` (closed forms, nothing listed) against the list of
+    legal moves, at every state of seeded random playouts."""
+    game = type(game)(**{**game.params, "misere": misere})
+    rng = np.random.default_rng(0)
+    out = np.full(game.info.num_actions, 7, np.int8)  # stale values must be overwritten
+    for _ in range(30):
+        state = game.initial_state()
+        while True:
+            legal = game.legal_moves(state)
+            expected = np.zeros(game.info.num_actions, np.int8)
+            expected[[game.action_id(m) for m in legal]] = 1
+            assert np.array_equal(game.legal_mask(state, out), expected), state
+            assert np.array_equal(game.action_mask(state), expected)
+            assert [game.legal_move_at(state, k) for k in range(len(legal))] == legal
+            assert game.num_legal_moves(state) == len(legal)
+            assert game.is_terminal(state) == (not legal)
+            if not legal:
+                break
+            state = game._apply(state, legal[int(rng.integers(len(legal)))])
+
+
 def test_prompt_has_the_paper_sections_in_order() -> None:
     text = make_game("fibonacci-20").prompt((20, 19), agent_name="Alice")
     heads = ["#Game Role: You are Alice", "#Objective:", "#Game Rule:", "#Current State:", "#Task:"]

@@ -161,12 +161,13 @@ def test_inspect_eval_with_the_default_openai_provider(openai_env, tmp_path: Pat
     assert accuracy(sc) == 1.0 and len(openai_env.log) >= 3 * 2
 
 
-def test_inspect_cli_finds_the_tasks_through_the_entry_point(tmp_path: Path) -> None:
+def _entry_point_env(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The inspect CLI, and an environment where it finds the tasks through the entry point
+    exactly as pyproject.toml declares it (in a throwaway dist-info), so a test does not
+    depend on how (or whether) metanim itself is installed."""
     inspect_cli = Path(sys.executable).with_name("inspect")
     if not inspect_cli.exists():
         pytest.skip("the inspect CLI is not installed next to this Python")
-    # The entry point exactly as pyproject.toml declares it, in a throwaway dist-info,
-    # so the test does not depend on how (or whether) metanim itself is installed.
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     points = project["project"]["entry-points"]["inspect_ai"]
     site = tmp_path / "site" / "metanim_ep_test-0.0.dist-info"
@@ -174,13 +175,16 @@ def test_inspect_cli_finds_the_tasks_through_the_entry_point(tmp_path: Path) -> 
     (site / "METADATA").write_text("Metadata-Version: 2.1\nName: metanim-ep-test\nVersion: 0.0\n")
     lines = "".join(f"{name} = {value}\n" for name, value in points.items())
     (site / "entry_points.txt").write_text("[inspect_ai]\n" + lines)
+    return inspect_cli, {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site.parent), str(ROOT)]),
+    }
+
+
+def test_inspect_cli_finds_the_tasks_through_the_entry_point(tmp_path: Path) -> None:
+    inspect_cli, base = _entry_point_env(tmp_path)
     with SimServer() as server:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "sim",
-            "PYTHONPATH": os.pathsep.join([str(site.parent), str(ROOT)]),
-        }
+        env = {**base, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sim"}
         logs = tmp_path / "logs"
         run = subprocess.run(
             [str(inspect_cli), "eval", "metanim/nim", "--model", "openai/sim-optimal",
@@ -194,6 +198,20 @@ def test_inspect_cli_finds_the_tasks_through_the_entry_point(tmp_path: Path) -> 
     log = read_eval_log(str(path))
     assert accuracy(log) == 1.0 and len(log.samples) == 3
     assert log.eval.task.endswith("nim-misere")
+
+
+def test_the_question_task_without_a_file_is_a_one_line_error(tmp_path: Path) -> None:
+    inspect_cli, env = _entry_point_env(tmp_path)
+    run = subprocess.run(
+        [str(inspect_cli), "eval", "metanim/questions", "--model", "mockllm/model",
+         "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+        env={**env, "COLUMNS": "80"}, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    out = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
+    assert run.returncode != 0
+    assert out == ["metanim/questions needs a question file: -T path=FILE.jsonl"], out
+    with pytest.raises(ValueError, match="-T path="):
+        questions()
 
 
 def test_question_file_task_graded_against_the_gold_answer(tmp_path: Path) -> None:

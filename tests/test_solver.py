@@ -350,6 +350,27 @@ def test_kayles_winning_moves_match_brute_force(rows: tuple[str, ...]) -> None:
     assert (expected == []) == (value(rows) == 0)
 
 
+@pytest.mark.parametrize("misere", [False, True])
+def test_chomp_shapes_answered_from_a_larger_held_table_match_the_reference(misere) -> None:
+    """After `prepare` builds the whole board's table, every shape is looked up in it
+    (not in a table of its own extent): answers against the plain-Python reference."""
+    from metanim.solver import ReferenceSolver, solver_for
+
+    game = Chomp(6, 7, misere=misere)
+    solver = solver_for(game)
+    solver.prepare()
+    reference = ReferenceSolver(game)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        lengths = sorted(rng.integers(0, 8, size=6).tolist(), reverse=True)
+        lengths[0] = max(lengths[0], 1)
+        state = game.validate_state(tuple(lengths))
+        assert solver.winning_moves(state) == reference.winning_moves(state), state
+        assert solver.outcome(state) == reference.outcome(state)
+        if not misere:
+            assert solver.grundy(state) == reference.grundy(state)
+
+
 def test_two_row_chomp_p_positions() -> None:
     """Two-row Chomp: the P-positions are exactly the shapes (a, a-1)."""
     game = Chomp(2, 12)

@@ -20,6 +20,8 @@ from metanim.datasets._schema import SCHEMA_VERSION, STRATA, DatasetRecord
 
 #: Fields that hold JSON *strings* in the file (their shapes differ between games).
 _JSON_TEXT_FIELDS = ("game_params", "state")
+#: The config of a card with several files that holds all of them (the default one).
+ALL_CONFIG = "all"
 
 
 def _dtype(annotation: Any) -> Any:
@@ -37,8 +39,8 @@ def _dtype(annotation: Any) -> Any:
         if typing.get_origin(item) is dict:  # chat messages: list of {role, content}
             return {
                 "list": [
-                    {"name": "role", "dtype": "string"},
                     {"name": "content", "dtype": "string"},
+                    {"name": "role", "dtype": "string"},
                 ]
             }
         return {"sequence": _dtype(item)["dtype"]}
@@ -55,8 +57,15 @@ def _dtype(annotation: Any) -> Any:
 
 
 def _features(model: type[BaseModel]) -> list[dict[str, Any]]:
+    """The fields of `model` as `datasets` features, in the file's order.
+
+    `DatasetRecord.to_json_line` sorts keys at every level, and `datasets` takes a
+    JSONL file's columns (and struct fields) in the order it reads them, so the card
+    lists them sorted too: the declared and the inferred Arrow schemas are then equal,
+    field order included.
+    """
     out = []
-    for name, field in model.model_fields.items():
+    for name, field in sorted(model.model_fields.items()):
         if name in _JSON_TEXT_FIELDS:
             out.append({"name": name, "dtype": "string"})
         else:
@@ -133,6 +142,15 @@ def dataset_card(
     """
     total = sum(len(r) for r in files.values())
     features = _features(DatasetRecord)
+    # One config per file, and with several files an `all` config over every file, the
+    # default: `load_dataset(repo)` without a config name loads the whole build.
+    configs: dict[str, Any] = {name: f"{name}.jsonl" for name in files}
+    members = dict(files)
+    default = next(iter(files), None)
+    if len(files) > 1 and ALL_CONFIG not in files:
+        configs = {ALL_CONFIG: [f"{name}.jsonl" for name in files], **configs}
+        members = {ALL_CONFIG: [r for rs in files.values() for r in rs], **members}
+        default = ALL_CONFIG
     header = {
         "license": "mit",
         "pretty_name": "MetaNIM Arena critical states",
@@ -141,8 +159,12 @@ def dataset_card(
         "tags": ["games", "reasoning", "combinatorial-game-theory", "impartial-games", "llm-eval"],
         "size_categories": [_size_category(total)],
         "configs": [
-            {"config_name": name, "data_files": [{"split": "test", "path": f"{name}.jsonl"}]}
-            for name in files
+            {
+                "config_name": name,
+                "data_files": [{"split": "test", "path": paths}],
+                **({"default": True} if name == default else {}),
+            }
+            for name, paths in configs.items()
         ],
         "dataset_info": [
             {
@@ -156,7 +178,7 @@ def dataset_card(
                     }
                 ],
             }
-            for name, records in files.items()
+            for name, records in members.items()
         ],
     }
     rows = []
@@ -182,7 +204,9 @@ an answer is right or wrong with no judgement: decision accuracy is exact. Built
 
 ## Sizes
 
-{total} records, one config (file) per game and play rule, each a `test` split.
+{total} records, one config (file) per game and play rule, each a `test` split{
+        f"; the default config `{ALL_CONFIG}` holds every file" if ALL_CONFIG in configs else ""
+    }.
 
 | config | records | game parameters | strata easy / medium / hard | legal moves |
 |---|---|---|---|---|

@@ -24,11 +24,12 @@ class _Entry:
     than re-solving every child of a state (Kayles and Chomp have up to ~40).
     """
 
-    __slots__ = ("game", "outcome", "solver", "winning")
+    __slots__ = ("game", "outcome", "prepared", "solver", "winning")
 
     def __init__(self, game: Game[Any, Any]) -> None:
         self.game = game
         self.solver: Solver = solver_for(game)
+        self.prepared = False
         self.outcome: dict[Any, str] = {}
         # Tuples, not lists: the garbage collector stops tracking them, so a memo of
         # 200,000 states does not make every full collection scan it.
@@ -66,6 +67,14 @@ def solver(game: Game[Any, Any]) -> Solver:
     return _entry(game).solver
 
 
+def prepare(game: Game[Any, Any]) -> None:
+    """Let the solver build its whole-game tables now (`Solver.prepare`), once per game."""
+    entry = _entry(game)
+    if not entry.prepared:
+        entry.solver.prepare()
+        entry.prepared = True
+
+
 def outcome(game: Game[Any, Any], state: Any) -> str:
     """ "N" or "P" for the player to move in `state` (memoized)."""
     entry = _entry(game)
@@ -86,6 +95,27 @@ def winning_moves(game: Game[Any, Any], state: Any) -> tuple[Any, ...]:
     """Every move to a P-position, in action-id order (memoized)."""
     entry = _entry(game)
     return _memoized(entry.winning, state, lambda s: tuple(entry.solver.winning_moves(s)))
+
+
+class WinningLookup:
+    """`winning_moves` for many states of one game: the memo and solver looked up once
+    (the optimal opponent asks on every step). Pickles as its game (an env pickles)."""
+
+    __slots__ = ("_memo", "_solve", "game")
+
+    def __init__(self, game: Game[Any, Any]) -> None:
+        entry = _entry(game)
+        self.game = game
+        self._memo, self._solve = entry.winning, entry.solver.winning_moves
+
+    def __call__(self, state: Any) -> tuple[Any, ...]:
+        found = self._memo.get(state)
+        if found is None:
+            found = _memoized(self._memo, state, lambda s: tuple(self._solve(s)))
+        return found
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (WinningLookup, (self.game,))
 
 
 def optimal_move(game: Game[Any, Any], state: Any, rng: np.random.Generator) -> Any:

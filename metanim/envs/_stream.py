@@ -48,6 +48,8 @@ class EpisodeStream:
         """A draw in `[0, n)` (the only form of `Generator.integers` the envs call)."""
         # `_word` and `mix` inlined: one draw per opponent move is on the env's step path.
         self.count += 1
+        if n == 1:  # the only possible answer; the draw is still counted
+            return 0
         z = (self.key + self.count * GOLDEN) & MASK
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK

@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from metanim.envs import _render, _solve
 from metanim.envs._stream import EpisodeStream
-from metanim.envs.observations import ObservationEncoder
+from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
     EpsilonOptimalOpponent,
     OpponentSpec,
@@ -130,7 +130,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     `metanim.envs.opponents`), `start`, `seat` ("first"/"second"), `illegal`
     ("lose"/"penalize"/"raise"), `illegal_reward` (reward of a penalized illegal
     action), `render_mode` ("ansi"/"rgb_array"/"human": the ansi board printed after
-    each reset and step), `solver_info`, `observation` ("raw"/"onehot"/"binary").
+    each reset and step), `solver_info`, `observation` ("raw"/"onehot"/"binary"),
+    `mask_in_obs` (observations as `{"observation", "action_mask"}` dicts with a bool
+    mask, PettingZoo's layout; torchrl's `ActionMask` reads it).
 
     ## Registered Configurations
     `MetaNIM/Nim-v0` (one heap of 31, max take 3), `MetaNIM/Fibonacci-v0` (20),
@@ -163,6 +165,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         solver_info: bool = False,
         observation: str = "raw",
+        mask_in_obs: bool = False,
         **params: Any,
     ) -> None:
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
@@ -185,31 +188,53 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         info = self.game.info
         # `Game.info` builds a new record on each access: read it once.
         self._num_actions = info.num_actions
+        opponent_ = self.opponent
         self._builtin = isinstance(
-            self.opponent, OptimalOpponent | RandomOpponent | EpsilonOptimalOpponent
+            opponent_, OptimalOpponent | RandomOpponent | EpsilonOptimalOpponent
         )
-        # Derived once per state instead of several times per step: the legal moves of
-        # every state met, and (int8 mask, observation) of those returned to the agent;
-        # move texts and ids likewise. Only tuples and arrays are kept, never lists: the
-        # garbage collector stops tracking them, where thousands of cached lists made
-        # every full collection scan them (a third of a Kayles step in long runs).
+        # The built-in opponent as two numbers read on every step: always random (1.0),
+        # never (0.0), or with probability epsilon.
+        self._explore = (
+            1.0
+            if isinstance(opponent_, RandomOpponent)
+            else float(opponent_.epsilon)
+            if isinstance(opponent_, EpsilonOptimalOpponent)
+            else 0.0
+        )
+        # Derived once per state instead of on every step: (int8 mask, observation,
+        # JSON form) of the states returned to the agent, the legal moves of the states
+        # a random start plays through; move texts likewise. A step lists no move: the
+        # mask, the terminal test and a random reply come from the game's closed forms
+        # (`legal_mask`, `is_terminal`, `legal_move_at`). Only tuples and arrays are
+        # kept, never lists: the garbage collector stops tracking them, where thousands
+        # of cached lists made every full collection scan them.
         self._legal_of: dict[Any, tuple[Any, ...]] = {}
-        self._records: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self._records: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._record_limit = max(
             64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
         )
         self._texts: dict[Any, str] = {}
-        self._ids: dict[Any, int] = {}
-        # A game that derives its mask without listing moves (Kayles: one slice per run
-        # of pins) gives it directly; the others get it from the cached legal moves.
-        overridden = type(self.game).action_mask is not Game.action_mask
-        self._game_mask = self.game.action_mask if overridden else None
+        self._winning = _solve.WinningLookup(self.game)
+        # The k-th legal move for a random reply: the game's closed form where it has one,
+        # else its listed moves, cached per state (listing them for every reply costs more).
+        closed = type(self.game).legal_move_at is not Game.legal_move_at
+        self._move_at = self.game.legal_move_at if closed else self._listed_move_at
+        if self._explore < 1.0 or not isinstance(self._start, tuple):
+            # The optimal opponent or start sampling will ask the solver about many
+            # states: let it build its whole-game tables now (Chomp: one table instead of
+            # one per new extent), so the first steps cost what the later ones do.
+            _solve.prepare(self.game)
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)
         self.action_space = spaces.Discrete(info.num_actions)
         self._encode = ObservationEncoder(self.game, observation)
-        self.observation_space = self._encode.space
+        self.mask_in_obs = bool(mask_in_obs)
+        self.observation_space = (
+            masked_space(self._encode.space, info.num_actions)
+            if self.mask_in_obs
+            else self._encode.space
+        )
         self._set_state(self.game.initial_state())
         self._done = True
         self._status = "call reset() to start"
@@ -239,7 +264,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if self.seat == "second":
             try:
                 if self._builtin:
-                    move = self._builtin_reply(state, self._moves(state))
+                    move = self._builtin_reply(state)
                 else:
                     move = resolve_move(
                         self.game, state, self.opponent(self.game, state, self.np_random)
@@ -289,21 +314,18 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             return self._illegal(err)
         state = game._apply(self._state, move)
         agent_move = self._text(move)
-        # Legal moves are derived once per state (`_moves`) and reused for the terminal
-        # test, the opponent's move check and the mask: they are the bulk of a step's cost.
-        legal = self._moves(state)
-        if not legal:
-            return self._finish(state, legal, agent_move, None, agent_moved_last=True)
+        if game.is_terminal(state):
+            return self._finish(state, agent_move, None, agent_moved_last=True)
 
         try:
             if self._builtin:
-                reply = self._builtin_reply(state, legal)
+                reply = self._builtin_reply(state)
             else:
                 choice = self.opponent(game, state, self.np_random)
-                reply = resolve_move(game, state, choice, legal)
+                reply = resolve_move(game, state, choice, self._moves(state))
         except MoveError as err:
             # The opponent forfeits; an LLM opponent can answer illegally too.
-            self._set_state(state, legal)
+            self._set_state(state)
             self._done = True
             self._status = f"opponent forfeited: {err.reason}"
             info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
@@ -311,10 +333,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             return self._obs(), 1.0, True, False, info
         state = game._apply(state, reply)
         opponent_move = self._text(reply)
-        legal = self._moves(state)
-        if not legal:
-            return self._finish(state, legal, agent_move, opponent_move, agent_moved_last=False)
-        self._set_state(state, legal)
+        if game.is_terminal(state):
+            return self._finish(state, agent_move, opponent_move, agent_moved_last=False)
+        self._set_state(state)
         self._status = "agent to move"
         info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=None)
         return self._obs(), 0.0, False, False, info
@@ -387,7 +408,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _finish(
         self,
         state: Any,
-        legal: Sequence[Any],
         agent_move: str,
         opponent_move: str | None,
         *,
@@ -395,36 +415,33 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         # The player to move at a terminal state wins exactly in misère play.
         agent_wins = self.game.mover_wins_at_terminal != agent_moved_last
-        self._set_state(state, legal)
+        self._set_state(state)
         self._done = True
         self._status = "agent won" if agent_wins else "agent lost"
         winner = "agent" if agent_wins else "opponent"
         info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=winner)
         return self._obs(), 1.0 if agent_wins else -1.0, True, False, info
 
-    def _set_state(self, state: Any, legal: Sequence[Any] | None = None) -> None:
+    def _set_state(self, state: Any) -> None:
         self._state = state
-        self._legal = self._moves(state) if legal is None else legal
         self._current = self._record(state)
 
-    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(int8 mask, encoded observation) of a state shown to the agent, cached."""
+    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(int8 mask, encoded observation, JSON form) of a state shown to the agent, cached.
+
+        The JSON form is kept only when it is a flat list (every game's is), whose copy
+        is cheap; anything else is rebuilt for each `info`.
+        """
         found = self._records.get(state)
         if found is None:
             if len(self._records) >= self._record_limit:
                 self._records.clear()
             game = self.game
-            if self._game_mask is not None:
-                mask = self._game_mask(state)
-            else:
-                legal, ids = self._moves(state), self._ids
-                mask = np.zeros(self._num_actions, dtype=np.int8)
-                # Moves recur across states: their ids come from a dict, not a call each.
-                mask[
-                    [ids[m] if m in ids else ids.setdefault(m, game.action_id(m)) for m in legal]
-                ] = 1
+            mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
+            value = game.to_json(state)
+            flat = isinstance(value, list) and not any(isinstance(v, list | dict) for v in value)
             # The observation in the env's encoding (raw, onehot or binary).
-            found = (mask, self._encode(game.observation(state)))
+            found = (mask, self._encode(game.observation(state)), tuple(value) if flat else None)
             self._records[state] = found
         return found
 
@@ -443,39 +460,48 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             text = self._texts[move] = self.game.move_text(move)
         return text
 
-    def _builtin_reply(self, state: Any, legal: Sequence[Any]) -> Any:
+    def _builtin_reply(self, state: Any) -> Any:
         """A built-in opponent's move, drawn from the episode stream.
 
         Draws exactly as `RandomOpponent`, `OptimalOpponent` and
         `EpsilonOptimalOpponent` do (one `integers`, after one `random` for epsilon),
-        from lists already known legal, so no check is needed.
+        among moves known legal, so no check is needed. A random move is the k-th legal
+        move (`Game.legal_move_at`, found without listing them all where the game has a
+        closed form).
         """
-        draws, opponent = self._draws, self.opponent
-        if isinstance(opponent, RandomOpponent) or (
-            isinstance(opponent, EpsilonOptimalOpponent) and draws.random() < opponent.epsilon
-        ):
-            return legal[draws.integers(len(legal))]
-        moves = _solve.winning_moves(self.game, state) or legal
+        draws, explore, game = self._draws, self._explore, self.game
+        if explore == 1.0 or (explore and draws.random() < explore):
+            return self._move_at(state, draws.integers(game.num_legal_moves(state)))
+        moves = self._winning(state)
+        if not moves:
+            return self._move_at(state, draws.integers(game.num_legal_moves(state)))
         return moves[draws.integers(len(moves))]
+
+    def _listed_move_at(self, state: Any, k: int) -> Any:
+        return self._moves(state)[k]
 
     def _mask(self) -> np.ndarray:
         return self._current[0].copy()
 
-    def _obs(self) -> np.ndarray:
+    def _obs(self) -> Any:
+        if self.mask_in_obs:
+            mask, obs = self._current[0], self._current[1]
+            return {"action_mask": mask.astype(bool), "observation": obs.copy()}
         return self._current[1].copy()
 
     def _info(
         self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
+        value = self._current[2]
         info: dict[str, Any] = {
             "action_mask": self._mask(),
-            "state": self.game.to_json(self._state),
+            "state": self.game.to_json(self._state) if value is None else list(value),
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
             "illegal_action": False,
         }
-        if self.solver_info and self._legal:
+        if self.solver_info and not self.game.is_terminal(self._state):
             info["outcome"] = _solve.outcome(self.game, self._state)
             info["winning_actions"] = [
                 self.game.action_id(m) for m in _solve.winning_moves(self.game, self._state)

@@ -63,6 +63,17 @@ def element_highs(game: Game[Any, Any]) -> np.ndarray:
     return highs
 
 
+def masked_space(space: spaces.Space[Any], num_actions: int) -> spaces.Dict:
+    """The observation space with the legal actions inside (`mask_in_obs=True`).
+
+    PettingZoo's classic layout, `Dict(observation=..., action_mask=...)`, but with a
+    bool mask (`Box(0, 1, (num_actions,), bool)`): torchrl's `ActionMask` transform
+    reads the mask as a bool tensor and refuses int8.
+    """
+    mask = spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.bool_)
+    return spaces.Dict({"observation": space, "action_mask": mask})
+
+
 class ObservationEncoder:
     """Maps raw observations to one encoding; also builds its observation space.
 

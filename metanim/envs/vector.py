@@ -15,9 +15,12 @@ Two ways to hold the boards, both built from the rules (`metanim.games`):
   then table lookups.
 
 Either way a step is one compiled loop over the B boards: the agent's move, the
-built-in opponent's reply, rewards, autoreset and the next masks. Moves are
-enumerated in action-id order, the order of `Game.legal_moves` and of the solver's
-winning moves, so a random index picks the same move as in the single env.
+built-in opponent's reply, rewards, autoreset and the observation and mask rows,
+rewritten only where a board's state changed. The boards' fields are a structure of
+arrays (`_st`, `_words`: one row per field), and the loop is compiled twice, once
+serial and once over `numba.prange` (`num_threads`). Moves are enumerated in action-id
+order, the order of `Game.legal_moves` and of the solver's winning moves, so a random
+index picks the same move as in the single env.
 
 Randomness comes from the counter-based per-episode stream of
 `metanim.envs._stream`, which `ImpartialGameEnv` also uses: sub-env `i` after
@@ -33,6 +36,7 @@ states (every other preset fits: the largest, corner-queen, has 272).
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -44,7 +48,7 @@ from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
 from metanim.envs.env import SEATS, START_MODES, _as_state, _build_game, warn_unwinnable_start
-from metanim.envs.observations import ObservationEncoder
+from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
     EpsilonOptimalOpponent,
     OptimalOpponent,
@@ -61,6 +65,7 @@ _S30, _S27, _S31, _S32, _S11 = (np.uint64(v) for v in (30, 27, 31, 32, 11))
 _ONE = np.uint64(1)
 _MAX_START_TRIES = 1000
 _RANDOM, _OPTIMAL, _EPSILON = 0, 1, 2
+_AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
 #: Most bytes the per-board arrays of one batch may take: the kernels' state, one
 #: step's observations and action masks. Past it numpy would fail deep inside reset().
 MAX_BATCH_BYTES = 4 << 30
@@ -92,141 +97,225 @@ def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
     return float(word >> _S11) * (1.0 / 9007199254740992.0)
 
 
+# Per-board state, structure of arrays: row r of `st` (int64) holds one field of every
+# board, row r of `words` (uint64) likewise; a kernel takes two arrays, not one per field.
+_CUR, _COUNT, _EPISODE, _ELAPSED, _PENDING, _FINAL = range(6)
+_ST_ROWS = 6
+_SEED, _KEY = range(2)
+#: The configuration row of the kernels (int64): opponent kind, whether the opponent
+#: moves first, the fixed start (-1: sampled), the longest game, the time limit (0:
+#: none), next-step autoreset, whether the mover wins at a terminal state, and for
+#: Kayles on bit masks the full board and the pair bits.
+_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _PAIRS = range(9)
+
+
 @nb.njit(cache=True, inline="always")
-def _reply(i, s, keys, counts, tab, opp_kind, epsilon):  # pragma: no cover
-    """The built-in opponent's action at `s`, drawn as `ImpartialGameEnv._builtin_reply`."""
-    legal_ptr, legal_act, win_ptr, win_act = tab[0], tab[1], tab[2], tab[3]
-    key = keys[i]
-    use_random = opp_kind == _RANDOM
+def _index(key, count, n):  # pragma: no cover
+    """Draw `count` of a stream as an index in [0, n) (`EpisodeStream.integers(n)`); with
+    one candidate the answer is known (0), so no word is computed: randomness costs
+    only where the opponent really samples. The caller counts the draw either way."""
+    return 0 if n == 1 else _integers(key, count, n)
+
+
+@nb.njit(cache=True, inline="always")
+def _explore(key, count, opp_kind, epsilon):  # pragma: no cover
+    """Whether the opponent plays at random this move, and the draw count after its
+    draws: `random`, or `epsilon` drawing below its rate (one draw, as
+    `EpsilonOptimalOpponent`), then the one draw of its pick. Scalars only, so the
+    per-board loops can inline it at no reference-counting cost."""
+    explore = opp_kind == _RANDOM
     if opp_kind == _EPSILON:
-        counts[i] += 1
-        use_random = _random(key, counts[i]) < epsilon
-    counts[i] += 1
-    nwin = win_ptr[s + 1] - win_ptr[s]
-    if use_random or nwin == 0:
-        n = legal_ptr[s + 1] - legal_ptr[s]
-        return legal_act[legal_ptr[s] + _integers(key, counts[i], n)]
-    return win_act[win_ptr[s] + _integers(key, counts[i], nwin)]
+        count += 1
+        explore = _random(key, count) < epsilon
+    return explore, count + 1
 
 
 @nb.njit(cache=True, inline="always")
-def _start(
-    i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon, opp_first, trail, cand
-):  # pragma: no cover
-    """Begin env `i`'s episode `episodes[i]` (its key, no draws yet); its state at the
-    agent's first decision.
+def _truncates(elapsed, max_steps):  # pragma: no cover
+    """Whether an episode of `elapsed` steps ends by the time limit (0: none), as
+    Gymnasium's `TimeLimit` counts."""
+    return max_steps > 0 and elapsed >= max_steps
 
-    `start_index`, or sampled like `sample_start` (a playout from state 0, the initial
+
+@nb.njit(cache=True, inline="always")
+def _reply(
+    i, s, st, words, legal_ptr, legal_act, win_ptr, win_act, opp_kind, epsilon
+):  # pragma: no cover
+    """The built-in opponent's action at state `s`, drawn as `ImpartialGameEnv._builtin_reply`.
+
+    Tables come as separate arrays, never a tuple: taking arrays out of a tuple inside
+    the per-board loop costs reference counting on every board.
+    """
+    key = words[_KEY, i]
+    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
+    st[_COUNT, i] = count
+    n = win_ptr[s + 1] - win_ptr[s]
+    if n > 0 and not explore:
+        return win_act[win_ptr[s] + _index(key, count, n)]
+    n = legal_ptr[s + 1] - legal_ptr[s]
+    return legal_act[legal_ptr[s] + _index(key, count, n)]
+
+
+# A real call, not inlined: it allocates scratch for sampled starts, and an
+# allocation inlined into the per-board loop costs reference counting on every board.
+@nb.njit(cache=True)
+def _start(
+    i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon
+):  # pragma: no cover
+    """Begin board `i`'s episode `st[_EPISODE, i]` (its key, no draws yet, no steps);
+    its state at the agent's first decision.
+
+    `cfg[_START]`, or sampled like `sample_start` (a playout from state 0, the initial
     state, then a uniform pick among its `wanted` states); then, with the opponent
     first, its reply. -1: no wanted state found; -2: the opponent's reply ended the game.
     """
-    keys[i] = _episode_key(seeds[i], episodes[i])
-    counts[i] = 0
-    legal_ptr, legal_act, child, wanted = tab[0], tab[1], tab[4], tab[5]
-    s = start_index
+    words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+    st[_COUNT, i] = 0
+    st[_ELAPSED, i] = 0
+    s = cfg[_START]
     if s < 0:
-        key = keys[i]
+        # Scratch per sampled start (not per call): boards may run on several threads.
+        trail = np.empty(cfg[_MAX_LEN] + 1, np.int64)
         for _ in range(_MAX_START_TRIES):
             s = 0
             length = 0
             while legal_ptr[s + 1] > legal_ptr[s]:
                 trail[length] = s
                 length += 1
-                counts[i] += 1
-                pick = _integers(key, counts[i], legal_ptr[s + 1] - legal_ptr[s])
+                st[_COUNT, i] += 1
+                pick = _integers(words[_KEY, i], st[_COUNT, i], legal_ptr[s + 1] - legal_ptr[s])
                 s = child[s, legal_act[legal_ptr[s] + pick]]
             found = 0
-            for j in range(length):
+            for j in range(length):  # compact the wanted states to the front
                 if wanted[trail[j]]:
-                    cand[found] = trail[j]
+                    trail[found] = trail[j]
                     found += 1
             if found > 0:
-                counts[i] += 1
-                s = cand[_integers(key, counts[i], found)]
+                st[_COUNT, i] += 1
+                s = trail[_integers(words[_KEY, i], st[_COUNT, i], found)]
                 break
             s = -1
         if s < 0:
             return -1
-    if opp_first:
-        s = child[s, _reply(i, s, keys, counts, tab, opp_kind, epsilon)]
+    if cfg[_OPP_FIRST]:
+        a = _reply(i, s, st, words, legal_ptr, legal_act, win_ptr, win_act, cfg[_OPP_KIND], epsilon)
+        s = child[s, a]
         if legal_ptr[s + 1] == legal_ptr[s]:
             return -2
     return s
 
 
-@nb.njit(cache=True)
-def _reset_all(
-    seeds, episodes, keys, counts, cur, start_index, tab, opp_kind, epsilon, opp_first, max_len
-):  # pragma: no cover
-    trail = np.empty(max_len + 1, np.int64)
-    cand = np.empty(max_len + 1, np.int64)
-    for i in range(cur.shape[0]):
-        cur[i] = _start(
-            i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon, opp_first,
-            trail, cand,
-        )  # fmt: skip
+def _twin(fn: Any, name: str) -> Any:
+    """`fn` under another name: the same loop compiled a second time (with
+    `parallel=True`) gets its own entry in numba's on-disk cache, which is keyed by name."""
+    code = fn.__code__.replace(co_name=name, co_qualname=name)
+    twin = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = name
+    return twin
 
 
-@nb.njit(cache=True)
-def _step(
-    actions,
-    seeds,
-    episodes,
-    keys,
-    counts,
-    cur,
-    start_index,
-    tab,
-    opp_kind,
-    epsilon,
-    opp_first,
-    max_len,
-    mover_wins_at_terminal,
-    rewards,
-    terminated,
-    final_state,
-):  # pragma: no cover
-    legal_ptr, child = tab[0], tab[4]
+# The per-board loops below are written out flat, with only small helpers inlined: a
+# large inlined helper taking arrays makes numba count references to every array it
+# takes, on every board (two atomic operations per array and board).
+
+
+def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg,
+               epsilon, obs_tab, mask_tab, obs, mask, final, rewards, terminated,
+               truncated):  # pragma: no cover  # fmt: skip
+    """One agent step of every board on the state tables: the agent's action, the
+    opponent's reply, reward and flags, autoreset, and the observation and mask rows,
+    rewritten only where a board's state changed (`final[i]` where a board ended, with
+    same-step autoreset)."""
+    opp_kind, mwat, max_steps = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS]
+    next_step = cfg[_NEXT_STEP] != 0
+    quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
     num_actions = child.shape[1]
-    trail = np.empty(max_len + 1, np.int64)
-    cand = np.empty(max_len + 1, np.int64)
-    for i in range(cur.shape[0]):
-        s = cur[i]
-        a = actions[i]
-        done = False
-        reward = 0.0
-        if a < 0 or a >= num_actions or child[s, a] < 0:
-            done = True  # an illegal action loses (illegal="lose")
-            reward = -1.0
+    for i in nb.prange(st.shape[1]):
+        s0 = st[_CUR, i]
+        s = s0
+        if st[_PENDING, i]:  # next-step autoreset: this step only starts the next episode
+            st[_PENDING, i] = 0
+            st[_EPISODE, i] += 1
+            s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted,
+                       cfg, epsilon)  # fmt: skip
+            rewards[i] = 0.0
+            terminated[i] = False
+            truncated[i] = False
         else:
-            s = child[s, a]
-            if legal_ptr[s + 1] == legal_ptr[s]:
-                done = True  # the agent moved last
-                reward = -1.0 if mover_wins_at_terminal else 1.0
-            else:
-                s = child[s, _reply(i, s, keys, counts, tab, opp_kind, epsilon)]
-                if legal_ptr[s + 1] == legal_ptr[s]:
-                    done = True  # the opponent moved last
-                    reward = 1.0 if mover_wins_at_terminal else -1.0
-        rewards[i] = reward
-        terminated[i] = done
-        final_state[i] = s
-        if done:
-            episodes[i] += 1
-            s = _start(
-                i, seeds, episodes, keys, counts, start_index, tab, opp_kind, epsilon,
-                opp_first, trail, cand,
-            )  # fmt: skip
-        cur[i] = s
+            a = actions[i]
+            done = True
+            reward = -1.0  # an illegal action loses (illegal="lose")
+            if 0 <= a < num_actions and child[s, a] >= 0:
+                s = child[s, a]
+                if legal_ptr[s + 1] == legal_ptr[s]:  # the agent moved last
+                    reward = -1.0 if mwat else 1.0
+                else:
+                    # The opponent's reply, drawn as `_reply` does (written out here).
+                    key = words[_KEY, i]
+                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
+                    n = win_ptr[s + 1] - win_ptr[s]
+                    if n > 0 and not explore:
+                        r = win_act[win_ptr[s] + _index(key, count, n)]
+                    else:
+                        n = legal_ptr[s + 1] - legal_ptr[s]
+                        r = legal_act[legal_ptr[s] + _index(key, count, n)]
+                    st[_COUNT, i] = count
+                    s = child[s, r]
+                    if legal_ptr[s + 1] == legal_ptr[s]:  # the opponent moved last
+                        reward = 1.0 if mwat else -1.0
+                    else:
+                        done = False
+                        reward = 0.0
+            rewards[i] = reward
+            terminated[i] = done
+            st[_FINAL, i] = s
+            # The time limit (Gymnasium's TimeLimit counts every step of an episode).
+            st[_ELAPSED, i] += 1
+            trunc = _truncates(st[_ELAPSED, i], max_steps)
+            truncated[i] = trunc
+            if done or trunc:
+                if next_step:
+                    st[_PENDING, i] = 1  # restarts on its next step
+                else:
+                    for j in range(obs_tab.shape[1]):
+                        final[i, j] = obs_tab[s, j]
+                    st[_EPISODE, i] += 1
+                    if quick_start:  # a fixed start, agent first: no draws, no call
+                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+                        st[_COUNT, i] = 0
+                        st[_ELAPSED, i] = 0
+                        s = cfg[_START]
+                    else:
+                        s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act,
+                                   child, wanted, cfg, epsilon)  # fmt: skip
+        st[_CUR, i] = s
+        if s != s0 and s >= 0:
+            for j in range(obs_tab.shape[1]):
+                obs[i, j] = obs_tab[s, j]
+            for j in range(mask_tab.shape[1]):
+                mask[i, j] = mask_tab[s, j]
 
 
-@nb.njit(cache=True)
-def _rows(table, index):  # pragma: no cover
-    """`table[index]` for a 2-D table (NumPy's fancy indexing is slower on small rows)."""
-    out = np.empty((index.shape[0], table.shape[1]), table.dtype)
-    for i in range(index.shape[0]):
-        out[i] = table[index[i]]
-    return out
+def _reset_loop(st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon,
+                obs_tab, mask_tab, obs, mask):  # pragma: no cover  # fmt: skip
+    """Every board's first episode after `reset`, with its observation and mask rows."""
+    for i in nb.prange(st.shape[1]):
+        st[_EPISODE, i] = 0
+        st[_PENDING, i] = 0
+        s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg,
+                   epsilon)  # fmt: skip
+        st[_CUR, i] = s
+        if s >= 0:
+            for j in range(obs_tab.shape[1]):
+                obs[i, j] = obs_tab[s, j]
+            for j in range(mask_tab.shape[1]):
+                mask[i, j] = mask_tab[s, j]
+
+
+_step = nb.njit(cache=True)(_step_loop)
+_step_threads = nb.njit(cache=True, parallel=True)(_twin(_step_loop, "_step_threads"))
+_reset_all = nb.njit(cache=True)(_reset_loop)
+_reset_all_threads = nb.njit(cache=True, parallel=True)(_twin(_reset_loop, "_reset_threads"))
 
 
 # --------------------------------------------------------------- Kayles on bit masks
@@ -297,9 +386,9 @@ def _kayles_child(m, k, pairs):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_winning(m, pairs, outcome, out):  # pragma: no cover
-    """The masks after the winning moves at `m` (to P-positions), in action-id order (the
-    solver's `winning_moves` order), written to `out`; returns how many."""
+def _kayles_winning(m, pairs, outcome, k):  # pragma: no cover
+    """With `k < 0`, how many winning moves (to P-positions) `m` has; else the mask after
+    the k-th of them, in action-id order (the solver's `winning_moves` order)."""
     count = 0
     rest = m
     while rest:
@@ -307,31 +396,28 @@ def _kayles_winning(m, pairs, outcome, out):  # pragma: no cover
         rest ^= low
         c = m ^ low
         if outcome[c] == 0:
-            out[count] = c
+            if count == k:
+                return c
             count += 1
         if (pairs & low) and (m & (low << 1)):
             c ^= low << 1
             if outcome[c] == 0:
-                out[count] = c
+                if count == k:
+                    return c
                 count += 1
     return count
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins):  # pragma: no cover
-    """The mask after the built-in opponent's move at `m`, drawn as `_reply` does
-    (`wins`: scratch for the winning children)."""
-    key = keys[i]
-    use_random = opp_kind == _RANDOM
-    if opp_kind == _EPSILON:
-        counts[i] += 1
-        use_random = _random(key, counts[i]) < epsilon
-    counts[i] += 1
-    if not use_random:
-        nwin = _kayles_winning(m, pairs, outcome, wins)
-        if nwin > 0:
-            return wins[_integers(key, counts[i], nwin)]
-    return _kayles_child(m, _integers(key, counts[i], _kayles_num_legal(m, pairs)), pairs)
+def _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon):  # pragma: no cover
+    """The mask after the built-in opponent's move at `m`, drawn as `_reply` does."""
+    key = words[_KEY, i]
+    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
+    st[_COUNT, i] = count
+    n = 0 if explore else _kayles_winning(m, pairs, outcome, -1)
+    if n > 0:
+        return _kayles_winning(m, pairs, outcome, _index(key, count, n))
+    return _kayles_child(m, _index(key, count, _kayles_num_legal(m, pairs)), pairs)
 
 
 @nb.njit(cache=True, inline="always")
@@ -346,161 +432,170 @@ def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
     return outcome[m] == 0 and (m & (m - 1)) != 0
 
 
-@nb.njit(cache=True, inline="always")
-def _kayles_start(
-    i,
-    seeds,
-    episodes,
-    keys,
-    counts,
-    start_mask,
-    full,
-    pairs,
-    outcome,
-    opp_kind,
-    epsilon,
-    opp_first,
-    trail,
-    wins,
-):  # pragma: no cover
-    """`_start` on masks: begin episode `episodes[i]`; the state at the agent's first
-    decision, -1 or -2 as there.
-
-    `trail` and `wins` are scratch arrays."""
-    keys[i] = _episode_key(seeds[i], episodes[i])
-    counts[i] = 0
-    m = start_mask
+# A real call, not inlined: it allocates scratch for sampled starts, and an
+# allocation inlined into the per-board loop costs reference counting on every board.
+@nb.njit(cache=True)
+def _kayles_start(i, st, words, cfg, outcome, epsilon):  # pragma: no cover
+    """`_start` on masks: begin episode `st[_EPISODE, i]`; the state at the agent's first
+    decision, -1 or -2 as there."""
+    words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+    st[_COUNT, i] = 0
+    st[_ELAPSED, i] = 0
+    pairs = cfg[_PAIRS]
+    m = cfg[_START]
     if m < 0:
-        key = keys[i]
+        trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
         for _ in range(_MAX_START_TRIES):
-            m = full
+            m = cfg[_FULL]
             length = 0
             while m:
                 trail[length] = m
                 length += 1
-                counts[i] += 1
-                m = _kayles_child(m, _integers(key, counts[i], _kayles_num_legal(m, pairs)), pairs)
+                st[_COUNT, i] += 1
+                n = _kayles_num_legal(m, pairs)
+                m = _kayles_child(m, _integers(words[_KEY, i], st[_COUNT, i], n), pairs)
             found = 0
             for j in range(length):  # compact the wanted states to the front
-                if _kayles_wanted(trail[j], outcome, opp_first):
+                if _kayles_wanted(trail[j], outcome, cfg[_OPP_FIRST]):
                     trail[found] = trail[j]
                     found += 1
             if found > 0:
-                counts[i] += 1
-                m = trail[_integers(key, counts[i], found)]
+                st[_COUNT, i] += 1
+                m = trail[_integers(words[_KEY, i], st[_COUNT, i], found)]
                 break
             m = -1
         if m < 0:
             return -1
-    if opp_first:
-        m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins)
+    if cfg[_OPP_FIRST]:
+        m = _kayles_reply(i, m, st, words, pairs, outcome, cfg[_OPP_KIND], epsilon)
         if m == 0:
             return -2
     return m
 
 
-@nb.njit(cache=True)
-def _kayles_reset_all(
-    seeds,
-    episodes,
-    keys,
-    counts,
-    cur,
-    start_mask,
-    full,
-    pairs,
-    outcome,
-    opp_kind,
-    epsilon,
-    opp_first,
-):  # pragma: no cover
-    trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
-    wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
-    for i in range(cur.shape[0]):
-        cur[i] = _kayles_start(
-            i, seeds, episodes, keys, counts, start_mask, full, pairs, outcome, opp_kind,
-            epsilon, opp_first, trail, wins,
-        )  # fmt: skip
+@nb.njit(cache=True, inline="always")
+def _kayles_update(obs, mask, i, old, new, pairs, cell_of_bit):  # pragma: no cover
+    """Rewrite board `i`'s observation cells and mask entries of the pins that changed
+    between masks `old` and `new`, and nothing else.
 
-
-@nb.njit(cache=True)
-def _kayles_step(
-    actions,
-    seeds,
-    episodes,
-    keys,
-    counts,
-    cur,
-    start_mask,
-    full,
-    pairs,
-    outcome,
-    clears,
-    opp_kind,
-    epsilon,
-    opp_first,
-    mover_wins_at_terminal,
-    rewards,
-    terminated,
-    final_state,
-):  # pragma: no cover
-    """`_step` on masks; `clears[a]` is the pins action `a` knocks down (0: no such pins)."""
-    trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
-    wins = np.empty(2 * KAYLES_MAX_PINS, np.int64)
-    for i in range(cur.shape[0]):
-        m = cur[i]
-        a = actions[i]
-        done = False
-        reward = 0.0
-        if a < 0 or a >= clears.shape[0] or clears[a] == 0 or (m & clears[a]) != clears[a]:
-            done = True  # an illegal action loses (illegal="lose")
-            reward = -1.0
-        else:
-            m ^= clears[a]
-            if m == 0:
-                done = True  # the agent moved last
-                reward = -1.0 if mover_wins_at_terminal else 1.0
-            else:
-                m = _kayles_reply(i, m, keys, counts, pairs, outcome, opp_kind, epsilon, wins)
-                if m == 0:
-                    done = True  # the opponent moved last
-                    reward = 1.0 if mover_wins_at_terminal else -1.0
-        rewards[i] = reward
-        terminated[i] = done
-        final_state[i] = m
-        if done:
-            episodes[i] += 1
-            m = _kayles_start(
-                i, seeds, episodes, keys, counts, start_mask, full, pairs, outcome, opp_kind,
-                epsilon, opp_first, trail, wins,
-            )  # fmt: skip
-        cur[i] = m
-
-
-@nb.njit(cache=True)
-def _kayles_views(masks, pairs, cell_of_bit, num_cells):  # pragma: no cover
-    """(int8 action masks, int64 raw observations flattened) of a batch of bit masks.
-
-    Pin bit p is flattened observation cell `cell_of_bit[p]` (row * width + pin), and
-    its actions are 2 * cell (the pin) and 2 * cell + 1 (it and the next pin).
+    Pin bit p is observation cell `cell_of_bit[p]` (row * width + pin); its actions
+    are 2 * cell (the pin) and 2 * cell + 1 (it and the next pin), and the pair action
+    of pin p - 1 depends on it too.
     """
-    b = masks.shape[0]
-    legal = np.zeros((b, 2 * num_cells), np.int8)
-    obs = np.zeros((b, num_cells), np.int64)
-    for i in range(b):
-        m = masks[i]
-        both = m & (m >> 1) & pairs
-        rest = m
-        p = 0
-        while rest:
-            if rest & 1:
-                cell = cell_of_bit[p]
-                obs[i, cell] = 1
-                legal[i, 2 * cell] = 1
-                legal[i, 2 * cell + 1] = (both >> p) & 1
-            rest >>= 1
-            p += 1
-    return legal, obs
+    d = old ^ new
+    p = 0
+    while d:
+        if d & 1:
+            cell = cell_of_bit[p]
+            bit = (new >> p) & 1
+            obs[i, cell] = bit
+            mask[i, 2 * cell] = bit
+            mask[i, 2 * cell + 1] = bit & (new >> (p + 1)) & (pairs >> p) & 1
+            if p > 0 and (pairs >> (p - 1)) & 1:
+                mask[i, 2 * cell_of_bit[p - 1] + 1] = (new >> (p - 1)) & bit
+        d >>= 1
+        p += 1
+
+
+def _kayles_step_loop(actions, st, words, cfg, epsilon, outcome, clears, cell_of_bit, obs,
+                      mask, final, rewards, terminated, truncated):  # pragma: no cover  # fmt: skip
+    """`_step_loop` on masks; `clears[a]` is the pins action `a` knocks down (0: no such
+    pins). Observation cells and mask entries change only for the pins that fell or
+    stood up again (`_kayles_update`)."""
+    opp_kind, mwat, max_steps, pairs = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS], cfg[_PAIRS]
+    next_step = cfg[_NEXT_STEP] != 0
+    quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
+    num_actions = clears.shape[0]
+    for i in nb.prange(st.shape[1]):
+        m0 = st[_CUR, i]
+        m = m0
+        if st[_PENDING, i]:  # next-step autoreset: this step only starts the next episode
+            st[_PENDING, i] = 0
+            st[_EPISODE, i] += 1
+            m = _kayles_start(i, st, words, cfg, outcome, epsilon)
+            rewards[i] = 0.0
+            terminated[i] = False
+            truncated[i] = False
+        else:
+            a = actions[i]
+            done = True
+            reward = -1.0  # an illegal action loses (illegal="lose")
+            if 0 <= a < num_actions and clears[a] != 0 and (m & clears[a]) == clears[a]:
+                m ^= clears[a]
+                if m == 0:  # the agent moved last
+                    reward = -1.0 if mwat else 1.0
+                else:
+                    # The opponent's reply, drawn as `_kayles_reply` does (written out here).
+                    key = words[_KEY, i]
+                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
+                    n = 0 if explore else _kayles_winning(m, pairs, outcome, -1)
+                    if n > 0:
+                        m = _kayles_winning(m, pairs, outcome, _index(key, count, n))
+                    else:
+                        n = _kayles_num_legal(m, pairs)
+                        m = _kayles_child(m, _index(key, count, n), pairs)
+                    st[_COUNT, i] = count
+                    if m == 0:  # the opponent moved last
+                        reward = 1.0 if mwat else -1.0
+                    else:
+                        done = False
+                        reward = 0.0
+            rewards[i] = reward
+            terminated[i] = done
+            st[_FINAL, i] = m
+            st[_ELAPSED, i] += 1
+            trunc = _truncates(st[_ELAPSED, i], max_steps)
+            truncated[i] = trunc
+            if done or trunc:
+                if next_step:
+                    st[_PENDING, i] = 1  # restarts on its next step
+                else:
+                    rest, p = m, 0
+                    while rest:  # the final observation into its all-zero row
+                        if rest & 1:
+                            final[i, cell_of_bit[p]] = 1
+                        rest >>= 1
+                        p += 1
+                    st[_EPISODE, i] += 1
+                    if quick_start:  # a fixed start, agent first: no draws, no call
+                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+                        st[_COUNT, i] = 0
+                        st[_ELAPSED, i] = 0
+                        m = cfg[_START]
+                    else:
+                        m = _kayles_start(i, st, words, cfg, outcome, epsilon)
+        st[_CUR, i] = m
+        if m >= 0:
+            _kayles_update(obs, mask, i, max(m0, 0), m, pairs, cell_of_bit)
+
+
+def _kayles_reset_loop(
+    st, words, cfg, epsilon, outcome, cell_of_bit, obs, mask
+):  # pragma: no cover
+    for i in nb.prange(st.shape[1]):
+        st[_EPISODE, i] = 0
+        st[_PENDING, i] = 0
+        m = _kayles_start(i, st, words, cfg, outcome, epsilon)
+        st[_CUR, i] = m
+        if m >= 0:  # the rows are all zeros here
+            _kayles_update(obs, mask, i, 0, m, cfg[_PAIRS], cell_of_bit)
+
+
+_kayles_step = nb.njit(cache=True)(_kayles_step_loop)
+_kayles_step_threads = nb.njit(cache=True, parallel=True)(
+    _twin(_kayles_step_loop, "_kayles_step_threads")
+)
+_kayles_reset_all = nb.njit(cache=True)(_kayles_reset_loop)
+_kayles_reset_all_threads = nb.njit(cache=True, parallel=True)(
+    _twin(_kayles_reset_loop, "_kayles_reset_threads")
+)
+
+
+@nb.njit(cache=True)
+def _kayles_fill(states, pairs, cell_of_bit, obs, mask):  # pragma: no cover
+    """The observations and int8 masks of a batch of bit masks, into all-zero arrays."""
+    for i in range(states.shape[0]):
+        _kayles_update(obs, mask, i, 0, states[i], pairs, cell_of_bit)
 
 
 class _KaylesBits:
@@ -530,18 +625,20 @@ class _KaylesBits:
         return sum(1 << p for p, cell in enumerate(bits) if cell == "1")
 
 
-def _check_batch_bytes(num_envs: int, encode: ObservationEncoder, num_actions: int) -> None:
+def _check_batch_bytes(
+    num_envs: int, encode: ObservationEncoder, num_actions: int, mask_in_obs: bool
+) -> None:
     """Refuse a batch whose per-board arrays would pass `MAX_BATCH_BYTES`, naming the size,
     before the (possibly long) table build."""
     features = int(np.prod(encode.space.shape))
     obs = features * np.dtype(encode.space.dtype).itemsize
     raw = int(np.prod(encode.raw_shape)) * 8
     # An upper bound of what the env holds per board, in bytes:
-    state = 9 * 8 + 8  # nine int64/bool state arrays, reset()'s seeds
+    state = 11 * 8 + 8  # eleven int64/bool state arrays, reset()'s seeds
     batched_spaces = 8 + 2 * obs + 2 * features  # action counts; a Box's bounds and flags
     # A step's observations and, when a board ends, `final_obs`: encoded and raw int64
     # observations and int8 masks, twice.
-    step = 2 * (obs + raw + num_actions)
+    step = 2 * (obs + raw + num_actions * (2 if mask_in_obs else 1))
     encoding = 0 if encode.kind == "raw" else 9 * features  # the int64 cells it reads, a bool each
     per_board = state + batched_spaces + step + encoding
     need = num_envs * per_board
@@ -608,6 +705,7 @@ class _Tables:
         legal_act: list[int] = []
         win_act: list[int] = []
         self.is_n = np.zeros(count, np.bool_)
+        _solve.prepare(game)  # one whole-game table rather than one per query (Chomp)
         for k, (moves, row) in enumerate(zip(legal, edges, strict=True)):
             for j, move in row:
                 a = game.action_id(move)
@@ -633,14 +731,25 @@ class ImpartialGameVectorEnv(VectorEnv):
 
     Each sub-env behaves as `ImpartialGameEnv` with the same arguments (the agent is
     always to move; a step is the agent's move and the opponent's reply; +1/-1 at
-    the end; an illegal action loses). Autoreset is same-step
-    (`metadata["autoreset_mode"] == AutoresetMode.SAME_STEP`): a finished sub-env's
-    returned observation is already its next episode's first one, and the final one
-    is in `infos["final_obs"]` where `infos["_final_obs"]` is true.
+    the end; an illegal action loses).
+
+    Autoreset (`metadata["autoreset_mode"]`): `"same_step"` (the default): a finished
+    board's returned observation is already its next episode's first one, and the
+    final one is in `infos["final_obs"]` where `infos["_final_obs"]` is true (other
+    rows are zeros). `"next_step"` (Gymnasium's default for vector envs; its vector
+    observation wrappers need it): a finished board returns its final observation
+    (with that state's mask: all zeros at a game's end), and the next `step` ignores
+    its action, starts its next episode and returns that episode's first observation
+    with reward 0 and both flags false, as `gym.make_vec(..., vectorization_mode="sync")`
+    does. `max_episode_steps` truncates an episode after that many agent steps
+    (`truncated`, as Gymnasium's `TimeLimit`, which `gym.make_vec` applies in the sync
+    and async modes).
 
     `infos["action_mask"]` is the (num_envs, num_actions) int8 mask of the returned
     observations; `action_masks()` gives it as bool (MaskablePPO's convention).
     `reset(seed=s)` seeds sub-env `i` with `s + i` (a list gives one seed each).
+    Returned arrays are the caller's own (copies of the env's buffers) unless
+    `copy=False`, which returns the buffers themselves (rewritten by the next step).
 
     Args:
         game: a game name or `Game`, as for `ImpartialGameEnv`.
@@ -652,6 +761,14 @@ class ImpartialGameVectorEnv(VectorEnv):
         max_states: the most reachable states to table (not used by Kayles of at most
             `KAYLES_MAX_PINS` pins, which runs on bit masks).
         observation: "raw", "onehot" or "binary", as for `ImpartialGameEnv`.
+        mask_in_obs: observations as `{"observation", "action_mask"}` dicts, as for
+            `ImpartialGameEnv`.
+        autoreset_mode: "same_step" or "next_step" (or the `AutoresetMode`).
+        max_episode_steps: truncate an episode after this many steps (None: never).
+        num_threads: step the boards on this many threads (`numba.prange`; at most
+            `numba.config.NUMBA_NUM_THREADS`); None: one thread, no thread pool.
+        copy: return copies of the observation and mask buffers (True) or the
+            buffers themselves.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -670,10 +787,39 @@ class ImpartialGameVectorEnv(VectorEnv):
         illegal: str = "lose",
         max_states: int = 200_000,
         observation: str = "raw",
+        mask_in_obs: bool = False,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.SAME_STEP,
+        max_episode_steps: int | None = None,
+        num_threads: int | None = None,
+        copy: bool = True,
         **params: Any,
     ) -> None:
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
+        # "same_step"/"next_step", the enum, or its value ("SameStep"/"NextStep").
+        mode = next(
+            (m for m in _AUTORESET_MODES if autoreset_mode in (m, m.value, m.name.lower())), None
+        )
+        if mode is None:
+            raise ValueError(
+                f"autoreset_mode must be 'same_step' or 'next_step', got {autoreset_mode!r}"
+            )
+        if max_episode_steps is not None and not _whole(max_episode_steps, 1):
+            raise ValueError(
+                f"max_episode_steps must be a whole number >= 1 or None, got {max_episode_steps!r}"
+            )
+        if num_threads is not None and not _whole(num_threads, 1, nb.config.NUMBA_NUM_THREADS):
+            raise ValueError(
+                f"num_threads must be None or a whole number from 1 to "
+                f"{nb.config.NUMBA_NUM_THREADS} (numba.config.NUMBA_NUM_THREADS), "
+                f"got {num_threads!r}"
+            )
+        # Per instance: Gymnasium's vector wrappers read the mode from here.
+        self.metadata = {"autoreset_mode": mode}
+        self.autoreset_mode = mode
+        self.max_episode_steps = max_episode_steps
+        self.num_threads = num_threads
+        self.copy = bool(copy)
         if seat not in SEATS:
             raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
         if illegal != "lose":
@@ -689,12 +835,12 @@ class ImpartialGameVectorEnv(VectorEnv):
         policy = make_opponent(opponent)
         self._epsilon = 0.0
         if isinstance(policy, RandomOpponent):
-            self._opp_kind = _RANDOM
+            opp_kind = _RANDOM
         elif isinstance(policy, OptimalOpponent):
-            self._opp_kind = _OPTIMAL
+            opp_kind = _OPTIMAL
         else:
             assert isinstance(policy, EpsilonOptimalOpponent)
-            self._opp_kind, self._epsilon = _EPSILON, float(policy.epsilon)
+            opp_kind, self._epsilon = _EPSILON, float(policy.epsilon)
         self.opponent = opponent
 
         game_ = self.game
@@ -710,60 +856,80 @@ class ImpartialGameVectorEnv(VectorEnv):
                 raise ValueError(f"the start state {fixed!r} is already over")
             warn_unwinnable_start(game_, fixed, mover_wins=seat == "first")
         self.seat = seat
-        self._opp_first = seat == "second"
+        opp_first = seat == "second"
         info = game_.info
         # The observation in the single env's encoding, with its space.
         self._encode = ObservationEncoder(game_, observation)
-        _check_batch_bytes(num_envs, self._encode, info.num_actions)
+        self.mask_in_obs = bool(mask_in_obs)
+        _check_batch_bytes(num_envs, self._encode, info.num_actions, self.mask_in_obs)
+        features = int(np.prod(self._encode.space.shape))
+        obs_dtype = self._encode.space.dtype
         # Kayles up to KAYLES_MAX_PINS pins: states are bit masks, moves bit operations,
         # outcomes one byte per mask (every subset of pins is reachable: 2**20 states
         # for kayles-20, too many to list in Python). Any other game: state tables.
         self.kayles: _KaylesBits | None = None
         self.tables: _Tables | None = None
-        self._start_index = -1
+        start_index = -1
+        full = pairs = 0
         if isinstance(game_, Kayles) and sum(game_.rows) <= KAYLES_MAX_PINS:
             self.kayles = k = _KaylesBits(game_.rows, game_.width, game_.misere)
+            full, pairs = k.full, k.pairs
             if fixed is not None:
-                self._start_index = k.mask_of(fixed)
-            elif start == "auto" and bool(k.outcome[k.full]) != self._opp_first:
-                self._start_index = k.full
+                start_index = k.mask_of(fixed)
+            elif start == "auto" and bool(k.outcome[k.full]) != opp_first:
+                start_index = k.full
         else:
             roots = [initial] if fixed is None else [initial, fixed]
             self.tables = t = _Tables(game_, roots, max_states)
             # The agent's first decision is at an N-position: with the opponent first,
             # the opponent starts from a P-position (as in `resolve_start`).
-            self._wanted = t.p_ok if self._opp_first else t.is_n
+            wanted = t.p_ok if opp_first else t.is_n
             if fixed is not None:
-                self._start_index = t.index[fixed]
-            elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != self._opp_first:
-                self._start_index = 0
-            # Every state's observation, encoded once.
-            self._obs_table = np.ascontiguousarray(self._encode(t.obs).reshape(len(t.states), -1))
-        self._max_len = max(info.max_game_length, 1)
-        self._mwat = bool(game_.mover_wins_at_terminal)
+                start_index = t.index[fixed]
+            elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != opp_first:
+                start_index = 0
+            self._tab = (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, wanted)
+            # Every state's observation, encoded once, in the buffers' dtype.
+            encoded = self._encode(t.obs).reshape(len(t.states), -1)
+            self._obs_table = np.ascontiguousarray(encoded, dtype=obs_dtype)
+        self._cfg = np.zeros(9, np.int64)
+        self._cfg[[_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT]] = [
+            opp_kind,
+            opp_first,
+            start_index,
+            max(info.max_game_length, 1),
+            max_episode_steps or 0,
+            mode == AutoresetMode.NEXT_STEP,
+            bool(game_.mover_wins_at_terminal),
+        ]
+        self._cfg[_FULL], self._cfg[_PAIRS] = full, pairs
 
         self.num_envs = num_envs
         self.single_action_space = spaces.Discrete(info.num_actions)
-        self.single_observation_space = self._encode.space
+        self.single_observation_space = (
+            masked_space(self._encode.space, info.num_actions)
+            if self.mask_in_obs
+            else self._encode.space
+        )
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
 
-        self._seeds = np.zeros(num_envs, np.uint64)
-        self._episodes = np.zeros(num_envs, np.int64)
-        self._keys = np.zeros(num_envs, np.uint64)
-        self._counts = np.zeros(num_envs, np.int64)
-        self._cur = np.full(num_envs, -1, np.int64)
-        self._rewards = np.zeros(num_envs, np.float64)
-        self._terminated = np.zeros(num_envs, np.bool_)
-        self._final = np.zeros(num_envs, np.int64)
-        self._truncated = np.zeros(num_envs, np.bool_)
+        self._st = np.zeros((_ST_ROWS, num_envs), np.int64)
+        self._st[_CUR] = -1
+        self._words = np.zeros((2, num_envs), np.uint64)
+        # The returned observations and masks, rewritten by the kernels only where a
+        # board's state changed.
+        self._obs = np.zeros((num_envs, features), obs_dtype)
+        self._mask = np.zeros((num_envs, info.num_actions), np.int8)
+        self._obs_shape = (num_envs, *self._encode.space.shape)
+        self._no_final = np.zeros((0, features), obs_dtype)
 
     def reset(
         self,
         *,
         seed: int | Sequence[int | None] | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[np.ndarray, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         if options:
             raise ValueError(f"the batched env takes no reset options, got {sorted(options)}")
         if seed is None:
@@ -776,32 +942,27 @@ class ImpartialGameVectorEnv(VectorEnv):
                 raise ValueError(f"expected {self.num_envs} seeds, got {len(seed)}")
             fresh = np.random.SeedSequence().generate_state(self.num_envs, np.uint64)
             seeds = [int(fresh[i]) if s is None else int(s) & _MASK64 for i, s in enumerate(seed)]
-        self._seeds[:] = seeds
-        self._episodes[:] = 0
+        self._words[_SEED] = seeds
+        self._obs[:] = 0
+        self._mask[:] = 0
+        self._set_threads()
         k = self.kayles
         if k is not None:
-            _kayles_reset_all(
-                *self._episode_arrays(),
-                k.full,
-                k.pairs,
-                k.outcome,
-                *self._opponent_args(),
-            )
+            kernel = _kayles_reset_all if self.num_threads is None else _kayles_reset_all_threads
+            kernel(self._st, self._words, self._cfg, self._epsilon, k.outcome, k.cell_of_bit,
+                   self._obs, self._mask)  # fmt: skip
         else:
-            _reset_all(
-                *self._episode_arrays(),
-                self._tab(),
-                *self._opponent_args(),
-                self._max_len,
-            )
+            kernel = _reset_all if self.num_threads is None else _reset_all_threads
+            kernel(self._st, self._words, *self._tab, self._cfg, self._epsilon,
+                   self._obs_table, self.tables.mask, self._obs, self._mask)  # fmt: skip
         self._check_starts()
-        obs, mask = self._views(self._cur)
-        return obs, {"action_mask": mask}
+        obs, mask = self._out()
+        return self._observe(obs, mask), {"action_mask": mask}
 
     def step(
         self, actions: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        if self._cur[0] < 0:
+    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._st[_CUR, 0] < 0:
             raise RuntimeError("call reset() before step()")
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
@@ -809,90 +970,100 @@ class ImpartialGameVectorEnv(VectorEnv):
                 f"actions must be {self.num_envs} integer action ids, got shape {acts.shape} "
                 f"dtype {acts.dtype}"
             )
+        acts = acts.astype(np.int64, copy=False)
+        n = self.num_envs
+        rewards = np.empty(n, np.float64)
+        terminated = np.empty(n, np.bool_)
+        truncated = np.empty(n, np.bool_)
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        final = np.zeros_like(self._obs) if same_step else self._no_final
+        self._set_threads()
         k = self.kayles
         if k is not None:
-            _kayles_step(
-                acts.astype(np.int64, copy=False),
-                *self._episode_arrays(),
-                k.full,
-                k.pairs,
-                k.outcome,
-                k.clears,
-                *self._opponent_args(),
-                self._mwat,
-                self._rewards,
-                self._terminated,
-                self._final,
-            )
+            kernel = _kayles_step if self.num_threads is None else _kayles_step_threads
+            kernel(acts, self._st, self._words, self._cfg, self._epsilon, k.outcome, k.clears,
+                   k.cell_of_bit, self._obs, self._mask, final, rewards, terminated,
+                   truncated)  # fmt: skip
         else:
-            _step(
-                acts.astype(np.int64, copy=False),
-                *self._episode_arrays(),
-                self._tab(),
-                *self._opponent_args(),
-                self._max_len,
-                self._mwat,
-                self._rewards,
-                self._terminated,
-                self._final,
-            )
+            kernel = _step if self.num_threads is None else _step_threads
+            kernel(acts, self._st, self._words, *self._tab, self._cfg, self._epsilon,
+                   self._obs_table, self.tables.mask, self._obs, self._mask, final, rewards,
+                   terminated, truncated)  # fmt: skip
         self._check_starts()
-        obs, mask = self._views(self._cur)
+        obs, mask = self._out()
         infos: dict[str, Any] = {"action_mask": mask}
-        if self._terminated.any():
-            infos["final_obs"] = self._views(self._final)[0]
-            infos["_final_obs"] = self._terminated.copy()
-        return (
-            obs,
-            self._rewards.copy(),
-            self._terminated.copy(),
-            self._truncated.copy(),
-            infos,
-        )
+        if same_step:
+            ended = terminated | truncated
+            if ended.any():
+                infos["final_obs"] = self._observe(
+                    final.reshape(self._obs_shape), self._final_masks(ended)
+                )
+                infos["_final_obs"] = ended
+        return self._observe(obs, mask), rewards, terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of every board as a (num_envs, num_actions) bool array."""
-        return self._views(self._cur)[1].astype(bool)
+        return self._mask.astype(bool)
 
-    def _views(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(encoded observations, int8 action masks) of a batch of states."""
-        shape = (len(states), *self.single_observation_space.shape)
-        if self.kayles is not None:
-            k = self.kayles
-            mask, raw = _kayles_views(states, k.pairs, k.cell_of_bit, k.num_cells)
-            obs = self._encode(raw.reshape((len(states), *self._encode.raw_shape)))
-            return obs.reshape(shape), mask
-        assert self.tables is not None
-        return _rows(self._obs_table, states).reshape(shape), _rows(self.tables.mask, states)
+    def _set_threads(self) -> None:
+        if self.num_threads is not None:
+            nb.set_num_threads(self.num_threads)
 
-    def _episode_arrays(self) -> tuple[np.ndarray, ...]:
-        """The kernels' per-board arrays: seeds, episode numbers, stream keys and counts,
-        current states, and the fixed start (or -1)."""
-        return (self._seeds, self._episodes, self._keys, self._counts, self._cur, self._start_index)
+    def _out(self) -> tuple[np.ndarray, np.ndarray]:
+        """The observations (in the space's shape) and int8 masks to return."""
+        if self.copy:
+            return self._obs.reshape(self._obs_shape).copy(), self._mask.copy()
+        return self._obs.reshape(self._obs_shape), self._mask
 
-    def _opponent_args(self) -> tuple[Any, ...]:
-        """The kernels' opponent: its kind, epsilon, and whether it moves first."""
-        return (self._opp_kind, self._epsilon, self._opp_first)
+    def _observe(self, obs: np.ndarray, mask: np.ndarray | None) -> Any:
+        """The batch's observations; with `mask_in_obs`, with the masks inside (bool)."""
+        if self.mask_in_obs:
+            assert mask is not None
+            return {"action_mask": mask.astype(bool), "observation": obs}
+        return obs
 
-    def _tab(self) -> tuple[np.ndarray, ...]:
-        t = self.tables
-        assert t is not None
-        return (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, self._wanted)
+    def _final_masks(self, ended: np.ndarray) -> np.ndarray | None:
+        """The int8 masks of the final states (rows where `ended`), for `mask_in_obs`."""
+        if not self.mask_in_obs:
+            return None
+        states = self._st[_FINAL]
+        out = np.zeros_like(self._mask)
+        rows = np.flatnonzero(ended)
+        k = self.kayles
+        if k is not None:
+            obs = np.zeros((len(rows), self._obs.shape[1]), self._obs.dtype)
+            part = np.zeros((len(rows), self._mask.shape[1]), np.int8)
+            _kayles_fill(states[rows], k.pairs, k.cell_of_bit, obs, part)
+            out[rows] = part
+        else:
+            assert self.tables is not None
+            out[rows] = self.tables.mask[states[rows]]
+        return out
 
     def _check_starts(self) -> None:
-        if self._cur.min() >= 0:
+        cur = self._st[_CUR]
+        if cur.min() >= 0:
             return
-        if (self._cur == -2).any():
-            self._cur[:] = -1
+        failed = (cur == -2).any()
+        cur[:] = -1
+        if failed:
             raise ValueError(
                 "the opponent's first move ended the game (seat='second'); start from another state"
             )
-        if (self._cur < 0).any():
-            self._cur[:] = -1
-            raise ValueError(
-                f"found no N-position reachable from {self.game.initial_state()!r} in "
-                f"{_MAX_START_TRIES} random playouts; pass start='initial' or a state"
-            )
+        raise ValueError(
+            f"found no N-position reachable from {self.game.initial_state()!r} in "
+            f"{_MAX_START_TRIES} random playouts; pass start='initial' or a state"
+        )
+
+
+def _whole(value: Any, low: int, high: int | None = None) -> bool:
+    """Whether `value` is an int (not a bool) in [low, high]."""
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value >= low
+        and (high is None or value <= high)
+    )
 
 
 __all__ = ["KAYLES_MAX_PINS", "ImpartialGameVectorEnv"]

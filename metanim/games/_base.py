@@ -182,6 +182,11 @@ class Game(ABC, Generic[StateT, MoveT]):
         """`len(legal_moves(state))`, counted without listing them where a game can."""
         return len(self.legal_moves(state))
 
+    def legal_move_at(self, state: StateT, k: int) -> MoveT:
+        """`legal_moves(state)[k]` (0 <= k < `num_legal_moves(state)`); games with a
+        closed form find it without listing every move (a random opponent's pick)."""
+        return self.legal_moves(state)[k]
+
     def why_illegal(self, state: StateT, move: MoveT) -> str:
         """One sentence saying why `move` is not legal in `state` (override for detail)."""
         return f"{self.move_text(move)} is not a legal move in this position"
@@ -202,10 +207,21 @@ class Game(ABC, Generic[StateT, MoveT]):
         """Fixed-shape int array (shape and bound in `info`)."""
 
     def action_mask(self, state: StateT) -> np.ndarray:
-        mask = np.zeros(self.info.num_actions, dtype=np.int8)
+        """The legal actions of `state` as a new int8 0/1 array of `info.num_actions`."""
+        return self.legal_mask(state, np.empty(self.info.num_actions, dtype=np.int8))
+
+    def legal_mask(self, state: StateT, out: np.ndarray) -> np.ndarray:
+        """Write the legal actions of `state` into `out` (int8, `info.num_actions` long:
+        1 where legal, 0 elsewhere) and return it.
+
+        Games override it with a closed form (slices of the action ids, no move listed):
+        an env derives every mask through it, so a position with 10**5 legal moves costs
+        one pass over the mask and no Python object per move.
+        """
+        out[:] = 0
         for move in self.legal_moves(state):
-            mask[self.action_id(move)] = 1
-        return mask
+            out[self.action_id(move)] = 1
+        return out
 
     def to_json(self, state: StateT) -> Any:
         """JSON value of a state (lists instead of tuples); `validate_state` inverts it."""

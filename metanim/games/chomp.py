@@ -104,6 +104,23 @@ class Chomp(Game[ChompState, ChompMove]):
     def legal_moves(self, state: ChompState) -> list[ChompMove]:
         return [(r, c) for r, n in enumerate(state) for c in range(n) if (r, c) != (0, 0)]
 
+    def legal_move_at(self, state: ChompState, k: int) -> ChompMove:
+        k += 1  # the poison (0, 0) is never a move: count as if it were, and skip it
+        for r, n in enumerate(state):
+            if k < n:
+                return (r, k)
+            k -= n
+        raise IndexError("no such legal move")
+
+    def legal_mask(self, state: ChompState, out: np.ndarray) -> np.ndarray:
+        # Row r's remaining squares are ids r * cols .. r * cols + n - 1; not the poison.
+        out[:] = 0
+        cols = self.cols
+        for r, n in enumerate(state):
+            out[r * cols : r * cols + n] = 1
+        out[0] = 0
+        return out
+
     def is_legal(self, state: ChompState, move: Any) -> bool:
         if not (isinstance(move, tuple) and len(move) == 2 and all(map(is_int, move))):
             return super().is_legal(state, move)

@@ -123,6 +123,19 @@ class CornerQueen(Game[QueenState, QueenMove]):
         moves += [(r2, c) for r2 in range(r + 1, self.height)]
         return sorted(moves, key=self.action_id)
 
+    def legal_mask(self, state: QueenState, out: np.ndarray) -> np.ndarray:
+        # Ids are row * width + col: left along the row, then down-left every width - 1
+        # ids, then straight down every width ids.
+        out[:] = 0
+        r, c = state
+        w = self.width
+        out[r * w : r * w + c] = 1
+        steps = min(self.height - 1 - r, c)
+        if steps:
+            out[r * w + c + (w - 1) : r * w + c + (w - 1) * steps + 1 : w - 1] = 1
+        out[(r + 1) * w + c :: w] = 1
+        return out
+
     def _apply(self, state: QueenState, move: QueenMove) -> QueenState:
         return move
 

@@ -99,6 +99,16 @@ class FibonacciNim(Game[FibState, FibMove]):
     def legal_moves(self, state: FibState) -> list[FibMove]:
         return list(range(1, state[1] + 1))
 
+    def legal_move_at(self, state: FibState, k: int) -> FibMove:
+        if not 0 <= k < state[1]:
+            raise IndexError("no such legal move")
+        return k + 1
+
+    def legal_mask(self, state: FibState, out: np.ndarray) -> np.ndarray:
+        out[: state[1]] = 1  # takes 1..max take are ids 0..max take - 1
+        out[state[1] :] = 0
+        return out
+
     def is_legal(self, state: FibState, move: Any) -> bool:
         if not is_int(move):
             return super().is_legal(state, move)

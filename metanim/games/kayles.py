@@ -153,9 +153,10 @@ class Kayles(Game[KaylesState, KaylesMove]):
                     i += 1
         return moves
 
-    def action_mask(self, state: KaylesState) -> np.ndarray:
+    def legal_mask(self, state: KaylesState, out: np.ndarray) -> np.ndarray:
         # A run [i, e) of row r has the contiguous legal ids 2(rL + i) .. 2(rL + e - 1).
-        mask = np.zeros(len(self.rows) * self.width * 2, dtype=np.int8)
+        mask = out
+        mask[:] = 0
         for r, row in enumerate(state):
             i = r * self.width
             for part in row.split("0"):

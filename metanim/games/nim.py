@@ -117,6 +117,24 @@ class Nim(Game[NimState, NimMove]):
     def legal_moves(self, state: NimState) -> list[NimMove]:
         return [(i, c) for i, h in enumerate(state) for c in range(1, self.take_limit(h) + 1)]
 
+    def legal_move_at(self, state: NimState, k: int) -> NimMove:
+        for i, h in enumerate(state):
+            takes = self.take_limit(h)
+            if k < takes:
+                return (i, k + 1)
+            k -= takes
+        raise IndexError("no such legal move")
+
+    def legal_mask(self, state: NimState, out: np.ndarray) -> np.ndarray:
+        # Heap i's legal ids are one run: i * T .. i * T + take_limit(h) - 1; each id is
+        # written once (a mask of 10**5 actions is the only O(heap) work of a step).
+        slots = self._take_slots
+        for i, h in enumerate(state):
+            legal = i * slots + self.take_limit(h)
+            out[i * slots : legal] = 1
+            out[legal : (i + 1) * slots] = 0
+        return out
+
     def is_legal(self, state: NimState, move: Any) -> bool:
         if not (isinstance(move, tuple) and len(move) == 2 and all(map(is_int, move))):
             return super().is_legal(state, move)  # odd input: compare as the list would

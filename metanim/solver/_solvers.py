@@ -159,7 +159,27 @@ def chomp_table(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
         )
     params = kernels.chomp_params(rows, cols)
     grundy, misere = _persisted(f"chomp-{rows}x{cols}", lambda: _chomp(params, states))
+    _CHOMP_BUILT.add((rows, cols))
+    _chomp_extent.cache_clear()  # a new table may hold shapes better
     return grundy, misere, params
+
+
+#: The extents (rows, cols) whose Chomp tables this process holds: a shape inside a
+#: held extent is looked up there rather than in a new table of its own extent.
+_CHOMP_BUILT: set[tuple[int, int]] = set()
+#: `ChompSolver.prepare` builds the whole board's table up to this many successor
+#: visits (12 x 12: 3.9e8, about a second).
+CHOMP_PREPARE_WORK = 1_000_000_000
+
+
+@cache
+def _chomp_extent(used: int, width: int) -> tuple[int, int]:
+    """The extent to look a shape up in: the smallest held table that holds it, else
+    the shape's own (rows in use x length of row 0)."""
+    covering = [(r, c) for r, c in _CHOMP_BUILT if r >= used and c >= width]
+    if not covering:
+        return used, width
+    return min(covering, key=lambda extent: kernels.chomp_states(*extent))
 
 
 def _chomp(params: np.ndarray, states: int) -> tuple[np.ndarray, np.ndarray]:
@@ -219,6 +239,12 @@ class Solver(ABC):
         """How `query` ("grundy", "outcome" or "winning_moves") is answered for `state`:
         "table" or "closed-form"; raises `SizeLimitError` when neither can."""
         return TABLE
+
+    def prepare(self) -> None:
+        """Build, now, the tables that queries over the whole game would build one by one
+        (Chomp: one table per new extent), where that is cheap enough; a no-op elsewhere.
+        An env calls it once, so its first steps cost what later ones do."""
+        return None
 
     @abstractmethod
     def grundy(self, state: Any) -> int:
@@ -531,6 +557,14 @@ class KaylesSolver(Solver):
         return found
 
 
+def _lengths(state: tuple[int, ...], rows: int) -> np.ndarray:
+    """A shape's row lengths as `rows` int64 entries (zeros past its last row)."""
+    out = np.zeros(rows, dtype=np.int64)
+    used = min(rows, len(state))
+    out[:used] = state[:used]
+    return out
+
+
 class ChompSolver(Solver):
     """Solves each shape on its own extent (rows in use x length of row 0), not the board's;
     two-row shapes beyond the table by the closed form (normal play)."""
@@ -561,10 +595,18 @@ class ChompSolver(Solver):
             return CLOSED_FORM
         raise _no_path("Chomp", f"{limit}; a closed form exists only for two rows in normal play")
 
+    def prepare(self) -> None:
+        rows, cols = self.game.rows, self.game.cols
+        work = chomp_table_work(rows, cols)
+        if work <= CHOMP_PREPARE_WORK and kernels.chomp_states(rows, cols) <= MAX_TABLE_STATES:
+            chomp_table(rows, cols)
+            # One query loads the compiled lookup kernels (numba's cache) now too.
+            self.winning_moves(self.game.initial_state())
+
     def _lookup(self, state: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
         used = sum(1 for x in state if x)
-        grundy, misere, params = chomp_table(used, state[0])
-        rank = kernels.chomp_rank(params, np.asarray(state[:used], dtype=np.int64))
+        grundy, misere, params = chomp_table(*_chomp_extent(used, state[0]))
+        rank = kernels.chomp_rank(params, _lengths(state, int(params[0])))
         return grundy, misere, int(rank)
 
     def winning_moves(self, state: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -573,11 +615,11 @@ class ChompSolver(Solver):
             return []
         if self.method(state, "winning_moves") == CLOSED_FORM:
             return closed_forms.chomp_two_row_winning_moves(state[0], state[1] if used > 1 else 0)
-        _, _, params = chomp_table(used, state[0])
-        lost = _chomp_lost(used, state[0], self.game.misere)
-        out = np.empty(used * state[0], dtype=np.int64)
-        lengths = np.array(state[:used], dtype=np.int64)
-        count = _fast.chomp_losing_bites(params, lengths, lost, out)
+        rows, cols = _chomp_extent(used, state[0])
+        _, _, params = chomp_table(rows, cols)
+        lost = _chomp_lost(rows, cols, self.game.misere)
+        out = np.empty(rows * cols, dtype=np.int64)
+        count = _fast.chomp_losing_bites(params, _lengths(state, rows), lost, out)
         # Bites come back as r * cols + c with the extent's own width (no fixed field).
         cols = int(params[1])
         return [(int(e) // cols, int(e) % cols) for e in out[:count]]

@@ -30,6 +30,19 @@ from metanim.integrations._grading import game_and_state, grade_reply
 
 STYLES = ("react", "standard", "cot")
 
+try:  # inspect's CLI prints this error's message alone, without a traceback
+    from inspect_ai._util.error import PrerequisiteError as _OneLineError
+except ImportError:  # pragma: no cover - inspect moved its error class
+    _OneLineError = Exception  # type: ignore[assignment,misc]
+
+
+class TaskArgumentError(_OneLineError, ValueError):  # type: ignore[misc]
+    """A task argument that is missing or wrong; `inspect eval` shows its one line."""
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
+        self.message = message
+
 
 def _registered_name(name: str) -> str:
     """`metanim/<name>` however metanim is installed.
@@ -285,9 +298,12 @@ def corner_queen(variant: str = "normal", dataset: str | None = None, seed: int 
 
 @task(name=_registered_name("questions"))
 def questions(
-    path: str, limit_n: int | None = None, style: str = "react", samples: int = 1
+    path: str | None = None, limit_n: int | None = None, style: str = "react", samples: int = 1
 ) -> Task:
     """A question file (JSONL: question, choices, answer), graded against the gold answer."""
+    if path is None:
+        # Short enough for one terminal line: inspect prints it wrapped at the width.
+        raise TaskArgumentError("metanim/questions needs a question file: -T path=FILE.jsonl")
     items = load_questions(path)[:limit_n]
     return Task(
         dataset=MemoryDataset([question_sample(q) for q in items], name=Path(path).stem),
