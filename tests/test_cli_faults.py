@@ -452,7 +452,7 @@ def test_progress_shows_failed_attempts_as_they_happen(
     err = capsys.readouterr().err
     assert code == 3, err
     # The bar said so while the episode was still running, not only in the summary.
-    assert re.search(r"0/1 \[.*failed attempts: timeout [1-3] \(retrying\)", err), err
+    assert re.search(r"0/1 \[.*failed call attempts so far: timeout [1-3]", err), err
 
 
 @pytest.mark.slow

@@ -229,7 +229,7 @@ class Run:
         failed = self.clients.failed_attempts() if self.clients is not None else None
         if failed:
             kinds = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
-            text += f"{', ' if text else ''}failed attempts: {kinds} (retrying)"
+            text += f"{', ' if text else ''}failed call attempts so far: {kinds}"
         return text
 
     async def _tick(self, bar: Any) -> None:
