@@ -52,6 +52,7 @@ from metanim.arena import (
     run_tournament,
 )
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
+from metanim.llm import ModelSpec
 from metanim.records import (
     MAJORITY_RULE,
     item_accuracy,
@@ -217,7 +218,7 @@ class Cast:
 
     @property
     def simulated(self) -> bool:
-        return any(m.startswith("sim-") for m in self.roles.values())
+        return any(ModelSpec.parse(m).simulated for m in self.roles.values())
 
     def __getitem__(self, role: str) -> str:
         return self.roles[role]
