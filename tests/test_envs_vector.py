@@ -74,6 +74,26 @@ def test_numba_draws_equal_the_python_stream() -> None:
         assert _random(np.uint64(key), count + 1) == py.random()
 
 
+def test_the_block_stream_gives_the_words_of_the_formula() -> None:
+    # Draws in blocks (`_stream._block`) against word(k) = mix(key + k * G) computed one
+    # at a time in Python, across block ends, with uncounted-word draws (n = 1) between.
+    rng = np.random.default_rng(3)
+    for seed, episode in [(0, 0), (2**64 - 1, 9)]:
+        stream = _stream.EpisodeStream(seed, episode)
+        key = _stream.episode_key(seed, episode)
+        for count in range(1, 1500):
+            word = _stream.mix((key + count * _stream.GOLDEN) & _stream.MASK)
+            kind = rng.integers(4)
+            if kind == 0:
+                assert stream.random() == (word >> 11) / 2**53
+            elif kind == 1:
+                assert stream.integers(1) == 0
+            else:
+                n = int(rng.choice([2, 3, 31, 10**5, 2**32 - 1]))
+                assert stream.integers(n) == ((word >> 32) * n) >> 32
+            assert stream.count == count
+
+
 @pytest.mark.filterwarnings("ignore:the start")  # [12] is a P-position on purpose
 @pytest.mark.parametrize("threads", [None, 2], ids=["serial", "threads"])
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES)
