@@ -109,7 +109,8 @@ class Nim(Game[NimState, NimMove]):
         return not any(state)
 
     def num_legal_moves(self, state: NimState) -> int:
-        return sum(self.take_limit(h) for h in state)
+        k = self.max_take
+        return sum(state) if k is None else sum([h if h < k else k for h in state])
 
     def take_limit(self, heap: int) -> int:
         return heap if self.max_take is None else min(heap, self.max_take)
@@ -169,6 +170,9 @@ class Nim(Game[NimState, NimMove]):
 
     def observation(self, state: NimState) -> np.ndarray:
         return np.asarray(state, dtype=np.int64)
+
+    def to_json(self, state: NimState) -> list[int]:
+        return list(state)  # states and moves alike are flat tuples of ints
 
     # text
     def move_text(self, move: NimMove) -> str:
