@@ -20,10 +20,11 @@ import numpy as np
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
-# The words of a stream are computed in blocks, the first one small (a stream often
-# serves one episode of a few moves, or a single move), then doubling up to the cap.
+# A stream computes its words in blocks, the first one small (a stream often serves one
+# episode of a few moves, or a single move), the next ones larger.
 FIRST_BLOCK = 16
 MAX_BLOCK = 256
+_LOW32 = 0xFFFFFFFF
 
 _G = np.uint64(GOLDEN)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -68,52 +69,80 @@ def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
 
 
 @nb.njit(cache=True)
-def _block(key: np.uint64, first: np.int64, size: np.int64) -> np.ndarray:  # pragma: no cover
-    """`word(k) >> 11` for the draws `k = first .. first + size - 1` (53-bit values)."""
-    out = np.empty(size, dtype=np.int64)
+def _fill(out, seed_hi, seed_lo, episode, first, size):  # pragma: no cover - compiled
+    """`out[2 + j] = word(first + j) >> 11` (53 bits) for `j < size`; `out[0:2]` hold the
+    episode key's high and low 32 bits, computed from the seed when `episode >= 0` (the
+    first fill), else read back from there."""
+    if episode >= 0:
+        seed = (np.uint64(seed_hi) << _S32) | np.uint64(seed_lo)
+        key = _episode_key(seed, episode)
+        out[0] = np.int64(key >> _S32)
+        out[1] = np.int64(key & np.uint64(_LOW32))
+    else:
+        key = (np.uint64(out[0]) << _S32) | np.uint64(out[1])
     for j in range(size):
-        out[j] = np.int64(_mix(key + np.uint64(first + j) * _G) >> _S11)
-    return out
+        out[2 + j] = np.int64(_mix(key + np.uint64(first + j) * _G) >> _S11)
+
+
+def prepare() -> None:
+    """Load the compiled block kernel now (from numba's cache: milliseconds, once per
+    process), so an env's first draw costs what later ones do."""
+    _fill(np.empty(3, dtype=np.int64), 0, 0, 0, 1, 1)
 
 
 class EpisodeStream:
     """Draws of one episode; has the two `np.random.Generator` methods opponents use.
 
-    The words come from `_block` a block at a time, kept as a list of Python ints: a
-    draw is then a list index and two shifts, where the 64-bit arithmetic of `mix` in
-    Python costs several big-integer operations per draw.
+    The words come from `_fill` a block at a time (the key with the first block), read
+    through a memoryview: a draw is then an index and two shifts on small ints, where
+    the 64-bit arithmetic of `mix` in Python costs several big-integer operations.
+    Nothing is computed before the first draw that needs a word.
     """
 
-    __slots__ = ("_first", "_words", "count", "key")
+    __slots__ = ("_base", "_buf", "_end", "_episode", "_seed", "_words", "count")
 
     def __init__(self, seed: int, episode: int) -> None:
-        self.key = episode_key(seed & MASK, episode)
+        self._seed = seed & MASK
+        self._episode = episode
         self.count = 0
-        self._first = 1  # the draw number of `_words[0]`
-        self._words: list[int] = []
+        # Draw k's word is `_words[k - _base]` while `k - _base < _end`.
+        self._base = self._end = 0
+        self._words: memoryview | None = None
+
+    def __getstate__(self) -> tuple[int, int, int]:
+        # The words are a pure function of (seed, episode, count): recomputed, not kept.
+        return self._seed, self._episode, self.count
+
+    def __setstate__(self, state: tuple[int, int, int]) -> None:
+        self.__init__(*state[:2])  # type: ignore[misc]
+        self.count = state[2]
 
     def _word53(self, count: int) -> int:
-        """`word(count) >> 11`, from the current block or a new one starting at `count`."""
-        j = count - self._first
-        words = self._words
-        if j >= len(words):
-            size = min(MAX_BLOCK, max(FIRST_BLOCK, 2 * len(words)))
-            words = self._words = _block(np.uint64(self.key), count, size).tolist()
-            self._first, j = count, 0
-        return words[j]
+        """`word(count) >> 11`, from a new block that starts at draw `count`."""
+        if self._words is None:
+            self._buf = np.empty(MAX_BLOCK + 2, dtype=np.int64)
+            self._words = memoryview(self._buf)
+            size, episode = FIRST_BLOCK, self._episode
+        else:
+            size, episode = MAX_BLOCK, -1
+        seed = self._seed
+        _fill(self._buf, seed >> 32, seed & _LOW32, episode, count, size)
+        self._base, self._end = count - 2, size + 2
+        return self._words[2]
 
     def integers(self, n: int) -> int:
         """A draw in `[0, n)` (the only form of `Generator.integers` the envs call)."""
         count = self.count = self.count + 1
         if n == 1:  # the only possible answer; the draw is still counted
             return 0
-        j = count - self._first
-        words = self._words
         # The block read inline: one draw per opponent move is on the env's step path.
-        word = words[j] if j < len(words) else self._word53(count)
+        j = count - self._base
+        word = self._words[j] if j < self._end else self._word53(count)  # type: ignore[index]
         return ((word >> 21) * int(n)) >> 32
 
     def random(self) -> float:
         """A float in `[0, 1)`."""
-        self.count += 1
-        return self._word53(self.count) * (1.0 / (1 << 53))
+        count = self.count = self.count + 1
+        j = count - self._base
+        word = self._words[j] if j < self._end else self._word53(count)  # type: ignore[index]
+        return word * (1.0 / (1 << 53))
