@@ -258,20 +258,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._done = True
         self._status = "call reset() to start"
 
-    def __getstate__(self) -> dict[str, Any]:
-        # The caches start empty in the copy (they refill on demand), and memoryviews
-        # do not pickle: the current state's record and views are rebuilt on load.
-        state = self.__dict__.copy()
-        for name in ("_records", "_counts", "_legal_of", "_actions", "_texts"):
-            state[name] = {}
-        for name in ("_current", "_legal", "_legal_view"):
-            state.pop(name, None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._set_state(self._state)
-
     # ------------------------------------------------------------------ gym API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -498,10 +484,11 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
     def _record(self, state: Any) -> tuple[np.ndarray | None, np.ndarray, Any, int, Any]:
         """(int8 mask, encoded observation, JSON form, number of legal moves, the mask's
-        memoryview) of a state shown to the agent, cached (indexing a memoryview gives
-        an int at a fraction of the cost of indexing the array).
+        bytes) of a state shown to the agent, cached (indexing bytes gives an int at a
+        fraction of the cost of indexing the array, and unlike a memoryview they leave
+        the record untracked by the garbage collector).
 
-        The mask and its view are None when the env keeps no masks (many actions). The
+        The mask and its bytes are None when the env keeps no masks (many actions). The
         JSON form is kept only when it is a flat list (every game's is), whose copy is
         cheap; anything else is rebuilt for each `info`.
         """
@@ -517,7 +504,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             flat = isinstance(value, list) and not any([isinstance(v, _NESTED) for v in value])
             # The observation in the env's encoding (raw, onehot or binary).
             obs = self._encode(game.observation(state))
-            view = None if mask is None else memoryview(mask)
+            view = None if mask is None else mask.tobytes()
             found = (mask, obs, tuple(value) if flat else None, game.num_legal_moves(state), view)
             self._records[state] = found
         return found

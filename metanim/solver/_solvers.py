@@ -502,16 +502,33 @@ class KaylesSolver(Solver):
         if self.game.misere:
             self.method(state, "winning_moves")
             return super().winning_moves(state)
-        spans = [(r, start, n) for r, row in enumerate(state) for start, n in run_spans(row)]
+        # The runs (row, first pin, length, value) in one pass over each row's parts (an
+        # env's optimal opponent asks on most steps).
+        base = self._base_list
+        spans = []
         total = 0
-        for _, _, n in spans:
-            total ^= self._value(n)
+        for r, row in enumerate(state):
+            i = 0
+            for part in row.split("0"):
+                if part:
+                    n = len(part)
+                    value = base[n] if n < len(base) else self._value(n)
+                    total ^= value
+                    spans.append((r, i, n, value))
+                    i += n + 1
+                else:
+                    i += 1
         if total == 0:
             return []
         found: list[tuple[int, int, int]] = []
         # Rows in order, runs left to right, hits sorted within a run: action-id order.
-        for r, start, n in spans:
-            found += [(r, start + a, take) for a, take in self._run_hits(n, self._value(n) ^ total)]
+        hits = self._hits
+        for r, start, n, value in spans:
+            hit = hits.get((n, value ^ total))
+            if hit is None:
+                hit = self._run_hits(n, value ^ total)
+            if hit:
+                found += [(r, start + a, take) for a, take in hit]
         return found
 
     def _run_hits(self, n: int, target: int) -> list[tuple[int, int]]:
