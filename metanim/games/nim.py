@@ -119,8 +119,9 @@ class Nim(Game[NimState, NimMove]):
         return [(i, c) for i, h in enumerate(state) for c in range(1, self.take_limit(h) + 1)]
 
     def legal_move_at(self, state: NimState, k: int) -> NimMove:
+        limit = self.max_take
         for i, h in enumerate(state):
-            takes = self.take_limit(h)
+            takes = h if limit is None or h < limit else limit
             if k < takes:
                 return (i, k + 1)
             k -= takes
@@ -144,6 +145,8 @@ class Nim(Game[NimState, NimMove]):
 
     def _apply(self, state: NimState, move: NimMove) -> NimState:
         i, c = move
+        if len(state) == 1:  # one heap (the papers' setting): no slicing
+            return (state[0] - c,)
         return (*state[:i], state[i] - c, *state[i + 1 :])
 
     def why_illegal(self, state: NimState, move: NimMove) -> str:
