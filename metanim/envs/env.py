@@ -321,7 +321,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if self._done:
             raise RuntimeError("the episode is over; call reset() before step()")
         found = self._actions.get(action) if type(action) is int else None
-        if found is None or not self._legal_view[action]:
+        if found is None or not self._current[4][action]:
             try:
                 found = self._agent_move(action)
             except MoveError as err:
@@ -364,7 +364,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             self._status = "agent won" if agent_wins else "agent lost"
         self._state, self._current = state, record
         if self._keep_masks:
-            self._legal, self._legal_view = record[0], record[4]
             mask = record[0].copy()
         else:
             mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
@@ -452,7 +451,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 self._actions.clear()
             move = self.game.move_from_action(index)
             found = self._actions[index] = (move, self._text(move))
-        if not self._legal_view[index]:
+        if not self._current[4][index]:
             raise IllegalMoveError(self.game.why_illegal(self._state, found[0]), str(index))
         return found
 
@@ -471,15 +470,14 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), self.illegal_reward, False, False, info
 
     def _set_state(self, state: Any) -> None:
-        """Make `state` the current one: its record and its kept legal mask."""
+        """Make `state` the current one, with its record."""
         self._state = state
-        self._current = record = self._record(state)
-        self._legal, self._legal_view = record[0], record[4]
+        self._current = self._record(state)
 
     def _fresh_mask(self) -> np.ndarray:
         """A new int8 mask of the current state (the kept one copied, or written anew)."""
         if self._keep_masks:
-            return self._legal.copy()
+            return self._current[0].copy()
         return self.game.legal_mask(self._state, np.empty(self._num_actions, dtype=np.int8))
 
     def _record(self, state: Any) -> tuple[np.ndarray | None, np.ndarray, Any, int, Any]:
