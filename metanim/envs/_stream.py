@@ -96,18 +96,27 @@ class EpisodeStream:
     The words come from `_fill` a block at a time (the key with the first block), read
     through a memoryview: a draw is then an index and two shifts on small ints, where
     the 64-bit arithmetic of `mix` in Python costs several big-integer operations.
-    Nothing is computed before the first draw that needs a word.
+    Nothing is computed before the first draw that needs a word. `reuse` hands over
+    the block buffer of a stream its owner is done with (an env's previous episode),
+    which then allocates a new one if it ever draws again.
     """
 
-    __slots__ = ("_base", "_buf", "_end", "_episode", "_seed", "_words", "count")
+    __slots__ = ("_base", "_buf", "_end", "_episode", "_keyed", "_seed", "_words", "count")
 
-    def __init__(self, seed: int, episode: int) -> None:
+    def __init__(self, seed: int, episode: int, reuse: EpisodeStream | None = None) -> None:
         self._seed = seed & MASK
         self._episode = episode
         self.count = 0
-        # Draw k's word is `_words[k - _base]` while `k - _base < _end`.
+        # Draw k's word is `_words[k - _base]` while `k - _base < _end`; the key sits in
+        # the buffer's first two entries once `_keyed`.
         self._base = self._end = 0
+        self._keyed = False
+        self._buf: np.ndarray | None = None
         self._words: memoryview | None = None
+        if reuse is not None and reuse._words is not None:
+            self._buf, self._words = reuse._buf, reuse._words
+            reuse._buf = reuse._words = None
+            reuse._end, reuse._keyed = 0, False
 
     def __getstate__(self) -> tuple[int, int, int]:
         # The words are a pure function of (seed, episode, count): recomputed, not kept.
@@ -122,9 +131,11 @@ class EpisodeStream:
         if self._words is None:
             self._buf = np.empty(MAX_BLOCK + 2, dtype=np.int64)
             self._words = memoryview(self._buf)
-            size, episode = FIRST_BLOCK, self._episode
-        else:
+        if self._keyed:
             size, episode = MAX_BLOCK, -1
+        else:
+            size, episode = FIRST_BLOCK, self._episode
+            self._keyed = True
         seed = self._seed
         _fill(self._buf, seed >> 32, seed & _LOW32, episode, count, size)
         self._base, self._end = count - 2, size + 2

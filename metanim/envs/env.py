@@ -269,7 +269,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             self._stream_seed, self._episode = int(self.np_random.integers(2**63)), 0
         else:
             self._episode += 1
-        self._draws = EpisodeStream(self._stream_seed, self._episode)
+        self._draws = EpisodeStream(self._stream_seed, self._episode, reuse=self._draws)
         options = options or {}
         start = self._start
         if "state" in options:
