@@ -329,9 +329,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         move, agent_move = found
         game = self.game
         state = game._apply(self._state, move)
-        count = self._counts.get(state)
-        if count is None:
-            count = self._count(state)
+        counts = self._counts
+        count = counts.get(state)
+        if count is None:  # `_count`, inline: a fresh env's first steps mostly miss
+            if len(counts) >= _RECORD_LIMIT:
+                counts.clear()
+            count = counts[state] = game.num_legal_moves(state)
         if count:
             if self._explore == 1.0:  # the random opponent, its one draw inline
                 reply = self._move_at(state, self._draws.integers(count))
