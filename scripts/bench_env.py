@@ -466,6 +466,8 @@ def main() -> None:
             spiel_rows.append([f"`MetaNIM/Nim-v0` (heaps=[31], max_take=None), {opp} opponent",
                                f"{t * 1e6:.2f}", f"{spiel_best / t:.2f}"])  # fmt: skip
         print(spiel_rows, flush=True)
+    profile = step_profile(args.steps, args.repeats)
+    print(profile, flush=True)
     nim, chomp = cliff_rows(args.steps, args.repeats)
     print(nim, chomp, flush=True)
 
@@ -502,20 +504,34 @@ def main() -> None:
             "timed as the agent's `apply_action`, then the opponent's `legal_actions`, random "
             "choice and `apply_action` (new games not counted); ours as one `step()` (the "
             "agent's move, the opponent's reply, reward, flags, the next mask, observation and "
-            f"info). µs per agent step, min of {args.repeats} rounds of {args.steps:,}; "
-            "*ratio* is OpenSpiel/ours (at or above 1.00: ours as fast).",
+            f"info). µs per agent step, min of {args.repeats} interleaved rounds of "
+            f"{args.steps:,}; *ratio* is OpenSpiel/ours (at or above 1.00: ours as fast).",
             table(["env", "µs per agent step", "ratio"], spiel_rows),
         ]
     else:
         parts.append("OpenSpiel (`open_spiel`, the `bench` extra) is not installed here.")
     parts += [
+        "### Where one NIM step's time goes\n\nThe same env (random opponent) stepping from a "
+        "heap of 31 with a take of 11, so the opponent replies from 20 (a reset before each "
+        "step, not counted, as a short NIM episode has one about every other step): the "
+        f"whole step min of {args.repeats} interleaved rounds of {args.steps:,}, each part "
+        f"alone (`timeit`, min of {args.repeats}) on the env's own caches. µs. A Python "
+        "step returns new arrays and a new dict every time (Gymnasium's checker asks for "
+        "new data from each call), passes two wrapper layers and runs a few dozen "
+        "interpreted operations, where OpenSpiel's agent step is four calls into C++.",
+        table(["part", "µs"], profile),
+    ]
+    parts += [
         "### No cliff\n\nNIM with any take from one heap (`start='initial'`): µs per step, "
-        f"min of {args.repeats} runs of {args.steps // 10:,} steps, and the ratio to the heap "
-        "of 31 (the mask, one byte per action, is the only work that grows with the heap).",
+        f"min of {args.repeats} interleaved rounds of {args.steps // 10:,} steps, and the "
+        "ratio to the heap of 31 (the mask, one byte per action, is the only work that grows "
+        "with the heap: past 4,096 actions each returned mask is written once, none kept).",
         table(["heap", "optimal opp. µs", "vs 31", "random opp. µs", "vs 31"], nim),
         "A fresh 12×12 Chomp env (optimal opponent, `start='initial'`), µs per step by step "
         "range, and the ratio to the last range (steady state); the env builds the whole "
-        "board's solver table when it is made (last row).",
+        "board's solver table when it is made (last row). Its first steps meet states no "
+        "cache holds yet (the opponent's winning moves, each state's mask and observation), "
+        "and the first step also pays Gymnasium's one-time passive check.",
         table(["steps", "µs per step", "vs steady"], chomp),
     ]
     markdown = "\n\n".join(parts)

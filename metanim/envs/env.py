@@ -230,7 +230,14 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._counts: dict[Any, int] = {}
         self._mover_wins_at_end = self.game.mover_wins_at_terminal
         self._texts: dict[Any, str] = {}
+        # (move, text) of every action id, made now when masks are kept (at most
+        # 4,096 actions): a step then decodes the agent's action with one lookup, and a
+        # fresh env's first steps do not decode them one by one.
         self._actions: dict[int, tuple[Any, str]] = {}
+        if self._keep_masks:
+            for index in range(self._num_actions):
+                move = self.game.move_from_action(index)
+                self._actions[index] = (move, self._text(move))
         self._winning = _solve.WinningLookup(self.game)
         # The k-th legal move for a random reply: the game's closed form where it has one,
         # else its listed moves, cached per state (listing them for every reply costs more).
@@ -448,12 +455,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             if not self.game.is_legal(self._state, move):
                 raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
             return move, self._text(move)
-        found = self._actions.get(index)
-        if found is None:
-            if len(self._actions) >= _RECORD_LIMIT:
-                self._actions.clear()
-            move = self.game.move_from_action(index)
-            found = self._actions[index] = (move, self._text(move))
+        found = self._actions[index]
         if not self._current[4][index]:
             raise IllegalMoveError(self.game.why_illegal(self._state, found[0]), str(index))
         return found
