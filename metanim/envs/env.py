@@ -373,21 +373,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             winner, reward = ("agent", 1.0) if agent_wins else ("opponent", -1.0)
             self._status = "agent won" if agent_wins else "agent lost"
         self._state, self._current = state, record
-        if self._keep_masks:
-            mask = record[0].copy()
-        else:
-            mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
-        value = record[2]
-        info = {
-            "action_mask": mask,
-            "state": game.to_json(state) if value is None else list(value),
-            "agent_move": agent_move,
-            "opponent_move": opponent_move,
-            "winner": winner,
-            "illegal_action": False,
-        }
-        if self.solver_info:
-            self._add_solver_info(info)
+        info = self._info(agent_move, opponent_move, winner)
         if self.render_mode == "human":
             self.render()
         if self.mask_in_obs:
@@ -564,11 +550,13 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._current[1].copy()
 
     def _info(
-        self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
+        self, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
-        value = self._current[2]
+        """The `info` of the current state (the mask and the state's JSON new each time)."""
+        current = self._current
+        value = current[2]
         info: dict[str, Any] = {
-            "action_mask": self._fresh_mask(),
+            "action_mask": current[0].copy() if self._keep_masks else self._fresh_mask(),
             "state": self.game.to_json(self._state) if value is None else list(value),
             "agent_move": agent_move,
             "opponent_move": opponent_move,
