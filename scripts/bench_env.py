@@ -21,6 +21,7 @@ import argparse
 import os
 import random
 import time
+import timeit
 from typing import Any
 
 import gymnasium as gym
@@ -30,6 +31,7 @@ import numpy as np
 from _bench import machine, random_steps, table, write_section
 
 import metanim  # noqa: F401  (registers the env ids)
+from metanim.envs import EpisodeStream
 
 
 class Minimal:
@@ -244,7 +246,7 @@ def per_step(env: Any, steps: int, seed: int) -> float:
     return inside / steps
 
 
-def interleaved(envs: dict[str, Any], steps: int, repeats: int) -> dict[str, float]:
+def interleaved(envs: dict[Any, Any], steps: int, repeats: int) -> dict[Any, float]:
     """Min over `repeats` rounds of each env's seconds per step, the envs taken in turn
     within each round (load from other jobs then hits every env alike)."""
     for env in envs.values():  # warm-up: caches, memos and solver tables
@@ -282,19 +284,128 @@ def openspiel_per_agent_step(steps: int, seed: int) -> float | None:
     return inside / steps
 
 
+def one_step(env: Any, steps: int) -> float:
+    """Seconds of `env.step(10)` from a reset to one heap of 31 (resets not counted):
+    the agent takes 11 and the random opponent one of the 20 moves left."""
+    inside = 0.0
+    for _ in range(steps):
+        env.reset(options={"state": [31]})
+        start = time.perf_counter()
+        env.step(10)
+        inside += time.perf_counter() - start
+    return inside / steps
+
+
+class NullEnv:
+    """A `step` that does nothing: the cost of the timing loop itself."""
+
+    def reset(self, options: Any = None) -> None:
+        return None
+
+    def step(self, action: int) -> None:
+        return None
+
+
+def step_profile(steps: int, repeats: int) -> list[list[str]]:
+    """Where one step of `MetaNIM/Nim-v0` (one heap of 31, any take, random opponent)
+    spends its time: `one_step` through `gym.make`, unwrapped and of an empty `step`
+    in interleaved rounds (min), then each part of the step path timed alone (min of
+    `repeats` timeit runs) on the env's own caches at the same transition (31 -> 20
+    by the agent's take of 11, then the opponent's 8th move)."""
+    env = gym.make("MetaNIM/Nim-v0", heaps=[31], max_take=None, start="initial",
+                   opponent="random")  # fmt: skip
+    agent = env.unwrapped
+    runs = {"wrapped": env, "unwrapped": agent, "null": NullEnv()}
+    for run in runs.values():
+        one_step(run, steps)
+    whole = dict.fromkeys(runs, float("inf"))
+    for _ in range(repeats):
+        for key, run in runs.items():
+            whole[key] = min(whole[key], one_step(run, steps))
+    game = agent.game
+    state, action = (31,), 10
+    agent.reset(seed=0, options={"state": [31]})
+    move, text = agent._agent_move(action)  # fills the env's caches for this transition
+    after = game._apply(state, move)
+    count = agent._count(after)
+    reply = game.legal_move_at(after, 7)
+    reached = game._apply(after, reply)
+    agent._text(reply)
+    record = agent._record(reached)
+    names = {
+        "actions": agent._actions, "legal": agent._current[4], "counts": agent._counts,
+        "draws": agent._draws, "texts": agent._texts, "records": agent._records,
+        "game": game, "state": state, "action": action, "move": move, "after": after,
+        "count": count, "reply": reply, "reached": reached, "mask": record[0],
+        "obs": record[1], "value": record[2], "text": text, "EpisodeStream": EpisodeStream, "box": [agent._draws],
+    }  # fmt: skip
+    parts = [
+        ("the agent's move: its cached (move, text), the legality byte, the rules' apply",
+         "actions.get(action); legal[action]; game._apply(state, move)"),
+        ("the opponent's range: the cached count of legal moves", "counts.get(after)"),
+        ("one draw of the episode's stream, its first (the key and a first block of words, "
+         "one compiled call)", "box[0] = EpisodeStream(5, 1, reuse=box[0]); box[0].integers(count)"),
+        ("the opponent's move: the k-th legal move, the rules' apply, its cached text",
+         "game.legal_move_at(after, 7); game._apply(after, reply); texts.get(reply)"),
+        ("the next state's cached record, new copies of its mask and observation",
+         "records.get(reached); mask.copy(); obs.copy()"),
+        ("`info`: a new list of the state, the dict of six fields",
+         "{'action_mask': mask, 'state': list(value), 'agent_move': text, "
+         "'opponent_move': text, 'winner': None, 'illegal_action': False}"),
+    ]  # fmt: skip
+    number = 100_000
+
+    def alone(code: str) -> float:
+        return min(timeit.repeat(code, globals=names, number=number, repeat=repeats)) / number
+
+    empty = alone("pass")
+    # A stream is made by `reset` (not timed): only its draw counts.
+    made = alone("box[0] = EpisodeStream(5, 1, reuse=box[0])") - empty
+    rows, total = [], 0.0
+    for label, code in parts:
+        cost = max(0.0, alone(code) - empty - (made if "EpisodeStream" in code else 0.0))
+        total += cost
+        rows.append([label, f"{cost * 1e6:.2f}"])
+    rest = whole["unwrapped"] - whole["null"] - total
+    rows.append(
+        [
+            "the rest of `step` itself: its call, attribute reads and stores, branches, "
+            "the returned tuple (unwrapped step less the parts above)",
+            f"{rest * 1e6:.2f}",
+        ]
+    )
+    rows.append(
+        [
+            "Gymnasium's wrappers from `gym.make` (`OrderEnforcing`, `PassiveEnvChecker`)",
+            f"{(whole['wrapped'] - whole['unwrapped']) * 1e6:.2f}",
+        ]
+    )
+    rows.append(
+        [
+            f"**one step through `gym.make`** (less the timing loop's {whole['null'] * 1e6:.2f})",
+            f"{(whole['wrapped'] - whole['null']) * 1e6:.2f}",
+        ]
+    )
+    return rows  # fmt: skip
+
+
 def cliff_rows(steps: int, repeats: int) -> tuple[list[list[str]], list[list[str]]]:
     """NIM with any take at growing heaps (us per step, min of `repeats`), and a fresh
     12x12 Chomp env's cost per step over its first steps."""
+    heaps = (31, 1_000, 10_000, 100_000)
+    envs = {
+        (heap, opponent): gym.make("MetaNIM/Nim-v0", heaps=[heap], max_take=None,
+                                   start="initial", opponent=opponent)
+        for heap in heaps
+        for opponent in ("optimal", "random")
+    }  # fmt: skip
+    best = interleaved(envs, steps // 10, repeats)
     nim = []
-    base: dict[str, float] = {}
-    for heap in (31, 1_000, 10_000, 100_000):
+    for heap in heaps:
         row = [f"{heap:,}"]
         for opponent in ("optimal", "random"):
-            env = gym.make("MetaNIM/Nim-v0", heaps=[heap], max_take=None, start="initial",
-                           opponent=opponent)  # fmt: skip
-            best = min(per_step(env, steps // 10, r) for r in range(repeats))
-            base.setdefault(opponent, best)
-            row += [f"{best * 1e6:.1f}", f"{best / base[opponent]:.2f}"]
+            cost, base = best[heap, opponent], best[31, opponent]
+            row += [f"{cost * 1e6:.1f}", f"{cost / base:.2f}"]
         nim.append(row)
     chunks = [(0, 200), (200, 1_000), (1_000, 3_000), (3_000, 6_000)]
     costs = []
@@ -336,14 +447,18 @@ def main() -> None:
         print(rows[-1], flush=True)
 
     spiel_rows = []
-    spiel = [openspiel_per_agent_step(args.steps, r) for r in range(args.repeats)]
-    if spiel[0] is not None:
-        ours = interleaved(
-            {opp: gym.make("MetaNIM/Nim-v0", heaps=[31], max_take=None, start="initial",
-                           opponent=opp) for opp in ("random", "optimal")},
-            args.steps, args.repeats,
-        )  # fmt: skip
-        spiel_best = min(t for t in spiel if t is not None)
+    if openspiel_per_agent_step(args.steps, 0) is not None:  # installed; also a warm-up
+        envs = {opp: gym.make("MetaNIM/Nim-v0", heaps=[31], max_take=None, start="initial",
+                              opponent=opp) for opp in ("random", "optimal")}  # fmt: skip
+        for env in envs.values():
+            per_step(env, args.steps, 0)
+        # OpenSpiel's rounds interleaved with ours, so load from other jobs hits both alike.
+        spiel_best = float("inf")
+        ours = dict.fromkeys(envs, float("inf"))
+        for r in range(args.repeats):
+            spiel_best = min(spiel_best, openspiel_per_agent_step(args.steps, r + 1) or 0.0)
+            for opp, env in envs.items():
+                ours[opp] = min(ours[opp], per_step(env, args.steps, r + 1))
         spiel_rows = [
             ["OpenSpiel `nim` (pile_sizes=31), random reply", f"{spiel_best * 1e6:.2f}", "1.00"]
         ]
@@ -351,6 +466,8 @@ def main() -> None:
             spiel_rows.append([f"`MetaNIM/Nim-v0` (heaps=[31], max_take=None), {opp} opponent",
                                f"{t * 1e6:.2f}", f"{spiel_best / t:.2f}"])  # fmt: skip
         print(spiel_rows, flush=True)
+    profile = step_profile(args.steps, args.repeats)
+    print(profile, flush=True)
     nim, chomp = cliff_rows(args.steps, args.repeats)
     print(nim, chomp, flush=True)
 
@@ -387,20 +504,34 @@ def main() -> None:
             "timed as the agent's `apply_action`, then the opponent's `legal_actions`, random "
             "choice and `apply_action` (new games not counted); ours as one `step()` (the "
             "agent's move, the opponent's reply, reward, flags, the next mask, observation and "
-            f"info). µs per agent step, min of {args.repeats} rounds of {args.steps:,}; "
-            "*ratio* is OpenSpiel/ours (at or above 1.00: ours as fast).",
+            f"info). µs per agent step, min of {args.repeats} interleaved rounds of "
+            f"{args.steps:,}; *ratio* is OpenSpiel/ours (at or above 1.00: ours as fast).",
             table(["env", "µs per agent step", "ratio"], spiel_rows),
         ]
     else:
         parts.append("OpenSpiel (`open_spiel`, the `bench` extra) is not installed here.")
     parts += [
+        "### Where one NIM step's time goes\n\nThe same env (random opponent) stepping from a "
+        "heap of 31 with a take of 11, so the opponent replies from 20 (a reset before each "
+        "step, not counted, as a short NIM episode has one about every other step): the "
+        f"whole step min of {args.repeats} interleaved rounds of {args.steps:,}, each part "
+        f"alone (`timeit`, min of {args.repeats}) on the env's own caches. µs. A Python "
+        "step returns new arrays and a new dict every time (Gymnasium's checker asks for "
+        "new data from each call), passes two wrapper layers and runs a few dozen "
+        "interpreted operations, where OpenSpiel's agent step is four calls into C++.",
+        table(["part", "µs"], profile),
+    ]
+    parts += [
         "### No cliff\n\nNIM with any take from one heap (`start='initial'`): µs per step, "
-        f"min of {args.repeats} runs of {args.steps // 10:,} steps, and the ratio to the heap "
-        "of 31 (the mask, one byte per action, is the only work that grows with the heap).",
+        f"min of {args.repeats} interleaved rounds of {args.steps // 10:,} steps, and the "
+        "ratio to the heap of 31 (the mask, one byte per action, is the only work that grows "
+        "with the heap: past 4,096 actions each returned mask is written once, none kept).",
         table(["heap", "optimal opp. µs", "vs 31", "random opp. µs", "vs 31"], nim),
         "A fresh 12×12 Chomp env (optimal opponent, `start='initial'`), µs per step by step "
         "range, and the ratio to the last range (steady state); the env builds the whole "
-        "board's solver table when it is made (last row).",
+        "board's solver table when it is made (last row). Its first steps meet states no "
+        "cache holds yet (the opponent's winning moves, each state's mask and observation), "
+        "and the first step also pays Gymnasium's one-time passive check.",
         table(["steps", "µs per step", "vs steady"], chomp),
     ]
     markdown = "\n\n".join(parts)

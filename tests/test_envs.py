@@ -362,3 +362,73 @@ def test_info_state_and_arrays_are_fresh_each_time(kwargs: dict[str, Any], start
     obs2, info2 = env.reset(seed=0)
     assert info2["state"] == expected_state
     assert np.array_equal(obs2, expected_obs) and info2["action_mask"].any()
+
+
+@pytest.mark.filterwarnings("ignore:the start")  # jumps to P-positions on purpose
+@pytest.mark.parametrize("kept", [True, False], ids=["kept masks", "fresh masks"])
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [(env_id, {}) for env_id in ENV_IDS]
+    + [
+        ("MetaNIM/Nim-v0", {"heaps": [3, 9, 5], "max_take": None, "misere": True}),
+        ("MetaNIM/Kayles-v0", {"rows": [4, 7], "opponent": "random", "seat": "second"}),
+        ("MetaNIM/Chomp-v0", {"rows": 4, "cols": 6, "opponent": "epsilon:0.5"}),
+    ],
+)
+def test_every_step_shows_the_rules_mask_and_state(
+    monkeypatch: pytest.MonkeyPatch, kept: bool, env_id: str, kwargs: dict[str, Any]
+) -> None:
+    # Masks come from per-state caches (kept) or are written fresh for each call (many
+    # actions; forced here with a limit of 0): either way each one equals the mask
+    # listed from the rules, across steps, illegal actions and resets to any state,
+    # and editing what the env returned changes nothing it returns later.
+    from metanim.envs import env as env_module
+
+    if not kept:
+        monkeypatch.setattr(env_module, "_KEPT_MASK_ACTIONS", 0)
+    env = gym.make(env_id, **kwargs)
+    agent = env.unwrapped
+    assert agent._keep_masks == kept
+    game = agent.game
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    seen = []
+    for _ in range(300):
+        state = agent.state
+        seen.append(state)
+        expected = np.zeros(game.info.num_actions, np.int8)
+        expected[[game.action_id(m) for m in game.legal_moves(state)]] = 1
+        assert np.array_equal(info["action_mask"], expected), state
+        assert np.array_equal(agent.action_masks(), expected.astype(bool)), state
+        assert game.validate_state(info["state"]) == state
+        raw = game.observation(state)
+        assert np.array_equal(obs, raw if agent._encode.kind == "raw" else agent._encode(raw))
+        info["action_mask"][:] = 0  # the caller's copies are the caller's
+        obs[...] = 0
+        if rng.random() < 0.05:
+            action = int(np.flatnonzero(expected == 0)[0]) if not expected.all() else len(expected)
+        else:
+            legal = np.flatnonzero(expected)
+            action = int(legal[rng.integers(len(legal))])
+        obs, _, terminated, _, info = env.step(action)
+        if terminated:
+            jump = game.to_json(seen[rng.integers(len(seen))])
+            # (With the opponent first, a jump could let its first move end the game.)
+            second = kwargs.get("seat") == "second"
+            options = {"state": jump} if rng.random() < 0.5 and not second else None
+            obs, info = env.reset(options=options)
+
+
+def test_a_mask_of_many_actions_is_written_fresh_for_each_step() -> None:
+    # 5,000 actions: past the kept-mask limit, so no mask is cached per state.
+    env = gym.make("MetaNIM/Nim-v0", heaps=[5_000], max_take=None, start="initial")
+    agent = env.unwrapped
+    assert not agent._keep_masks
+    rng = np.random.default_rng(1)
+    _, info = env.reset(seed=0)
+    for _ in range(100):
+        heap = agent.state[0]
+        assert info["action_mask"][:heap].all() and not info["action_mask"][heap:].any()
+        _, _, terminated, _, info = env.step(int(rng.integers(heap)))
+        if terminated:
+            _, info = env.reset()

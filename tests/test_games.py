@@ -154,8 +154,9 @@ def test_is_legal_agrees_with_the_list_of_legal_moves(name: str, seed: int, mise
 @pytest.mark.parametrize("misere", [False, True])
 @pytest.mark.parametrize(
     "game",
-    [*SMALL_GAMES, Nim([9, 1, 4], max_take=3), Chomp(1, 5), Chomp(5, 1), CornerQueen(1, 6),
-     CornerQueen(7, 1), CornerQueen(20, 20, start=(4, 16))],
+    [*SMALL_GAMES, Nim([9, 1, 4], max_take=3), Nim([300], max_take=None), Nim([40, 9], max_take=7),
+     FibonacciNim(60), Kayles([1, 12, 5]), Chomp(1, 5), Chomp(5, 1), Chomp(7, 4), CornerQueen(1, 6),
+     CornerQueen(7, 1), CornerQueen(20, 20, start=(4, 16)), CornerQueen(5, 12, start=(0, 11))],
     ids=repr,
 )  # fmt: skip
 def test_closed_form_masks_and_kth_moves_equal_the_listed_moves(game, misere: bool) -> None:
@@ -177,6 +178,29 @@ def test_closed_form_masks_and_kth_moves_equal_the_listed_moves(game, misere: bo
             assert game.is_terminal(state) == (not legal)
             if not legal:
                 break
+            state = game._apply(state, legal[int(rng.integers(len(legal)))])
+
+
+@pytest.mark.parametrize("game", [Chomp(3, 5), Chomp(6, 2), Chomp(1, 4), Chomp(3, 300)], ids=repr)
+def test_chomp_observation_and_mask_mark_each_remaining_square(game) -> None:
+    # Square (r, c) remains exactly when c < the length of row r; every remaining square
+    # but the poison (0, 0) is a legal bite. Boards wider than the row tables (256)
+    # build their rows directly.
+    rng = np.random.default_rng(2)
+    cols = np.arange(game.cols)
+    for _ in range(40):
+        state = game.initial_state()
+        for _ in range(6):
+            grid = (cols[None, :] < np.array(state)[:, None]).astype(np.int64)
+            obs = game.observation(state)
+            assert obs.dtype == np.int64 and np.array_equal(obs, grid), state
+            obs[0, 0] = 5  # a new, writable array
+            mask = grid.reshape(-1).astype(np.int8)
+            mask[0] = 0
+            assert np.array_equal(game.action_mask(state), mask), state
+            if game.is_terminal(state):
+                break
+            legal = game.legal_moves(state)
             state = game._apply(state, legal[int(rng.integers(len(legal)))])
 
 

@@ -237,6 +237,10 @@ def test_every_small_chomp_shape(misere: bool) -> None:
         if lengths[0] == 0 or any(a < b for a, b in pairwise(lengths)):
             continue
         assert outcome(game, lengths) == ("N" if brute_chomp(lengths, misere) else "P"), lengths
+        bites = [(r, c) for r, n in enumerate(lengths) for c in range(n) if (r, c) != (0, 0)]
+        child = [lengths[:r] + tuple(min(x, c) for x in lengths[r:]) for r, c in bites]
+        lost = [b for b, shape in zip(bites, child, strict=True) if not brute_chomp(shape, misere)]
+        assert winning_moves(game, lengths) == lost, lengths
 
 
 # --------------------------------------------------------------- known results

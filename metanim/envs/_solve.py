@@ -109,9 +109,12 @@ class WinningLookup:
         self._memo, self._solve = entry.winning, entry.solver.winning_moves
 
     def __call__(self, state: Any) -> tuple[Any, ...]:
-        found = self._memo.get(state)
-        if found is None:
-            found = _memoized(self._memo, state, lambda s: tuple(self._solve(s)))
+        memo = self._memo
+        found = memo.get(state)
+        if found is None:  # `_memoized`, inline: the first steps of an env mostly miss
+            if len(memo) > _MEMO_LIMIT:
+                memo.clear()
+            found = memo[state] = tuple(self._solve(state))
         return found
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -9,14 +9,27 @@ Draw `k` of episode `e` under seed `s` is a pure function of `(s, e, k)`:
 with `mix` the SplitMix64 finalizer. `integers(n)` is `((word >> 32) * n) >> 32`
 (n < 2**32) and `random()` is `(word >> 11) * 2**-53`. The single env
 (`ImpartialGameEnv`) uses it for its built-in opponents and its start sampling;
-the batched env (`metanim.envs.vector`) computes the same words in numba, so the
-same seeds give the same episodes in both.
+the batched env (`metanim.envs.vector`) computes the same words with the numba
+functions below, so the same seeds give the same episodes in both.
 """
 
 from __future__ import annotations
 
+import numba as nb
+import numpy as np
+
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
+# A stream computes its words in blocks, the first one small (a stream often serves one
+# episode of a few moves, or a single move), the next ones larger.
+FIRST_BLOCK = 16
+MAX_BLOCK = 256
+_LOW32 = 0xFFFFFFFF
+
+_G = np.uint64(GOLDEN)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32, _S11 = (np.uint64(v) for v in (30, 27, 31, 32, 11))
 
 
 def mix(z: int) -> int:
@@ -31,30 +44,116 @@ def episode_key(seed: int, episode: int) -> int:
     return mix((mix((seed + GOLDEN) & MASK) + (episode + 1) * GOLDEN) & MASK)
 
 
+@nb.njit(cache=True, inline="always")
+def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@nb.njit(cache=True, inline="always")
+def _episode_key(seed: np.uint64, episode: np.int64) -> np.uint64:  # pragma: no cover
+    return _mix(_mix(seed + _G) + np.uint64(episode + 1) * _G)
+
+
+@nb.njit(cache=True, inline="always")
+def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # pragma: no cover
+    word = _mix(key + np.uint64(count) * _G)
+    return np.int64(((word >> _S32) * np.uint64(n)) >> _S32)
+
+
+@nb.njit(cache=True, inline="always")
+def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
+    word = _mix(key + np.uint64(count) * _G)
+    return float(word >> _S11) * (1.0 / 9007199254740992.0)
+
+
+@nb.njit(cache=True)
+def _fill(out, seed_hi, seed_lo, episode, first, size):  # pragma: no cover - compiled
+    """`out[2 + j] = word(first + j) >> 11` (53 bits) for `j < size`; `out[0:2]` hold the
+    episode key's high and low 32 bits, computed from the seed when `episode >= 0` (the
+    first fill), else read back from there."""
+    if episode >= 0:
+        seed = (np.uint64(seed_hi) << _S32) | np.uint64(seed_lo)
+        key = _episode_key(seed, episode)
+        out[0] = np.int64(key >> _S32)
+        out[1] = np.int64(key & np.uint64(_LOW32))
+    else:
+        key = (np.uint64(out[0]) << _S32) | np.uint64(out[1])
+    for j in range(size):
+        out[2 + j] = np.int64(_mix(key + np.uint64(first + j) * _G) >> _S11)
+
+
+def prepare() -> None:
+    """Load the compiled block kernel now (from numba's cache: milliseconds, once per
+    process), so an env's first draw costs what later ones do."""
+    _fill(np.empty(3, dtype=np.int64), 0, 0, 0, 1, 1)
+
+
 class EpisodeStream:
-    """Draws of one episode; has the two `np.random.Generator` methods opponents use."""
+    """Draws of one episode; has the two `np.random.Generator` methods opponents use.
 
-    __slots__ = ("count", "key")
+    The words come from `_fill` a block at a time (the key with the first block), read
+    through a memoryview: a draw is then an index and two shifts on small ints, where
+    the 64-bit arithmetic of `mix` in Python costs several big-integer operations.
+    Nothing is computed before the first draw that needs a word. `reuse` hands over
+    the block buffer of a stream its owner is done with (an env's previous episode),
+    which then allocates a new one if it ever draws again.
+    """
 
-    def __init__(self, seed: int, episode: int) -> None:
-        self.key = episode_key(seed & MASK, episode)
+    __slots__ = ("_base", "_buf", "_end", "_episode", "_keyed", "_seed", "_words", "count")
+
+    def __init__(self, seed: int, episode: int, reuse: EpisodeStream | None = None) -> None:
+        self._seed = seed & MASK
+        self._episode = episode
         self.count = 0
+        # Draw k's word is `_words[k - _base]` while `k - _base < _end`; the key sits in
+        # the buffer's first two entries once `_keyed`.
+        self._base = self._end = 0
+        self._keyed = False
+        self._buf: np.ndarray | None = None
+        self._words: memoryview | None = None
+        if reuse is not None and reuse._words is not None:
+            self._buf, self._words = reuse._buf, reuse._words
+            reuse._buf = reuse._words = None
+            reuse._end, reuse._keyed = 0, False
 
-    def _word(self) -> int:
-        self.count += 1
-        return mix((self.key + self.count * GOLDEN) & MASK)
+    def __getstate__(self) -> tuple[int, int, int]:
+        # The words are a pure function of (seed, episode, count): recomputed, not kept.
+        return self._seed, self._episode, self.count
+
+    def __setstate__(self, state: tuple[int, int, int]) -> None:
+        self.__init__(*state[:2])  # type: ignore[misc]
+        self.count = state[2]
+
+    def _word53(self, count: int) -> int:
+        """`word(count) >> 11`, from a new block that starts at draw `count`."""
+        if self._words is None:
+            self._buf = np.empty(MAX_BLOCK + 2, dtype=np.int64)
+            self._words = memoryview(self._buf)
+        if self._keyed:
+            size, episode = MAX_BLOCK, -1
+        else:
+            size, episode = FIRST_BLOCK, self._episode
+            self._keyed = True
+        seed = self._seed
+        _fill(self._buf, seed >> 32, seed & _LOW32, episode, count, size)
+        self._base, self._end = count - 2, size + 2
+        return self._words[2]
 
     def integers(self, n: int) -> int:
         """A draw in `[0, n)` (the only form of `Generator.integers` the envs call)."""
-        # `_word` and `mix` inlined: one draw per opponent move is on the env's step path.
-        self.count += 1
+        count = self.count = self.count + 1
         if n == 1:  # the only possible answer; the draw is still counted
             return 0
-        z = (self.key + self.count * GOLDEN) & MASK
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        return (((z ^ (z >> 31)) >> 32) * int(n)) >> 32
+        # The block read inline: one draw per opponent move is on the env's step path.
+        j = count - self._base
+        word = self._words[j] if j < self._end else self._word53(count)  # type: ignore[index]
+        return ((word >> 21) * int(n)) >> 32
 
     def random(self) -> float:
         """A float in `[0, 1)`."""
-        return (self._word() >> 11) * (1.0 / (1 << 53))
+        count = self.count = self.count + 1
+        j = count - self._base
+        word = self._words[j] if j < self._end else self._word53(count)  # type: ignore[index]
+        return word * (1.0 / (1 << 53))

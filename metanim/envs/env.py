@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from metanim.envs import _render, _solve
+from metanim.envs import _render, _solve, _stream
 from metanim.envs._stream import EpisodeStream
 from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
@@ -49,6 +49,13 @@ MAX_PLAYOUT_MOVES = 100_000
 # actions would be 2 GB).
 _RECORD_LIMIT = 20_000
 _RECORD_ACTIONS = 20_000_000
+# Past this many actions no mask is kept: each one returned is written fresh by the game's
+# closed form (Gymnasium wants new data from every call, so a kept mask would cost a
+# copy as long as the mask on top of keeping it up to date), and an action's legality
+# comes from the rules (`Game.is_legal`).
+_KEPT_MASK_ACTIONS = 4096
+# A JSON state holding one of these is rebuilt for each `info`, never kept (see `_record`).
+_NESTED = (list, dict)
 # A random start lists every position's moves along a playout: past this many moves
 # times actions a reset takes many seconds (Kayles of 50,000 pins: 5e9).
 MAX_PLAYOUT_WORK = 200_000_000
@@ -202,18 +209,35 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             else 0.0
         )
         # Derived once per state instead of on every step: (int8 mask, observation,
-        # JSON form) of the states returned to the agent, the legal moves of the states
-        # a random start plays through; move texts likewise. A step lists no move: the
-        # mask, the terminal test and a random reply come from the game's closed forms
-        # (`legal_mask`, `is_terminal`, `legal_move_at`). Only tuples and arrays are
-        # kept, never lists: the garbage collector stops tracking them, where thousands
-        # of cached lists made every full collection scan them.
+        # JSON form, number of legal moves) of the states returned to the agent, the
+        # number of legal moves of the states the opponent moves in, the legal moves of
+        # the states a random start plays through; moves and texts of action ids
+        # likewise. A step lists no move: the mask, the terminal test (no legal move)
+        # and a random reply come from the game's closed forms (`legal_mask`,
+        # `num_legal_moves`, `legal_move_at`). Callers get copies of the arrays (they
+        # keep what they are given, and Gymnasium's checker requires new data on every
+        # call). Only tuples and arrays are kept, never lists: the garbage
+        # collector stops tracking them, where thousands of cached lists made every
+        # full collection scan them.
         self._legal_of: dict[Any, tuple[Any, ...]] = {}
-        self._records: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
-        self._record_limit = max(
-            64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
+        self._records: dict[Any, tuple[np.ndarray | None, np.ndarray, Any, int, Any]] = {}
+        self._keep_masks = self._num_actions <= _KEPT_MASK_ACTIONS
+        self._record_limit = (
+            max(64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions)))
+            if self._keep_masks
+            else _RECORD_LIMIT
         )
+        self._counts: dict[Any, int] = {}
+        self._mover_wins_at_end = self.game.mover_wins_at_terminal
         self._texts: dict[Any, str] = {}
+        # (move, text) of every action id, made now when masks are kept (at most
+        # 4,096 actions): a step then decodes the agent's action with one lookup, and a
+        # fresh env's first steps do not decode them one by one.
+        self._actions: dict[int, tuple[Any, str]] = {}
+        if self._keep_masks:
+            for index in range(self._num_actions):
+                move = self.game.move_from_action(index)
+                self._actions[index] = (move, self._text(move))
         self._winning = _solve.WinningLookup(self.game)
         # The k-th legal move for a random reply: the game's closed form where it has one,
         # else its listed moves, cached per state (listing them for every reply costs more).
@@ -224,6 +248,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             # states: let it build its whole-game tables now (Chomp: one table instead of
             # one per new extent), so the first steps cost what the later ones do.
             _solve.prepare(self.game)
+        if self._builtin or not isinstance(self._start, tuple):
+            _stream.prepare()  # the built-in opponents and start sampling draw
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)
@@ -250,7 +276,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             self._stream_seed, self._episode = int(self.np_random.integers(2**63)), 0
         else:
             self._episode += 1
-        self._draws = EpisodeStream(self._stream_seed, self._episode)
+        self._draws = EpisodeStream(self._stream_seed, self._episode, reuse=self._draws)
         options = options or {}
         start = self._start
         if "state" in options:
@@ -264,7 +290,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if self.seat == "second":
             try:
                 if self._builtin:
-                    move = self._builtin_reply(state)
+                    move = self._builtin_reply(state, self._count(state))
                 else:
                     move = resolve_move(
                         self.game, state, self.opponent(self.game, state, self.np_random)
@@ -280,7 +306,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 ) from err
             state = self.game._apply(state, move)
             opponent_move = self._text(move)
-            if not self._moves(state):
+            if not self._count(state):
                 raise ValueError(
                     f"the opponent's first move {opponent_move} ended the game; "
                     "start from another state"
@@ -299,46 +325,66 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        result = self._step(action)
+        if self._done:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        found = self._actions.get(action) if type(action) is int else None
+        if found is None or not self._current[4][action]:
+            try:
+                found = self._agent_move(action)
+            except MoveError as err:
+                return self._shown(self._illegal(err))
+        move, agent_move = found
+        game = self.game
+        state = game._apply(self._state, move)
+        counts = self._counts
+        count = counts.get(state)
+        if count is None:  # `_count`, inline: a fresh env's first steps mostly miss
+            if len(counts) >= _RECORD_LIMIT:
+                counts.clear()
+            count = counts[state] = game.num_legal_moves(state)
+        if count:
+            if self._explore == 1.0:  # the random opponent, its one draw inline
+                reply = self._move_at(state, self._draws.integers(count))
+            else:
+                try:
+                    if self._builtin:
+                        reply = self._builtin_reply(state, count)
+                    else:
+                        choice = self.opponent(game, state, self.np_random)
+                        reply = resolve_move(game, state, choice, self._moves(state))
+                except MoveError as err:
+                    # The opponent forfeits; an LLM opponent can answer illegally too.
+                    self._set_state(state)
+                    self._done = True
+                    self._status = f"opponent forfeited: {err.reason}"
+                    info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
+                    info["opponent_error"] = err.reason
+                    return self._shown((self._obs(), 1.0, True, False, info))
+            state = game._apply(state, reply)
+            opponent_move = self._texts.get(reply) or self._text(reply)
+        else:
+            opponent_move = None
+        record = self._records.get(state) or self._record(state)
+        winner = None
+        reward = 0.0
+        if not record[3]:  # the game is over: the player to move there wins in misère play
+            self._done = True
+            agent_wins = self._mover_wins_at_end == (opponent_move is not None)
+            winner, reward = ("agent", 1.0) if agent_wins else ("opponent", -1.0)
+            self._status = "agent won" if agent_wins else "agent lost"
+        self._state, self._current = state, record
+        info = self._info(agent_move, opponent_move, winner)
+        if self.render_mode == "human":
+            self.render()
+        if self.mask_in_obs:
+            return self._obs(), reward, winner is not None, False, info
+        return record[1].copy(), reward, winner is not None, False, info
+
+    def _shown(self, result: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A step's result, after printing the board in render mode "human"."""
         if self.render_mode == "human":
             self.render()
         return result
-
-    def _step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._done:
-            raise RuntimeError("the episode is over; call reset() before step()")
-        game = self.game
-        try:
-            move = self._agent_move(action)
-        except MoveError as err:
-            return self._illegal(err)
-        state = game._apply(self._state, move)
-        agent_move = self._text(move)
-        if game.is_terminal(state):
-            return self._finish(state, agent_move, None, agent_moved_last=True)
-
-        try:
-            if self._builtin:
-                reply = self._builtin_reply(state)
-            else:
-                choice = self.opponent(game, state, self.np_random)
-                reply = resolve_move(game, state, choice, self._moves(state))
-        except MoveError as err:
-            # The opponent forfeits; an LLM opponent can answer illegally too.
-            self._set_state(state)
-            self._done = True
-            self._status = f"opponent forfeited: {err.reason}"
-            info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
-            info["opponent_error"] = err.reason
-            return self._obs(), 1.0, True, False, info
-        state = game._apply(state, reply)
-        opponent_move = self._text(reply)
-        if game.is_terminal(state):
-            return self._finish(state, agent_move, opponent_move, agent_moved_last=False)
-        self._set_state(state)
-        self._status = "agent to move"
-        info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=None)
-        return self._obs(), 0.0, False, False, info
 
     def render(self) -> str | np.ndarray | None:  # type: ignore[override]
         if self.render_mode in ("ansi", "human"):
@@ -353,7 +399,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (sb3-contrib MaskablePPO's `action_masks()`)."""
-        return self._mask().astype(bool)
+        return self._fresh_mask().view(bool)
 
     # ---------------------------------------------------------------- text view
     @property
@@ -370,11 +416,13 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self.game.action_id(self.game.parse_move(text, self._state))
 
     # ----------------------------------------------------------------- internals
-    def _agent_move(self, action: Any) -> Any:
+    def _agent_move(self, action: Any) -> tuple[Any, str]:
+        """The agent's legal move and its text, or the precise `MoveError`."""
         if type(action) is int:  # the common case, checked first (bool is not int here)
             index: int | None = action
         elif isinstance(action, str):
-            return self.game.parse_move(action, self._state)
+            move = self.game.parse_move(action, self._state)
+            return move, self._text(move)
         else:
             index = as_action_index(action)
         if index is None:  # never truncate 0.7 to 0 or read True as 1
@@ -386,10 +434,17 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             raise IllegalMoveError(
                 f"action {index} is outside the action space [0, {self._num_actions - 1}]"
             )
-        move = self.game.move_from_action(index)
-        if not self._current[0][index]:
-            raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
-        return move
+        if not self._keep_masks:
+            # No kept mask to read (many actions): the rules say, and the cache of action
+            # ids stays empty, so every step comes here.
+            move = self.game.move_from_action(index)
+            if not self.game.is_legal(self._state, move):
+                raise IllegalMoveError(self.game.why_illegal(self._state, move), str(index))
+            return move, self._text(move)
+        found = self._actions[index]
+        if not self._current[4][index]:
+            raise IllegalMoveError(self.game.why_illegal(self._state, found[0]), str(index))
+        return found
 
     def _illegal(self, err: MoveError) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self.illegal == "raise":
@@ -405,44 +460,51 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             return self._obs(), -1.0, True, False, info
         return self._obs(), self.illegal_reward, False, False, info
 
-    def _finish(
-        self,
-        state: Any,
-        agent_move: str,
-        opponent_move: str | None,
-        *,
-        agent_moved_last: bool,
-    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        # The player to move at a terminal state wins exactly in misère play.
-        agent_wins = self.game.mover_wins_at_terminal != agent_moved_last
-        self._set_state(state)
-        self._done = True
-        self._status = "agent won" if agent_wins else "agent lost"
-        winner = "agent" if agent_wins else "opponent"
-        info = self._info(agent_move=agent_move, opponent_move=opponent_move, winner=winner)
-        return self._obs(), 1.0 if agent_wins else -1.0, True, False, info
-
     def _set_state(self, state: Any) -> None:
+        """Make `state` the current one, with its record."""
         self._state = state
         self._current = self._record(state)
 
-    def _record(self, state: Any) -> tuple[np.ndarray, np.ndarray, Any]:
-        """(int8 mask, encoded observation, JSON form) of a state shown to the agent, cached.
+    def _fresh_mask(self) -> np.ndarray:
+        """A new int8 mask of the current state (the kept one copied, or written anew)."""
+        if self._keep_masks:
+            return self._current[0].copy()
+        return self.game.legal_mask(self._state, np.empty(self._num_actions, dtype=np.int8))
 
-        The JSON form is kept only when it is a flat list (every game's is), whose copy
-        is cheap; anything else is rebuilt for each `info`.
+    def _record(self, state: Any) -> tuple[np.ndarray | None, np.ndarray, Any, int, Any]:
+        """(int8 mask, encoded observation, JSON form, number of legal moves, the mask's
+        bytes) of a state shown to the agent, cached (indexing bytes gives an int at a
+        fraction of the cost of indexing the array, and unlike a memoryview they leave
+        the record untracked by the garbage collector).
+
+        The mask and its bytes are None when the env keeps no masks (many actions). The
+        JSON form is kept only when it is a flat list (every game's is), whose copy is
+        cheap; anything else is rebuilt for each `info`.
         """
         found = self._records.get(state)
         if found is None:
             if len(self._records) >= self._record_limit:
                 self._records.clear()
             game = self.game
-            mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
+            mask = None
+            if self._keep_masks:
+                mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
             value = game.to_json(state)
-            flat = isinstance(value, list) and not any(isinstance(v, list | dict) for v in value)
+            flat = isinstance(value, list) and not any([isinstance(v, _NESTED) for v in value])
             # The observation in the env's encoding (raw, onehot or binary).
-            found = (mask, self._encode(game.observation(state)), tuple(value) if flat else None)
+            obs = self._encode(game.observation(state))
+            view = None if mask is None else mask.tobytes()
+            found = (mask, obs, tuple(value) if flat else None, game.num_legal_moves(state), view)
             self._records[state] = found
+        return found
+
+    def _count(self, state: Any) -> int:
+        """`game.num_legal_moves(state)`, cached (0: the game is over)."""
+        found = self._counts.get(state)
+        if found is None:
+            if len(self._counts) >= _RECORD_LIMIT:
+                self._counts.clear()
+            found = self._counts[state] = self.game.num_legal_moves(state)
         return found
 
     def _moves(self, state: Any) -> tuple[Any, ...]:
@@ -460,8 +522,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             text = self._texts[move] = self.game.move_text(move)
         return text
 
-    def _builtin_reply(self, state: Any) -> Any:
-        """A built-in opponent's move, drawn from the episode stream.
+    def _builtin_reply(self, state: Any, count: int) -> Any:
+        """A built-in opponent's move in `state`, which has `count` legal moves, drawn
+        from the episode stream.
 
         Draws exactly as `RandomOpponent`, `OptimalOpponent` and
         `EpsilonOptimalOpponent` do (one `integers`, after one `random` for epsilon),
@@ -469,46 +532,50 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         move (`Game.legal_move_at`, found without listing them all where the game has a
         closed form).
         """
-        draws, explore, game = self._draws, self._explore, self.game
+        draws, explore = self._draws, self._explore
         if explore == 1.0 or (explore and draws.random() < explore):
-            return self._move_at(state, draws.integers(game.num_legal_moves(state)))
+            return self._move_at(state, draws.integers(count))
         moves = self._winning(state)
         if not moves:
-            return self._move_at(state, draws.integers(game.num_legal_moves(state)))
+            return self._move_at(state, draws.integers(count))
         return moves[draws.integers(len(moves))]
 
     def _listed_move_at(self, state: Any, k: int) -> Any:
         return self._moves(state)[k]
 
-    def _mask(self) -> np.ndarray:
-        return self._current[0].copy()
-
     def _obs(self) -> Any:
         if self.mask_in_obs:
-            mask, obs = self._current[0], self._current[1]
-            return {"action_mask": mask.astype(bool), "observation": obs.copy()}
+            mask = self._fresh_mask().view(bool)
+            return {"action_mask": mask, "observation": self._current[1].copy()}
         return self._current[1].copy()
 
     def _info(
-        self, *, agent_move: str | None, opponent_move: str | None, winner: str | None
+        self, agent_move: str | None, opponent_move: str | None, winner: str | None
     ) -> dict[str, Any]:
-        value = self._current[2]
+        """The `info` of the current state (the mask and the state's JSON new each time)."""
+        current = self._current
+        value = current[2]
         info: dict[str, Any] = {
-            "action_mask": self._mask(),
+            "action_mask": current[0].copy() if self._keep_masks else self._fresh_mask(),
             "state": self.game.to_json(self._state) if value is None else list(value),
             "agent_move": agent_move,
             "opponent_move": opponent_move,
             "winner": winner,
             "illegal_action": False,
         }
-        if self.solver_info and not self.game.is_terminal(self._state):
+        if self.solver_info:
+            self._add_solver_info(info)
+        return info
+
+    def _add_solver_info(self, info: dict[str, Any]) -> None:
+        """The solver's facts about the current state (`solver_info=True`)."""
+        if self._current[3]:
             info["outcome"] = _solve.outcome(self.game, self._state)
             info["winning_actions"] = [
                 self.game.action_id(m) for m in _solve.winning_moves(self.game, self._state)
             ]
             if not self.game.misere:
                 info["grundy"] = int(_solve.solver(self.game).grundy(self._state))
-        return info
 
 
 def start_setting(game: Game[Any, Any], start: Any, *, preset: bool) -> Any:

@@ -47,6 +47,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
+from metanim.envs._stream import _episode_key, _integers, _random
 from metanim.envs.env import SEATS, START_MODES, _as_state, _build_game, warn_unwinnable_start
 from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
@@ -58,11 +59,6 @@ from metanim.envs.opponents import (
 from metanim.games import Game, Kayles, SizeLimitError
 
 _MASK64 = (1 << 64) - 1
-_G = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S32, _S11 = (np.uint64(v) for v in (30, 27, 31, 32, 11))
-_ONE = np.uint64(1)
 _MAX_START_TRIES = 1000
 _RANDOM, _OPTIMAL, _EPSILON = 0, 1, 2
 _AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
@@ -71,30 +67,6 @@ _AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
 MAX_BATCH_BYTES = 4 << 30
 # `gym.make_vec(id, num_envs=B)` picks this env by default (it is the vector entry point).
 _HINT = '; gym.make_vec(..., vectorization_mode="sync") runs any setting'
-
-
-@nb.njit(cache=True, inline="always")
-def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
-
-
-@nb.njit(cache=True, inline="always")
-def _episode_key(seed: np.uint64, episode: np.int64) -> np.uint64:  # pragma: no cover
-    return _mix(_mix(seed + _G) + np.uint64(episode + 1) * _G)
-
-
-@nb.njit(cache=True, inline="always")
-def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # pragma: no cover
-    word = _mix(key + np.uint64(count) * _G)
-    return np.int64(((word >> _S32) * np.uint64(n)) >> _S32)
-
-
-@nb.njit(cache=True, inline="always")
-def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
-    word = _mix(key + np.uint64(count) * _G)
-    return float(word >> _S11) * (1.0 / 9007199254740992.0)
 
 
 # Per-board state, structure of arrays: row r of `st` (int64) holds one field of every

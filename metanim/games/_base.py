@@ -211,8 +211,8 @@ class Game(ABC, Generic[StateT, MoveT]):
         return self.legal_mask(state, np.empty(self.info.num_actions, dtype=np.int8))
 
     def legal_mask(self, state: StateT, out: np.ndarray) -> np.ndarray:
-        """Write the legal actions of `state` into `out` (int8, `info.num_actions` long:
-        1 where legal, 0 elsewhere) and return it.
+        """Write the legal actions of `state` into `out` (a C-contiguous int8 array,
+        `info.num_actions` long: 1 where legal, 0 elsewhere) and return it.
 
         Games override it with a closed form (slices of the action ids, no move listed):
         an env derives every mask through it, so a position with 10**5 legal moves costs

@@ -23,6 +23,15 @@ ChompState = tuple[int, ...]  # row lengths, non-increasing, row 0 >= 1 (the poi
 ChompMove = tuple[int, int]  # (row, col) of the bitten square
 
 
+_ROW_TABLE_COLS = 256
+_ONE_INT64 = np.int64(1).tobytes()
+
+
+def _row(n: int, cols: int, one: bytes) -> bytes:
+    """A row of `cols` squares whose first `n` remain, `one` per remaining square."""
+    return one * n + bytes(len(one) * (cols - n))
+
+
 class Chomp(Game[ChompState, ChompMove]):
     """Chomp (Gale 1974) on an m×n bar with the poisoned square at (0, 0).
 
@@ -61,6 +70,14 @@ class Chomp(Game[ChompState, ChompMove]):
             raise ValueError(f"Chomp needs a board of at least 2 squares, got {rows}x{cols}")
         self.rows = rows
         self.cols = cols
+        # Row bytes by row length (n ones, then zeros to the board's width), one byte
+        # and eight (int64) per square, so a board's mask or observation is one join;
+        # kept for boards up to _ROW_TABLE_COLS wide (the tables grow as width squared).
+        self._row_bytes: list[bytes] = []
+        self._row_int64: list[bytes] = []
+        if cols <= _ROW_TABLE_COLS:
+            self._row_bytes = [_row(n, cols, b"\x01") for n in range(cols + 1)]
+            self._row_int64 = [_row(n, cols, _ONE_INT64) for n in range(cols + 1)]
 
     @property
     def info(self) -> GameInfo:
@@ -112,12 +129,15 @@ class Chomp(Game[ChompState, ChompMove]):
             k -= n
         raise IndexError("no such legal move")
 
+    def _squares(self, state: ChompState, table: list[bytes], one: bytes) -> bytes:
+        """Each square of the board in id order, `one` where it remains, zeros elsewhere."""
+        if table:
+            return b"".join([table[n] for n in state])
+        return b"".join([_row(n, self.cols, one) for n in state])
+
     def legal_mask(self, state: ChompState, out: np.ndarray) -> np.ndarray:
         # Row r's remaining squares are ids r * cols .. r * cols + n - 1; not the poison.
-        out[:] = 0
-        cols = self.cols
-        for r, n in enumerate(state):
-            out[r * cols : r * cols + n] = 1
+        memoryview(out).cast("B")[:] = self._squares(state, self._row_bytes, b"\x01")
         out[0] = 0
         return out
 
@@ -129,7 +149,7 @@ class Chomp(Game[ChompState, ChompMove]):
 
     def _apply(self, state: ChompState, move: ChompMove) -> ChompState:
         r, c = move
-        return state[:r] + tuple(min(x, c) for x in state[r:])
+        return state[:r] + tuple([x if x < c else c for x in state[r:]])
 
     def why_illegal(self, state: ChompState, move: ChompMove) -> str:
         r, c = move
@@ -147,10 +167,11 @@ class Chomp(Game[ChompState, ChompMove]):
         return (r, c)
 
     def observation(self, state: ChompState) -> np.ndarray:
-        grid = np.zeros((self.rows, self.cols), dtype=np.int64)
-        for r, n in enumerate(state):
-            grid[r, :n] = 1
-        return grid
+        grid = bytearray(self._squares(state, self._row_int64, _ONE_INT64))  # writable
+        return np.frombuffer(grid, np.int64).reshape(self.rows, self.cols)
+
+    def to_json(self, state: ChompState) -> list[int]:
+        return list(state)  # states and moves alike are flat tuples of ints
 
     def move_text(self, move: ChompMove) -> str:
         return f"[{move[0]}, {move[1]}]"

@@ -123,6 +123,23 @@ class CornerQueen(Game[QueenState, QueenMove]):
         moves += [(r2, c) for r2 in range(r + 1, self.height)]
         return sorted(moves, key=self.action_id)
 
+    def legal_move_at(self, state: QueenState, k: int) -> QueenMove:
+        # In id order: the c squares left along the row; then, row by row below, the
+        # diagonal square (while one is on the board) before the square straight down.
+        r, c = state
+        if k < c:
+            return (r, k)
+        k -= c
+        below = self.height - 1 - r
+        pairs = min(below, c)  # rows below holding both a diagonal and a straight move
+        if k < 2 * pairs:
+            d = k // 2 + 1
+            return (r + d, c - d) if k % 2 == 0 else (r + d, c)
+        d = pairs + 1 + (k - 2 * pairs)
+        if d > below:
+            raise IndexError("no such legal move")
+        return (r + d, c)
+
     def legal_mask(self, state: QueenState, out: np.ndarray) -> np.ndarray:
         # Ids are row * width + col: left along the row, then down-left every width - 1
         # ids, then straight down every width ids.
@@ -163,6 +180,9 @@ class CornerQueen(Game[QueenState, QueenMove]):
 
     def observation(self, state: QueenState) -> np.ndarray:
         return np.asarray(state, dtype=np.int64)
+
+    def to_json(self, state: QueenState) -> list[int]:
+        return list(state)  # states and moves alike are flat tuples of ints
 
     def move_text(self, move: QueenMove) -> str:
         return f"[{move[0]}, {move[1]}]"

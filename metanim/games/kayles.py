@@ -133,11 +133,12 @@ class Kayles(Game[KaylesState, KaylesMove]):
         return rows
 
     def is_terminal(self, state: KaylesState) -> bool:
-        return not any("1" in row for row in state)
+        return "1" not in "".join(state)
 
     def num_legal_moves(self, state: KaylesState) -> int:
-        # Each standing pin, plus each pair of adjacent standing pins.
-        return sum(2 * n - 1 for row in state for n in runs(row))
+        # Each standing pin, plus each pair of adjacent standing pins: twice the pins
+        # less one per run (a run starts where '1' follows '0' or the row's start).
+        return sum([2 * row.count("1") - ("0" + row).count("01") for row in state])
 
     def legal_moves(self, state: KaylesState) -> list[KaylesMove]:
         # One slice per run of standing pins (the env's step is mostly this call).
@@ -153,20 +154,38 @@ class Kayles(Game[KaylesState, KaylesMove]):
                     i += 1
         return moves
 
-    def legal_mask(self, state: KaylesState, out: np.ndarray) -> np.ndarray:
-        # A run [i, e) of row r has the contiguous legal ids 2(rL + i) .. 2(rL + e - 1).
-        mask = out
-        mask[:] = 0
+    def legal_move_at(self, state: KaylesState, k: int) -> KaylesMove:
+        # A run of n pins from pin i holds 2n - 1 moves in id order: (i, 1), (i, 2),
+        # (i + 1, 1), ..., (i + n - 1, 1); move j of it is pin i + j // 2, width 1 + j % 2.
         for r, row in enumerate(state):
-            i = r * self.width
+            i = 0
             for part in row.split("0"):
                 if part:
-                    end = i + len(part)
-                    mask[2 * i : 2 * end - 1] = 1
-                    i = end + 1
+                    moves = 2 * len(part) - 1
+                    if k < moves:
+                        return (r, i + k // 2, 1 + k % 2)
+                    k -= moves
+                    i += len(part) + 1
                 else:
                     i += 1
-        return mask
+        raise IndexError("no such legal move")
+
+    def legal_mask(self, state: KaylesState, out: np.ndarray) -> np.ndarray:
+        # Pin p's ids are 2(rL + p) (knock p) and 2(rL + p) + 1 (knock p and p + 1): the
+        # row's pin bytes interleaved with its pair bytes, pin p AND pin p + 1 (one
+        # big-integer AND of the pin bytes with themselves moved one byte), in C.
+        width = self.width
+        flat = memoryview(out).cast("B")  # the mask's bytes, written in place
+        flat[:] = bytes(len(flat))
+        for r, row in enumerate(state):
+            n = len(row)
+            pins = row.encode().translate(_PIN_BYTES)
+            bits = int.from_bytes(pins, "big")
+            pairs = (bits & (bits << 8) & ((1 << 8 * n) - 1)).to_bytes(n, "big")
+            start = 2 * r * width
+            flat[start : start + 2 * n : 2] = pins
+            flat[start + 1 : start + 2 * n : 2] = pairs
+        return out
 
     def _apply(self, state: KaylesState, move: KaylesMove) -> KaylesState:
         r, i, w = move
@@ -199,10 +218,9 @@ class Kayles(Game[KaylesState, KaylesMove]):
         return (r, i, w + 1)
 
     def observation(self, state: KaylesState) -> np.ndarray:
-        obs = np.zeros((len(self.rows), self.width), dtype=np.int64)
-        for r, row in enumerate(state):
-            obs[r, : len(row)] = np.frombuffer(row.encode().translate(_PIN_BYTES), np.uint8)
-        return obs
+        width = self.width
+        pins = "".join([row.ljust(width, "0") for row in state]).encode().translate(_PIN_BYTES)
+        return np.frombuffer(pins, np.uint8).astype(np.int64).reshape(len(state), width)
 
     def to_json(self, state: KaylesState) -> list[str]:
         return list(state)

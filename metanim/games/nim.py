@@ -109,7 +109,8 @@ class Nim(Game[NimState, NimMove]):
         return not any(state)
 
     def num_legal_moves(self, state: NimState) -> int:
-        return sum(self.take_limit(h) for h in state)
+        k = self.max_take
+        return sum(state) if k is None else sum([h if h < k else k for h in state])
 
     def take_limit(self, heap: int) -> int:
         return heap if self.max_take is None else min(heap, self.max_take)
@@ -118,8 +119,9 @@ class Nim(Game[NimState, NimMove]):
         return [(i, c) for i, h in enumerate(state) for c in range(1, self.take_limit(h) + 1)]
 
     def legal_move_at(self, state: NimState, k: int) -> NimMove:
+        limit = self.max_take
         for i, h in enumerate(state):
-            takes = self.take_limit(h)
+            takes = h if limit is None or h < limit else limit
             if k < takes:
                 return (i, k + 1)
             k -= takes
@@ -143,6 +145,8 @@ class Nim(Game[NimState, NimMove]):
 
     def _apply(self, state: NimState, move: NimMove) -> NimState:
         i, c = move
+        if len(state) == 1:  # one heap (the papers' setting): no slicing
+            return (state[0] - c,)
         return (*state[:i], state[i] - c, *state[i + 1 :])
 
     def why_illegal(self, state: NimState, move: NimMove) -> str:
@@ -169,6 +173,9 @@ class Nim(Game[NimState, NimMove]):
 
     def observation(self, state: NimState) -> np.ndarray:
         return np.asarray(state, dtype=np.int64)
+
+    def to_json(self, state: NimState) -> list[int]:
+        return list(state)  # states and moves alike are flat tuples of ints
 
     # text
     def move_text(self, move: NimMove) -> str:

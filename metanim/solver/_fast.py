@@ -223,26 +223,36 @@ def chomp_losing_bites(params, lengths, lost, out):  # pragma: no cover - numba
     no fixed-width field can overflow) in row-major order, whose shape is lost.
 
     `lengths` has params[0] entries (a shape inside the table's box), so every
-    child shape is ranked in the same table as its parent.
+    child shape is ranked in the same table as its parent. The rank of the child of
+    bite (r, c) is the parent's rows above r plus sum over rows i >= r of
+    term(i, min(lengths[i], c)); that sum is the whole column sum `total[c]` less the
+    part above row r, `above[c]`, kept as the rows go down: rows x cols steps in all.
     """
     rows, cols = params[0], params[1]
+    stride = cols + 1
+    total = np.zeros(cols, dtype=np.int64)
+    for i in range(rows):
+        base = 1 + (rows - i) * stride  # term(i, s) = params[base + s] for s >= 1
+        for c in range(1, cols):
+            s = min(lengths[i], c)
+            if s > 0:
+                total[c] += params[base + s]
+    above = np.zeros(cols, dtype=np.int64)
     n = 0
     prefix = 0
     for r in range(rows):
-        for c in range(lengths[r]):
-            if r == 0 and c == 0:
-                continue
-            rank = prefix
-            for i in range(r, rows):
-                s = min(lengths[i], c)
-                if s > 0:
-                    rank += params[2 + (rows - i) * (cols + 1) + (s - 1)]
-            if lost[rank]:
+        length = lengths[r]
+        for c in range(1 if r == 0 else 0, length):
+            if lost[prefix + total[c] - above[c]]:
                 out[n] = r * cols + c
                 n += 1
-        s = lengths[r]
-        if s > 0:
-            prefix += params[2 + (rows - r) * (cols + 1) + (s - 1)]
+        base = 1 + (rows - r) * stride
+        for c in range(1, cols):
+            s = min(length, c)
+            if s > 0:
+                above[c] += params[base + s]
+        if length > 0:
+            prefix += params[base + length]
     return n
 
 

@@ -502,16 +502,33 @@ class KaylesSolver(Solver):
         if self.game.misere:
             self.method(state, "winning_moves")
             return super().winning_moves(state)
-        spans = [(r, start, n) for r, row in enumerate(state) for start, n in run_spans(row)]
+        # The runs (row, first pin, length, value) in one pass over each row's parts (an
+        # env's optimal opponent asks on most steps).
+        base = self._base_list
+        spans = []
         total = 0
-        for _, _, n in spans:
-            total ^= self._value(n)
+        for r, row in enumerate(state):
+            i = 0
+            for part in row.split("0"):
+                if part:
+                    n = len(part)
+                    value = base[n] if n < len(base) else self._value(n)
+                    total ^= value
+                    spans.append((r, i, n, value))
+                    i += n + 1
+                else:
+                    i += 1
         if total == 0:
             return []
         found: list[tuple[int, int, int]] = []
         # Rows in order, runs left to right, hits sorted within a run: action-id order.
-        for r, start, n in spans:
-            found += [(r, start + a, take) for a, take in self._run_hits(n, self._value(n) ^ total)]
+        hits = self._hits
+        for r, start, n, value in spans:
+            hit = hits.get((n, value ^ total))
+            if hit is None:
+                hit = self._run_hits(n, value ^ total)
+            if hit:
+                found += [(r, start + a, take) for a, take in hit]
         return found
 
     def _run_hits(self, n: int, target: int) -> list[tuple[int, int]]:
@@ -559,10 +576,17 @@ class KaylesSolver(Solver):
 
 def _lengths(state: tuple[int, ...], rows: int) -> np.ndarray:
     """A shape's row lengths as `rows` int64 entries (zeros past its last row)."""
+    if len(state) == rows:
+        return np.array(state, dtype=np.int64)
     out = np.zeros(rows, dtype=np.int64)
     used = min(rows, len(state))
     out[:used] = state[:used]
     return out
+
+
+def _rows_used(state: tuple[int, ...]) -> int:
+    """The rows of a Chomp shape that hold squares."""
+    return len(state) - state.count(0)
 
 
 class ChompSolver(Solver):
@@ -571,46 +595,41 @@ class ChompSolver(Solver):
 
     game: Chomp
 
+    def __init__(self, game: Chomp) -> None:
+        super().__init__(game)
+        # (params, lost bytes) of the whole board's table once `prepare` holds it: a
+        # move query of any shape reads it directly (an env asks on most steps).
+        self._board: tuple[np.ndarray, np.ndarray] | None = None
+
     def method(self, state: tuple[int, ...], query: str = "outcome") -> str:
-        used = sum(1 for x in state if x)
+        used = _rows_used(state)
         if used == 0:
             return TABLE
-        states = self.table_states(state)
-        work = chomp_table_work(used, state[0])
-        closed = used <= 2 and not self.game.misere and query != "grundy"
-        if closed and work > CHOMP_TWO_ROW_TABLE_WORK:
-            return CLOSED_FORM
-        if states <= MAX_TABLE_STATES and work <= CHOMP_TABLE_WORK:
-            return TABLE
-        limit = (
-            f"its {used}x{state[0]} extent needs a table of {states:,} shapes; the limit is "
-            f"{MAX_TABLE_STATES:,} (metanim.solver.MAX_TABLE_STATES)"
-            if states > MAX_TABLE_STATES
-            else f"its {used}x{state[0]} extent needs {work:,} successor visits; the limit "
-            f"is {CHOMP_TABLE_WORK:,} (metanim.solver.CHOMP_TABLE_WORK)"
-        )
-        if query == "grundy":
-            raise _no_path("Chomp Grundy value", f"no closed form, and {limit}")
-        if used <= 2 and not self.game.misere:
-            return CLOSED_FORM
-        raise _no_path("Chomp", f"{limit}; a closed form exists only for two rows in normal play")
+        return _chomp_method(used, state[0], self.game.misere, query)
 
     def prepare(self) -> None:
         rows, cols = self.game.rows, self.game.cols
         work = chomp_table_work(rows, cols)
         if work <= CHOMP_PREPARE_WORK and kernels.chomp_states(rows, cols) <= MAX_TABLE_STATES:
-            chomp_table(rows, cols)
+            _, _, params = chomp_table(rows, cols)
+            self._board = params, _chomp_lost(rows, cols, self.game.misere)
             # One query loads the compiled lookup kernels (numba's cache) now too.
             self.winning_moves(self.game.initial_state())
 
     def _lookup(self, state: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
-        used = sum(1 for x in state if x)
+        used = _rows_used(state)
         grundy, misere, params = chomp_table(*_chomp_extent(used, state[0]))
         rank = kernels.chomp_rank(params, _lengths(state, int(params[0])))
         return grundy, misere, int(rank)
 
     def winning_moves(self, state: tuple[int, ...]) -> list[tuple[int, int]]:
-        used = sum(1 for x in state if x)
+        cols = self.game.cols
+        if self._board is not None:  # every shape of the board is in its table
+            params, lost = self._board
+            out = np.empty(len(state) * cols, dtype=np.int64)
+            count = _fast.chomp_losing_bites(params, np.array(state, dtype=np.int64), lost, out)
+            return [divmod(e, cols) for e in out[:count].tolist()]
+        used = _rows_used(state)
         if used == 0:
             return []
         if self.method(state, "winning_moves") == CLOSED_FORM:
@@ -621,8 +640,7 @@ class ChompSolver(Solver):
         out = np.empty(rows * cols, dtype=np.int64)
         count = _fast.chomp_losing_bites(params, _lengths(state, rows), lost, out)
         # Bites come back as r * cols + c with the extent's own width (no fixed field).
-        cols = int(params[1])
-        return [(int(e) // cols, int(e) % cols) for e in out[:count]]
+        return [divmod(e, cols) for e in out[:count].tolist()]
 
     def grundy(self, state: tuple[int, ...]) -> int:
         self.method(state, "grundy")
@@ -631,7 +649,7 @@ class ChompSolver(Solver):
 
     def mover_wins(self, state: tuple[int, ...]) -> bool:
         if self.method(state, "outcome") == CLOSED_FORM:
-            used = sum(1 for x in state if x)
+            used = _rows_used(state)
             return not closed_forms.chomp_two_row_is_p(state[0], state[1] if used > 1 else 0)
         return super().mover_wins(state)
 
@@ -641,8 +659,33 @@ class ChompSolver(Solver):
 
     @staticmethod
     def table_states(state: tuple[int, ...]) -> int:
-        used = sum(1 for x in state if x)
+        used = _rows_used(state)
         return comb(used + state[0], used)
+
+
+@cache
+def _chomp_method(used: int, width: int, misere: bool, query: str) -> str:
+    """`ChompSolver.method` for a shape of `used` rows and `width` squares in row 0 (the
+    answer depends on nothing else; a refusal raises, and is not cached)."""
+    states = comb(used + width, used)
+    work = chomp_table_work(used, width)
+    closed = used <= 2 and not misere and query != "grundy"
+    if closed and work > CHOMP_TWO_ROW_TABLE_WORK:
+        return CLOSED_FORM
+    if states <= MAX_TABLE_STATES and work <= CHOMP_TABLE_WORK:
+        return TABLE
+    limit = (
+        f"its {used}x{width} extent needs a table of {states:,} shapes; the limit is "
+        f"{MAX_TABLE_STATES:,} (metanim.solver.MAX_TABLE_STATES)"
+        if states > MAX_TABLE_STATES
+        else f"its {used}x{width} extent needs {work:,} successor visits; the limit "
+        f"is {CHOMP_TABLE_WORK:,} (metanim.solver.CHOMP_TABLE_WORK)"
+    )
+    if query == "grundy":
+        raise _no_path("Chomp Grundy value", f"no closed form, and {limit}")
+    if used <= 2 and not misere:
+        return CLOSED_FORM
+    raise _no_path("Chomp", f"{limit}; a closed form exists only for two rows in normal play")
 
 
 class CornerQueenSolver(Solver):
