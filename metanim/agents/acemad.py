@@ -129,12 +129,11 @@ class AceMAD(Method):
     def models(self) -> list[str]:
         return [c.model for c in self.clients]
 
-    def _options(self, ctx: Context) -> tuple[str, str]:
+    def _options(self, ctx: Context) -> str:
         legal = ctx.task.legal_answers()
         if legal is None:
-            return "any number", "42"
-        texts = [ctx.task.text(a) for a in legal]
-        return ", ".join(texts), texts[0]
+            return "any number"
+        return ", ".join(ctx.task.text(a) for a in legal)
 
     async def run(self, ctx: Context) -> Any:
         task = ctx.task
@@ -143,7 +142,7 @@ class AceMAD(Method):
             self.truth_temperature if r == "truth_holder" else self.crowd_temperature
             for r in self.roles
         ]
-        options, example = self._options(ctx)
+        options = self._options(ctx)
         legal = task.legal_answers()
         commitment = schemas.commitment_reply(
             None if legal is None else [task.text(a) for a in legal]
@@ -179,9 +178,7 @@ class AceMAD(Method):
                     {"role": "assistant", "content": argument.text},
                     {
                         "role": "user",
-                        "content": prompts.ACEMAD_COMMIT.format(
-                            noun=task.noun, options=options, example=example
-                        ),
+                        "content": prompts.ACEMAD_COMMIT.format(noun=task.noun, options=options),
                     },
                 ]
                 reply = await ctx.ask(
@@ -229,6 +226,7 @@ class AceMAD(Method):
                     )
                 )
             ctx.record_round(agent_answers)
+            stop = rnd == 1 and ctx.nothing_to_debate([r for _, r in turns], "round 1")
             log.append(
                 {
                     "round": rnd,
@@ -238,6 +236,8 @@ class AceMAD(Method):
                     "weights": dict(zip(names, weights, strict=True)),
                 }
             )
+            if stop:
+                break
         final = aggregate(weights, beliefs)
         ctx.extra["acemad"] = {
             "roles": dict(zip(names, self.roles, strict=True)),
