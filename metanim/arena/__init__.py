@@ -24,6 +24,7 @@ from metanim.arena._players import (
     Turn,
     build_player,
 )
+from metanim.arena._preflight import resolve_structured_output
 from metanim.arena._run import RunResult
 from metanim.arena.challenging import ChallengingConfig, ChallengingResult, run_challenging
 from metanim.arena.episodes import play_episode
@@ -33,7 +34,7 @@ from metanim.arena.evaluate import (
     arun_evaluation,
     run_evaluation,
 )
-from metanim.arena.play import aplay_game, format_end, format_move, play_game
+from metanim.arena.play import aplay_game, format_end, format_move, play_game, play_hint
 from metanim.arena.tournament import (
     TournamentConfig,
     TournamentResult,
@@ -70,7 +71,9 @@ __all__ = [
     "parse_setting",
     "play_episode",
     "play_game",
+    "play_hint",
     "profile_fields",
+    "resolve_structured_output",
     "run_challenging",
     "run_evaluation",
     "run_tournament",

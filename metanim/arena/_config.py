@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
+from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutputSetting
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -92,9 +92,11 @@ class RunConfig(BaseModel):
         description="completion cap of one method phase, e.g. rewrite=1024 (phases: answer, "
         "update, rewrite, argue, commit, ...)",
     )
-    structured_output: StructuredOutput = Field(
-        "off",
-        description="send each reply's JSON Schema (legal moves as an enum): json_schema "
+    structured_output: StructuredOutputSetting = Field(
+        "auto",
+        description="send each reply's JSON Schema (legal moves as an enum): auto (json_schema "
+        "where the server says it constrains output: llama.cpp, vLLM, SGLang; off for hosted "
+        "APIs, the simulator, or a server that does not answer), json_schema "
         "(response_format), guided_json (vLLM body field), llama_json_schema (llama.cpp body "
         "field), or off (the papers' prompts alone)",
     )
@@ -118,6 +120,12 @@ class RunConfig(BaseModel):
         description="longest reasoning (free text) a reply schema allows, in characters "
         "(structured output only; also kept under the completion cap)",
     )
+    keep_going: bool = Field(
+        False,
+        description="run on when the first 5 decisions to finish are all forfeits (by default "
+        "the run stops there with exit code 3 and a hint; an all-forfeit run can be a "
+        "measurement)",
+    )
     on_failure: OnFailure = Field(
         "forfeit",
         description="when every re-ask stays invalid: forfeit (a loss, counted apart) or random "
@@ -136,7 +144,17 @@ class RunConfig(BaseModel):
         return values
 
     def call_options(self) -> CallOptions:
-        """The `CallOptions` every method of the run starts from."""
+        """The `CallOptions` every method of the run starts from.
+
+        Raises:
+            ValueError: `structured_output` is still "auto": a run resolves it against its
+                servers first (`metanim.arena.resolve_structured_output`).
+        """
+        if self.structured_output == "auto":
+            raise ValueError(
+                "structured_output 'auto' is resolved against the servers before a run "
+                "(resolve_structured_output); call options need the mode chosen"
+            )
         return CallOptions(
             max_tokens=self.max_completion_tokens,
             top_p=self.top_p,

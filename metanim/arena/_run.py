@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import signal
+import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator, Sequence
@@ -26,6 +27,7 @@ from typing import Any, Protocol, overload
 from tqdm.auto import tqdm
 
 from metanim.arena._config import RunConfig
+from metanim.arena._forfeits import ForfeitWatch
 from metanim.arena._players import ClientPool, Side
 from metanim.arena._preflight import check_servers
 from metanim.llm import sim_url_from_env
@@ -38,7 +40,7 @@ from metanim.records import (
     read_records,
     render_summary,
 )
-from metanim.util import Interrupted
+from metanim.util import Interrupted, fastjson
 
 Record = dict[str, Any]
 
@@ -83,6 +85,11 @@ class Job(Protocol):
         """(calls, tokens, dollars) of one log line."""
         ...
 
+    def decisions(self, record: Record) -> list[Record]:
+        """The model decisions one log line holds that finished (with a status and the
+        truncated / unparsable / illegal counters), in the order they were made."""
+        ...
+
     def tally(self, planned: Sequence[Any]) -> Tally: ...
 
     def progress(self, counts: Counter[str]) -> str: ...
@@ -104,6 +111,8 @@ class RunResult:
     report: str = ""
     #: Planned items that did not finish, by cause: cause -> (count, first message).
     failures: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: What helps when most decisions gave no answer (the dominant cause and its flag).
+    hint: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -202,6 +211,10 @@ class Run:
         # A logged failure that is rerun now is superseded by its new line; if the run
         # stops before reaching it, it stays the id's latest record (fed at the end).
         self.pending: dict[str, Record] = {}
+        self.forfeits = ForfeitWatch(self.config)
+        # This execution's wall time and the model decisions it finished (s/decision).
+        self.wall_s = 0.0
+        self.decided = 0
 
     async def execute(self) -> RunResult:
         """Run every planned item not yet logged with a result, then summarize the log."""
@@ -229,17 +242,22 @@ class Run:
             unit=self.job.unit.removesuffix("s"),
             disable=not self.config.progress,
         )
+        began = time.perf_counter()
         try:
             with AppendLog(self.job.log_path) as log, _cancel_on_sigterm():
                 queue = iter(todo)
                 workers = min(self.config.concurrency, len(todo))
                 await _start_staggered(self._worker(queue, log, bar) for _ in range(workers))
+        except _FailFast:
+            # The decisions in flight are dropped (not run), so the same command resumes.
+            return False
         except asyncio.CancelledError:
             # Every line written is on disk: summarize what finished, then say so
             # (`Interrupted`) instead of a traceback.
             return True
         finally:
             bar.close()
+            self.wall_s = time.perf_counter() - began
         return False
 
     def _resume(self) -> list[Any]:
@@ -277,6 +295,7 @@ class Run:
     def _final(self, record: Record) -> None:
         """One planned id's latest record, seen once: into the summary."""
         self.tallied.add(record)
+        self.forfeits.count(self.job.decisions(record))
         self.logged += 1
         if record["status"] in self.job.finished:
             self.results += 1
@@ -315,6 +334,12 @@ class Run:
             self.counts[line["status"]] += 1
             bar.set_postfix_str(self.job.progress(self.counts), refresh=False)
             bar.update(1)
+            decisions = self.job.decisions(line)
+            self.decided += len(decisions)
+            stop = self.forfeits.stop_reason(decisions)
+            if stop is not None:
+                self.stopped.insert(0, stop)
+                raise _FailFast(stop)
 
     def _finish(self, interrupted: bool) -> RunResult:
         """Write the summary and report; raise `Interrupted` after a Ctrl-C."""
@@ -323,11 +348,21 @@ class Run:
             self._final(record)
         reason = self.stopped[0] if self.stopped else ("interrupted" if interrupted else None)
         summary = self.tallied.finish(stopped=reason)
+        hint = summary["hint"] = (
+            reason if reason and reason.startswith("stopped after") else self.forfeits.hint()
+        )
+        summary["timing"] = {
+            "wall_s": self.wall_s,
+            "decisions": self.decided,
+            "s_per_decision": self.wall_s / self.decided if self.decided else None,
+        }
         summary["config"] = self.config.model_dump(mode="json")
         summary["config_hash"] = job.digest
         summary["log"] = str(log_path)
         report = render_summary(summary)
-        log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        # Strict JSON: a rate without a denominator is null, never a bare NaN.
+        text = json.dumps(fastjson.finite(summary), indent=2, allow_nan=False)
+        log_path.with_suffix(".summary.json").write_text(text + "\n")
         log_path.with_suffix(".report.md").write_text(report)
         if interrupted:
             raise Interrupted(
@@ -342,8 +377,12 @@ class Run:
         end = log_path.stat().st_size if log_path.exists() else 0
         return RunResult(
             self.config, log_path, LoggedRecords(log_path, self.ids, end), len(self.planned),
-            self.played, reason, summary, report, failures,
+            self.played, reason, summary, report, failures, hint,
         )  # fmt: skip
+
+
+class _FailFast(Exception):
+    """The first decisions of a run all forfeited: stop the workers (`ForfeitWatch`)."""
 
 
 #: Workers started per event-loop turn (see `_start_staggered`).

@@ -24,7 +24,7 @@ from pydantic import Field, field_validator
 
 from metanim.arena._config import RunConfig
 from metanim.arena._players import ClientPool, Policy, Side, build_player, describe
-from metanim.arena._preflight import check_listing, refuse_unpriced
+from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_structured_output
 from metanim.arena._run import Run, RunResult
 from metanim.arena.episodes import play_episode
 from metanim.envs import START_MODES, check_playout_length, start_setting
@@ -114,11 +114,26 @@ class TournamentConfig(RunConfig):
         another server starts a new log, while a `sim-*` model on the in-process
         simulated server hashes the same on every run.
         """
-        return identity_hash(config_identity(self.model_dump(mode="json")))
+        config = resolve_structured_output(self, _sides(self))[0]
+        return identity_hash(config_identity(config.model_dump(mode="json")))
 
     @property
     def log_path(self) -> Path:
         return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
+
+
+def _sides(config: TournamentConfig) -> list[Side]:
+    """The agent and the opponent of `config`, parsed (a bad name or parameter stops here)."""
+    return [
+        Side.parse(config.method, config.model, config.base_url, config.params),
+        Side.parse(
+            config.opponent,
+            config.opponent_model,
+            config.opponent_base_url,
+            config.opponent_params,
+            flag="--opponent-base-url",
+        ),
+    ]
 
 
 def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
@@ -185,21 +200,14 @@ class Tournament:
     finished = ("win", "loss")
 
     def __init__(self, config: TournamentConfig) -> None:
-        self.config = config
         self.questions: list[str] = []
+        # A bad name or parameter stops here, offline.
+        self.sides = _sides(config)
+        # The mode chosen, not "auto", is the run's: in its identity, header and report.
+        config, self.structured = resolve_structured_output(config, self.sides)
+        self.config = config
         self.digest = config.config_hash()
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
-        # A bad name or parameter stops here, offline.
-        self.sides = [
-            Side.parse(config.method, config.model, config.base_url, config.params),
-            Side.parse(
-                config.opponent,
-                config.opponent_model,
-                config.opponent_base_url,
-                config.opponent_params,
-                flag="--opponent-base-url",
-            ),
-        ]
         refuse_unpriced(config.max_cost_usd, self.sides)
         # A bad start or an oversized setting stops here, before any server or plan.
         self.games = dict(parse_setting(text) for text in config.games)
@@ -241,7 +249,7 @@ class Tournament:
             clients,
             default=self.config.opponent_model == fields["opponent_model"].default,
         )
-        return f"agent: {agent}; opponent: {opponent}"
+        return f"agent: {agent}; opponent: {opponent}; structured output {self.structured}"
 
     async def play(
         self, item: PlannedEpisode, on_move: Callable[[MoveRecord], None] | None = None
@@ -273,6 +281,15 @@ class Tournament:
             sum(t["prompt_tokens"] + t["completion_tokens"] for t in sides),
             sum(t["cost_usd"] for t in sides),
         )
+
+    def decisions(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        # A solver player's moves are no model's decisions.
+        models = {"agent": self.sides[0].model, "opponent": self.sides[1].model}
+        return [
+            m
+            for m in record.get("moves") or []
+            if models[m["actor"]] is not None and m["status"] in ("ok", "fallback", "forfeit")
+        ]
 
     def tally(self, planned: list[PlannedEpisode]) -> TournamentTally:
         return TournamentTally((p.setting, p.seat) for p in planned)

@@ -26,6 +26,7 @@ from metanim.arena import (
     load_profile,
     parse_setting,
     play_game,
+    play_hint,
     profile_fields,
     run_challenging,
     run_evaluation,
@@ -33,12 +34,6 @@ from metanim.arena import (
 )
 from metanim.cli._config import add_config_arguments, config_from_args
 from metanim.util import EXIT_FAILED, EXIT_OK
-
-#: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
-#: (toward the max take), against a ReAct opponent that errs 60% of the time.
-DEMO_MODEL = "sim-biased:heuristic=max_take,p=0.3"
-DEMO_OPPONENT_MODEL = "sim-biased:heuristic=max_take,p=0.6"
-
 
 #: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
 #: (toward the max take), against a ReAct opponent that errs 60% of the time.
@@ -121,7 +116,7 @@ def play_arguments(p: argparse.ArgumentParser) -> None:
         TournamentConfig,
         skip=("name", "games", "method", "episodes", "seat", "concurrency", "results_dir",
               "record_decisions", "rerun_failed", "progress", "max_calls", "budget_tokens",
-              "max_cost_usd", "cache"),
+              "max_cost_usd", "cache", "keep_going"),
     )  # fmt: skip
 
 
@@ -138,6 +133,9 @@ def play(args: argparse.Namespace) -> int:
         announce=lambda header: print(f"{header}\n{game.title} {game.params}", flush=True),
     )
     print(format_end(game, record))
+    hint = play_hint(config, record)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
     if record.status in ("infrastructure_error", "error"):
         print(f"metanim play: error: {(record.error or '').splitlines()[0]}", file=sys.stderr)
         return EXIT_FAILED
@@ -145,6 +143,14 @@ def play(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ metanim demo
+#: The run settings `demo` takes as flags besides its own (the rest of its tournament is
+#: fixed): how every call is made, and the budget that bounds a demo on a real server.
+DEMO_RUN_FLAGS = (
+    "structured_output", "max_completion_tokens", "phase_max_tokens", "reply_max_chars",
+    "max_reasks", "max_calls", "budget_tokens", "keep_going", "timeout_s", "call_concurrency",
+)  # fmt: skip
+
+
 def demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--base-url", help="a real OpenAI-compatible server (default: simulated, in-process)"
@@ -159,6 +165,11 @@ def demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar"
     )
+    add_config_arguments(
+        p,
+        TournamentConfig,
+        skip=tuple(n for n in TournamentConfig.model_fields if n not in DEMO_RUN_FLAGS),
+    )
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -166,21 +177,13 @@ def demo(args: argparse.Namespace) -> int:
         raise ValueError("with --base-url, name the served model with --model")
     model = args.model or DEMO_MODEL
     opponent_model = args.opponent_model or (args.model if args.base_url else DEMO_OPPONENT_MODEL)
-    config = TournamentConfig(
-        name="demo",
-        games=["fibonacci-20"],
-        method="dreamad",
-        model=model,
-        base_url=args.base_url,
-        opponent="react",
-        opponent_model=opponent_model,
-        opponent_base_url=args.base_url,
-        episodes=args.episodes,
-        seat="alternate",
-        seed=args.seed,
-        results_dir=args.results_dir,
-        progress=args.progress,
-    )
+    fixed = {
+        "name": "demo", "games": ["fibonacci-20"], "method": "dreamad", "model": model,
+        "base_url": args.base_url, "opponent": "react", "opponent_model": opponent_model,
+        "opponent_base_url": args.base_url, "episodes": args.episodes, "seat": "alternate",
+        "seed": args.seed, "results_dir": args.results_dir, "progress": args.progress,
+    }  # fmt: skip
+    config = config_from_args(TournamentConfig, args, fixed)
     print(
         f"DReaMAD ({model}) vs ReAct ({opponent_model}) on Fibonacci Nim (20), "
         f"{args.episodes} episodes, seats alternating."
@@ -210,6 +213,8 @@ def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
     print(
         f"summary {log_path.with_suffix('.summary.json')}, report {log_path.with_suffix('.report.md')}"
     )
+    if result.hint:
+        print(f"hint: {result.hint}", file=sys.stderr)
     if result.complete:
         return EXIT_OK
     missing = sum(count for count, _ in result.failures.values())
