@@ -34,13 +34,17 @@ from metanim.util import fastjson
 FAULTY = "sim-faulty:malformed=0.3,illegal=0.3,http500=0.15"
 
 
+#: The wall-clock counters of a move and a side's totals.
+_CLOCKS = ("latency_s", "call_latency_s", "queue_s")
+
+
 def _strip_timing(record: dict) -> dict:
     """A record without wall-clock fields (the rest must be reproducible from the seed)."""
     out = {k: v for k, v in record.items() if k not in ("wall_s", "chain_calls")}
     for side in ("agent_totals", "opponent_totals"):
-        out[side] = {k: v for k, v in record[side].items() if k != "latency_s"}
+        out[side] = {k: v for k, v in record[side].items() if k not in _CLOCKS}
     out["moves"] = [
-        {k: v for k, v in m.items() if k not in ("latency_s", "decision")} for m in record["moves"]
+        {k: v for k, v in m.items() if k not in (*_CLOCKS, "decision")} for m in record["moves"]
     ]
     return out
 
