@@ -310,6 +310,8 @@ def test_tournament_with_faults_resumes_failed_episodes(tmp_path: Path) -> None:
             opponent_model="sim-biased:heuristic=max_take,p=0.5",
             opponent_base_url=server.base_url,
             episodes=8,
+            # Faults are the point here: the run goes on past early forfeits.
+            keep_going=True,
             seat="alternate",
             max_retries=0,
             results_dir=str(tmp_path),
@@ -387,6 +389,8 @@ def test_evaluation_with_faults(tmp_path: Path) -> None:
             params={"max_reasks": 1},
             repeats=3,
             max_retries=0,
+            # Faults are the point here: the run goes on past early forfeits.
+            keep_going=True,
             results_dir=str(tmp_path / "out"),
             progress=False,
         )

@@ -82,7 +82,8 @@ def remedy(causes: Mapping[str, int], config: Any) -> str:
     cause = max(CAUSES, key=lambda c: causes.get(c, 0))
     share = f"{causes[cause]} of {total} invalid replies"
     if cause == "truncated":
-        what = f"most replies were cut at the {cap}-token completion cap ({share})"
+        limit = f"the {cap}-token completion cap" if cap else "the server's completion cap"
+        what = f"most replies were cut at {limit} ({share})"
         if mode == "off":
             fix = (
                 f"raise --max-completion-tokens (now {cap}), or use --structured-output "

@@ -77,7 +77,11 @@ class EvaluationConfig(RunConfig):
     def config_hash(self) -> str:
         """Hash of the run's identity (`metanim.arena._identity.run_identity`): the
         dataset by content, the server normalized, run-only settings left out."""
-        config = resolve_structured_output(self, [_side(self)])[0]
+        config = (
+            self
+            if self.structured_output != "auto"
+            else resolve_structured_output(self, [_side(self)])[0]
+        )
         return identity_hash(config_identity(config.model_dump(mode="json")))
 
     @property

@@ -114,7 +114,11 @@ class TournamentConfig(RunConfig):
         another server starts a new log, while a `sim-*` model on the in-process
         simulated server hashes the same on every run.
         """
-        config = resolve_structured_output(self, _sides(self))[0]
+        config = (
+            self
+            if self.structured_output != "auto"
+            else resolve_structured_output(self, _sides(self))[0]
+        )
         return identity_hash(config_identity(config.model_dump(mode="json")))
 
     @property
