@@ -514,3 +514,39 @@ def test_a_game_task_schema_admits_its_optimal_move():
         move = task.parse(record.optimal_move)
         allowed = task.action_json_schema()["enum"]
         assert sum(task.parse(value) == move for value in allowed) == 1
+
+
+def test_acemad_arguments_get_a_cap_that_leaves_room_for_three_rounds():
+    client = Scripted(lambda m: ('{"belief": {"3": 1.0}, "prediction": {"3": 1.0}}', "stop"))
+    seen = []
+    chat = client.chat
+
+    async def recording(messages, **kwargs):
+        seen.append((messages[-1]["content"], kwargs["options"].max_tokens))
+        return await chat(messages, **kwargs)
+
+    client.chat = recording
+    asyncio.run(AceMAD(client, agents=5, rounds=3).decide(NIM, (7,), seed=1))
+    argue = {cap for text, cap in seen if "Write plain text, no JSON" in text}
+    commit = {cap for text, cap in seen if "commit privately" in text}
+    # Round 3 shows the 10 arguments of rounds 1-2: they must fit a 4096-token context
+    # with the prompt, which the run's 512-token cap would not.
+    (cap,) = argue
+    assert 10 * cap + 600 < 4096 and commit == {512}
+
+
+def test_a_refused_request_blames_the_schema_only_when_it_carried_one():
+    from metanim.llm import CallOptions, InfrastructureError, OpenAIChatClient
+
+    too_long = b'{"error": {"message": "request (4225 tokens) exceeds the available context"}}'
+    with RecordingServer(lambda seen: (400, too_long)) as server:
+        client = OpenAIChatClient(
+            "m", base_url=server.url() + "/v1", api_key="", max_retries=0, check_server=False
+        )
+        on = CallOptions(structured_output="json_schema")
+        messages = [{"role": "user", "content": "hi"}]
+        for options, blamed in ((on, False), (on.with_(schema={"type": "object"}), True)):
+            with pytest.raises(InfrastructureError) as caught:
+                asyncio.run(client.chat(messages, options=options))
+            assert "exceeds the available context" in str(caught.value)
+            assert ("carried a reply schema" in str(caught.value)) is blamed

@@ -99,6 +99,9 @@ class AceMAD(Method):
         "crowd_temperature",
         "truth_temperature",
     )
+    # The prompt asks for a short argument, and every later round shows all of them: at
+    # the run's 512 tokens each, the third round of 5 agents overflows a 4096-token context.
+    default_phase_max_tokens = {"argue": 256}  # noqa: RUF012
 
     def __init__(
         self,
