@@ -473,8 +473,8 @@ def _accuracy_chance(graded: list[dict[str, Any]]) -> dict[str, Any]:
     """Chance baselines of an accuracy on the same graded decisions: the uniform-random
     legal policy's expected accuracy (1/legal answers per decision), the constant answer's
     (always the first legal move, always option A), and the one-sided exact binomial
-    test of the item-level outcomes against the first. None where an item has no finite
-    answer set (an open question) or its line predates the fields."""
+    test of the item-level outcomes against the random answer. None where an item has no
+    finite answer set (an open question) or its line predates the fields."""
     known = bool(graded) and all(r.get("legal_answers") for r in graded)
     if not known:
         return {"chance_accuracy": None, "first_answer_accuracy": None,
