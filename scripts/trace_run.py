@@ -52,8 +52,8 @@ def _parts(config: Any) -> set[int]:
 
 
 def _holds(frame: FrameType, config: Any, parts: set[int]) -> bool:
-    """Whether a call's arguments are the config or one of its values, or carry the config
-    as their `config` (the job, the run)."""
+    """Whether a call's arguments are the config (or its resolved copy) or one of its
+    values, or carry the config as their `config` (the job, the run)."""
     code = frame.f_code
     names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     for name in names:
@@ -62,7 +62,10 @@ def _holds(frame: FrameType, config: Any, parts: set[int]) -> bool:
             attributes = object.__getattribute__(value, "__dict__")
         except AttributeError:
             attributes = {}
-        if id(value) in parts or attributes.get("config") is config:
+        # The run's config, or its copy with "auto" resolved (the only configs of the trace).
+        if id(value) in parts or isinstance(value, type(config)):
+            return True
+        if isinstance(attributes.get("config"), type(config)):
             return True
     return False
 

@@ -34,13 +34,17 @@ from metanim.util import fastjson
 FAULTY = "sim-faulty:malformed=0.3,illegal=0.3,http500=0.15"
 
 
+#: The wall-clock counters of a move and a side's totals.
+_CLOCKS = ("latency_s", "call_latency_s", "queue_s")
+
+
 def _strip_timing(record: dict) -> dict:
     """A record without wall-clock fields (the rest must be reproducible from the seed)."""
     out = {k: v for k, v in record.items() if k not in ("wall_s", "chain_calls")}
     for side in ("agent_totals", "opponent_totals"):
-        out[side] = {k: v for k, v in record[side].items() if k != "latency_s"}
+        out[side] = {k: v for k, v in record[side].items() if k not in _CLOCKS}
     out["moves"] = [
-        {k: v for k, v in m.items() if k not in ("latency_s", "decision")} for m in record["moves"]
+        {k: v for k, v in m.items() if k not in (*_CLOCKS, "decision")} for m in record["moves"]
     ]
     return out
 
@@ -308,6 +312,8 @@ def test_tournament_with_faults_resumes_failed_episodes(tmp_path: Path) -> None:
             opponent_model="sim-biased:heuristic=max_take,p=0.5",
             opponent_base_url=server.base_url,
             episodes=8,
+            # Faults are the point here: the run goes on past early forfeits.
+            keep_going=True,
             seat="alternate",
             max_retries=0,
             results_dir=str(tmp_path),
@@ -385,6 +391,8 @@ def test_evaluation_with_faults(tmp_path: Path) -> None:
             params={"max_reasks": 1},
             repeats=3,
             max_retries=0,
+            # Faults are the point here: the run goes on past early forfeits.
+            keep_going=True,
             results_dir=str(tmp_path / "out"),
             progress=False,
         )

@@ -78,6 +78,8 @@ def test_streamed_summary_matches_the_whole_log_after_faults_resume_and_budget(t
             seat="alternate",
             max_retries=0,
             concurrency=3,
+            # Faults are the point here: the run goes on past early forfeits.
+            keep_going=True,
             results_dir=str(tmp_path),
             progress=False,
         )

@@ -353,9 +353,11 @@ def test_tournament_flags_reach_every_call_and_name_the_policy(sim_server, tmp_p
             "--opponent", "optimal", "--episodes", "2", "--max-reasks", "1",
             "--on-failure", "random", "--max-completion-tokens", "77",
             "--structured-output", "json_schema", "--results-dir", str(tmp_path),
-            "--no-progress",
+            "--no-progress", "--keep-going",
         ]
     )  # fmt: skip
+    # Every decision falls back: --keep-going plays the episodes out (without it the run
+    # stops after five; tests/test_first_contact.py).
     assert code == 0
     log = sim_server.log
     assert log and all(r["max_tokens"] == 77 for r in log)
@@ -377,8 +379,11 @@ def test_play_takes_the_failure_policy_and_reasks(capsys):
             "--opponent", "react:sim-optimal", "--max-reasks", "0", "--on-failure", "forfeit",
         ]
     )  # fmt: skip
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert code == 0 and "agent forfeited" in out and "unparsable=1 " in out
+    # The one model decision forfeited: the game ends with what helps.
+    assert "hint: 1 of 1 decisions gave no answer: most replies named no answer" in captured.err
 
 
 def test_folder_report_shows_forfeits_apart_from_losses_by_play(sim_server, tmp_path):
@@ -395,6 +400,8 @@ def test_folder_report_shows_forfeits_apart_from_losses_by_play(sim_server, tmp_
             opponent="optimal",
             episodes=3,
             max_reasks=0,
+            # Three forfeits, fewer than the five that stop a run: all three are played.
+            keep_going=False,
             results_dir=str(tmp_path),
             progress=False,
         )

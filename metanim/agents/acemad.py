@@ -108,6 +108,9 @@ class AceMAD(Method):
         "truth_temperature",
         "weighting",
     )
+    # The prompt asks for a short argument, and every later round shows all of them: at
+    # the run's 512 tokens each, the third round of 5 agents overflows a 4096-token context.
+    default_phase_max_tokens = {"argue": 256}  # noqa: RUF012
 
     def __init__(
         self,
@@ -142,12 +145,11 @@ class AceMAD(Method):
     def models(self) -> list[str]:
         return [c.model for c in self.clients]
 
-    def _options(self, ctx: Context) -> tuple[str, str]:
+    def _options(self, ctx: Context) -> str:
         legal = ctx.task.legal_answers()
         if legal is None:
-            return "any number", "42"
-        texts = [ctx.task.text(a) for a in legal]
-        return ", ".join(texts), texts[0]
+            return "any number"
+        return ", ".join(ctx.task.text(a) for a in legal)
 
     async def run(self, ctx: Context) -> Any:
         task = ctx.task
@@ -156,7 +158,7 @@ class AceMAD(Method):
             self.truth_temperature if r == "truth_holder" else self.crowd_temperature
             for r in self.roles
         ]
-        options, example = self._options(ctx)
+        options = self._options(ctx)
         legal = task.legal_answers()
         commitment = schemas.commitment_reply(
             None if legal is None else [task.text(a) for a in legal]
@@ -192,9 +194,7 @@ class AceMAD(Method):
                     {"role": "assistant", "content": argument.text},
                     {
                         "role": "user",
-                        "content": prompts.ACEMAD_COMMIT.format(
-                            noun=task.noun, options=options, example=example
-                        ),
+                        "content": prompts.ACEMAD_COMMIT.format(noun=task.noun, options=options),
                     },
                 ]
                 reply = await ctx.ask(
@@ -249,6 +249,7 @@ class AceMAD(Method):
                     )
                 )
             ctx.record_round(agent_answers)
+            stop = rnd == 1 and ctx.nothing_to_debate([r for _, r in turns], "round 1")
             log.append(
                 {
                     "round": rnd,
@@ -258,6 +259,8 @@ class AceMAD(Method):
                     "weights": dict(zip(names, weights, strict=True)),
                 }
             )
+            if stop:
+                break
         final = aggregate(weights, beliefs)
         ctx.extra["acemad"] = {
             "roles": dict(zip(names, self.roles, strict=True)),

@@ -48,22 +48,27 @@ class Counts(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
-    latency_s: float = 0.0
+    latency_s: float = 0.0  # the decision's wall time (its calls' waits for a slot included)
+    call_latency_s: float = 0.0  # summed over its calls: request sent to response received
+    queue_s: float = 0.0  # summed over its calls: call made to request sent (slot waits)
 
     @classmethod
     def of(cls, decision: Any) -> Counts:
         """The counters of a method's decision record: a `Decision`, or any record with its
         fields (`illegal`, `unparsable`, `truncated`, `calls`, `usage`, `cost_usd`,
         `latency_s`)."""
+        calls = decision.calls
         return cls(
             illegal=int(decision.illegal),
             unparsable=int(decision.unparsable),
             truncated=int(getattr(decision, "truncated", 0)),
-            calls=len(decision.calls),
+            calls=len(calls),
             prompt_tokens=int(decision.usage.prompt_tokens),
             completion_tokens=int(decision.usage.completion_tokens),
             cost_usd=float(decision.cost_usd),
             latency_s=float(decision.latency_s),
+            call_latency_s=float(sum(getattr(c, "latency_s", 0.0) for c in calls)),
+            queue_s=float(sum(getattr(c, "queue_s", 0.0) for c in calls)),
         )
 
     @classmethod
@@ -161,7 +166,11 @@ class Decision(BaseModel):
     action_id: Any = None
     unparsable: int = 0  # replies that named no answer (every attempt counted)
     illegal: int = 0  # replies that named a forbidden answer
-    truncated: int = 0  # replies cut off by the completion cap (finish_reason "length")
+    # Replies cut off by the completion cap (finish_reason "length"), in every phase:
+    # an answer's and a free-text phase's (an argument, feedback, an elicitation step).
+    truncated: int = 0
+    # The same, per phase ("argue": 3): where the cap bit.
+    truncated_phases: dict[str, int] = Field(default_factory=dict)
     # Why a forfeit or fallback happened: the last invalid reply's kind (unparsable,
     # illegal, truncated), so a format failure is never mistaken for a bad move.
     failure: str | None = None
@@ -515,6 +524,17 @@ class Context:
         self.record_round({a[0]: r.answer for a, r in zip(asks, replies, strict=True)})
         return replies
 
+    def nothing_to_debate(self, replies: Sequence[Reply], first: str = "round 0") -> bool:
+        """Whether every agent stayed invalid in the `first` round (re-asks included).
+
+        A debate of invalid answers only shows the agents each other's failures: the
+        method stops there (a forfeit, or the fallback), recorded in `extra["stopped"]`.
+        """
+        if not replies or any(r.ok for r in replies):
+            return False
+        self.extra["stopped"] = f"every agent stayed invalid in {first}: nothing to debate"
+        return True
+
     def record_round(self, answers: dict[str, Any]) -> None:
         self.rounds.append(
             {agent: (None if a is None else self.task.text(a)) for agent, a in answers.items()}
@@ -643,6 +663,13 @@ class Method:
             if i in by_index
         )
         errors = [s.error for s in ctx.samples if s.error is not None]
+        # Every call's cut replies, answers and free text alike (a free-text reply has no
+        # sample: its finish reason is the only record of the cut).
+        cut: dict[str, int] = {}
+        for c in calls:
+            n = sum(reason == "length" for reason in c.finish_reasons)
+            if n:
+                cut[c.phase] = cut.get(c.phase, 0) + n
         return Decision(
             method=self.name,
             params=self.params,
@@ -655,7 +682,8 @@ class Method:
             action_id=None if answer is None else task.key(answer),
             unparsable=sum(s.error == "unparsable" for s in ctx.samples),
             illegal=sum(s.error == "illegal" for s in ctx.samples),
-            truncated=sum(s.error == "truncated" for s in ctx.samples),
+            truncated=sum(cut.values()),
+            truncated_phases=cut,
             failure=errors[-1] if status in ("forfeit", "fallback") and errors else None,
             invalid_usage=invalid_usage,
             failed_agents=ctx.failed_agents,

@@ -135,6 +135,8 @@ class MAD(Method):
             phase="answer",
             temperature=self._temps(),
         )
+        if self.rounds and ctx.nothing_to_debate(replies):
+            return None
         ctx.extra.setdefault("orders", [])
         if self.peers is not None:
             ctx.extra["peers"] = {
@@ -354,6 +356,9 @@ class MPD(Method):
                     prompts.MPD_TURN.format(side=side.capitalize(), round=rnd, text=reply.text)
                 )
             ctx.record_round(answers)
+            if rnd == 1 and answers["affirmative"] is None and answers["negative"] is None:
+                ctx.extra["stopped"] = "both sides stayed invalid in round 1: nothing to judge"
+                return None
             if rnd < self.rounds:
                 verdict = await ctx.ask(
                     self.judge,
@@ -477,6 +482,8 @@ class CrossModel(Method):
             phase="solve",
             temperature=temps,
         )
+        if ctx.nothing_to_debate(first, "the first solutions"):
+            return None
         fmt = prompts.output_format("react", task.action_schema())
 
         def revise(i: int) -> list[Message]:

@@ -39,7 +39,7 @@ from metanim.llm.templates import (  # noqa: F401 - re-exported for the methods
 from metanim.games import reply as _reply
 
 #: Bumped whenever any text below changes.
-METHOD_PROMPT_VERSION: Final = "metanim-methods/3"
+METHOD_PROMPT_VERSION: Final = "metanim-methods/4"
 
 #: The Output Format sections (MetaNIM Table 8) live with the reply parser in the games
 #: layer (`metanim.games.reply`): datasets and integrations render the same text.

@@ -4,7 +4,7 @@ Each schema holds the keys the method's Output Format asks for, the legal answer
 current state (or the question's choices) as an `enum`, and free text capped at
 `max_chars`, so a constrained reply is short and always parses. The task provides the
 schema of the `action` value (`action_json_schema`); a task without one (an open numeric
-question is `{"type": "number"}`, so it has one) gets no schema, and its calls go
+question is a string or a number, so it has one) gets no schema, and its calls go
 unconstrained.
 """
 

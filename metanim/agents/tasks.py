@@ -126,6 +126,9 @@ _LETTER = re.compile(
     rf"^(?:\((?P<a>{_LABEL})\)(?:\s.*)?|(?P<b>{_LABEL})(?:[.):](?:\s.*)?)?)$", re.DOTALL
 )
 
+#: Longest open answer (text) a reply schema allows: an expression, not a derivation.
+OPEN_ANSWER_MAX_CHARS = 100
+
 _TASK_LINES = {
     "numeric": "#Task: Solve the problem and give the final numeric answer.",
     "math": "#Task: Solve the problem and give the final answer (a number or a LaTeX expression).",
@@ -178,7 +181,9 @@ class QuestionTask:
     def action_json_schema(self) -> dict[str, Any]:
         if self.item.choices is not None:
             return {"enum": list(self.letters)}
-        return {"type": "number"}
+        # An open answer is a number or an expression ("2\\sqrt{3}", "\\{-2, 2\\}"), read by
+        # math-verify either way: a number-only schema could not hold half the answers.
+        return {"type": ["string", "number"], "maxLength": OPEN_ANSWER_MAX_CHARS}
 
     def parse(self, value: Any) -> Any:
         if self.item.choices is not None:

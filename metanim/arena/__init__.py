@@ -24,6 +24,7 @@ from metanim.arena._players import (
     Turn,
     build_player,
 )
+from metanim.arena._preflight import resolve_structured_output
 from metanim.arena._run import RunPlan, RunResult
 from metanim.arena.challenging import ChallengingConfig, ChallengingResult, run_challenging
 from metanim.arena.dry_run import plan_run
@@ -34,7 +35,7 @@ from metanim.arena.evaluate import (
     arun_evaluation,
     run_evaluation,
 )
-from metanim.arena.play import aplay_game, format_end, format_move, play_game
+from metanim.arena.play import aplay_game, format_end, format_move, play_game, play_hint
 from metanim.arena.tournament import (
     TournamentConfig,
     TournamentResult,
@@ -73,7 +74,9 @@ __all__ = [
     "plan_run",
     "play_episode",
     "play_game",
+    "play_hint",
     "profile_fields",
+    "resolve_structured_output",
     "run_challenging",
     "run_evaluation",
     "run_tournament",

@@ -17,7 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutput
+from metanim.arena._players import parse_sides
+from metanim.arena._preflight import resolve_structured_output
+from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutputSetting
 from metanim.records import SIDES, config_identity, identity_hash
 from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt
 
@@ -100,9 +102,11 @@ class RunConfig(BaseModel):
         description="completion cap of one method phase, e.g. rewrite=1024 (phases: answer, "
         "update, rewrite, argue, commit, ...)",
     )
-    structured_output: StructuredOutput = Field(
-        "off",
-        description="send each reply's JSON Schema (legal moves as an enum): json_schema "
+    structured_output: StructuredOutputSetting = Field(
+        "auto",
+        description="send each reply's JSON Schema (legal moves as an enum): auto (json_schema "
+        "where the server says it constrains output: llama.cpp, vLLM, SGLang; off for hosted "
+        "APIs, the simulator, or a server that does not answer), json_schema "
         "(response_format), guided_json (vLLM body field), llama_json_schema (llama.cpp body "
         "field), or off (the papers' prompts alone)",
     )
@@ -126,6 +130,12 @@ class RunConfig(BaseModel):
         description="longest reasoning (free text) a reply schema allows, in characters "
         "(structured output only; also kept under the completion cap)",
     )
+    keep_going: bool = Field(
+        False,
+        description="run on when the first 5 decisions to finish are all forfeits (by default "
+        "the run stops there with exit code 3 and a hint; an all-forfeit run can be a "
+        "measurement)",
+    )
     on_failure: OnFailure = Field(
         "forfeit",
         description="when every re-ask stays invalid: forfeit (a loss, counted apart) or random "
@@ -144,7 +154,17 @@ class RunConfig(BaseModel):
         return values
 
     def call_options(self) -> CallOptions:
-        """The `CallOptions` every method of the run starts from."""
+        """The `CallOptions` every method of the run starts from.
+
+        Raises:
+            ValueError: `structured_output` is still "auto": a run resolves it against its
+                servers first (`metanim.arena.resolve_structured_output`).
+        """
+        if self.structured_output == "auto":
+            raise ValueError(
+                "structured_output 'auto' is resolved against the servers before a run "
+                "(resolve_structured_output); call options need the mode chosen"
+            )
         return CallOptions(
             max_tokens=self.max_completion_tokens,
             top_p=self.top_p,
@@ -160,14 +180,19 @@ class RunConfig(BaseModel):
         servers enter normalized (`side_servers`: the same command against another
         server starts a new log, a `sim-*` model on the in-process simulated server hashes
         the same on every run). `sides` are the config's parsed `Side`s, when the caller
-        has them (they are not parsed again).
+        has them (they are not parsed again). Structured output "auto" enters as the mode
+        the servers take (`resolve_structured_output`), as the run will record it.
         """
+        config = self
+        if self.structured_output == "auto":
+            sides = parse_sides(self) if sides is None else sides
+            config, _ = resolve_structured_output(self, sides)
         servers = None
         if sides is not None:
             servers = {
                 key: side.server_identity for (key, _), side in zip(SIDES, sides, strict=False)
             }
-        return identity_hash(config_identity(self.model_dump(mode="json"), servers))
+        return identity_hash(config_identity(config.model_dump(mode="json"), servers))
 
     @property
     def log_path(self) -> Path:

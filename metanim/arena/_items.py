@@ -3,7 +3,7 @@
 Both give the task a method decides, the fields of its log line (`record_id`, `game`
 (the game, or the question set's name), `variant`, `stratum`, `optimal_move` (the gold
 answer's text)), and a grader: the final answer's verdict (`correct`, `wrong`, or
-`unparsable` when no reply named any answer) and every debate agent's verdict per
+`forfeit` when the method gave no answer of its own) and every debate agent's verdict per
 round (`round_verdicts`, the same field for games and questions).
 """
 
@@ -20,12 +20,10 @@ from metanim.datasets.questions import Question, is_question_file, load_question
 from metanim.games import MoveError
 from metanim.records import log_kind
 
-
-def _no_answer_verdict(decision: Any) -> str:
-    """A decision without a chosen answer: `unparsable` if no reply named any answer."""
-    samples = decision.samples if decision is not None else []
-    named = any(s.error != "unparsable" for s in samples)
-    return "wrong" if named else "unparsable"
+#: The verdict of a decision that never gave an answer of its own (a forfeit, or a
+#: fallback's random move), whatever its replies were: truncated, unparsable and
+#: illegal replies are counted apart, on the line.
+NO_ANSWER = "forfeit"
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,8 @@ class GameItem:
         return {
             "record_id": r.id, "kind": "game", "game": r.game, "variant": r.variant,
             "stratum": r.features.stratum, "difficulty": r.difficulty,
+            # For the chance baselines: one right move among these, listed in the game's order.
+            "legal_answers": len(r.legal_moves), "first_is_gold": r.legal_moves[0] == r.optimal_move,
         }  # fmt: skip
 
     @property
@@ -65,7 +65,7 @@ class GameItem:
     def verdict(self, decision: Any, status: str) -> tuple[str | None, str]:
         """(extracted answer text, verdict) of a decision with a result status."""
         if status != "ok":
-            return None, _no_answer_verdict(decision)
+            return None, NO_ANSWER
         game = self.record.make_game()
         right = game.action_id(decision.move) == self.record.optimal_action
         return decision.answer_text, "correct" if right else "wrong"
@@ -120,9 +120,13 @@ class QuestionItem:
     def fields(self) -> dict[str, Any]:
         q = self.question
         level = q.meta.get("level")
+        labels = self.task.letters
         return {
             "record_id": q.id, "kind": "question", "game": self.source, "variant": "normal",
             "stratum": str(level) if level is not None else q.kind, "question_type": q.kind,
+            # For the chance baselines (an open question has no finite answer set).
+            "legal_answers": len(labels) or None,
+            "first_is_gold": labels[0] == self.task.gold if labels else None,
         }  # fmt: skip
 
     async def decide(self, method: Method, seed: int) -> tuple[Any, str, str | None]:
@@ -131,7 +135,7 @@ class QuestionItem:
 
     def verdict(self, decision: Any, status: str) -> tuple[str | None, str]:
         if status != "ok":
-            return None, _no_answer_verdict(decision)
+            return None, NO_ANSWER
         right = self.task.is_correct(decision.move)
         return decision.answer_text, "correct" if right else "wrong"
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 import http.client
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from metanim.arena._players import ClientPool, Side
 from metanim.games import Game, check_listable
-from metanim.llm import InfrastructureError, ModelSpec, PriceTable
+from metanim.llm import InfrastructureError, ModelSpec, PriceTable, structured_output_for
 from metanim.util import Unreachable
 
 _AGENT = "metanim-preflight"
@@ -42,6 +44,40 @@ def refuse_unpriced(max_cost_usd: float | None, sides: Iterable[Side]) -> None:
                     "price to a JSON file named by METANIM_PRICES (same shape as "
                     "metanim/llm/prices.json)"
                 )
+
+
+# A run config (`RunConfig`, which imports this module): any pydantic model with the
+# `structured_output` field.
+C = TypeVar("C", bound=BaseModel)
+
+
+def resolve_structured_output(config: C, sides: Sequence[Side]) -> tuple[C, str]:
+    """`config` with `structured_output` "auto" replaced by the mode its servers take, and
+    what the run header says about it.
+
+    The schema is sent where every real model's server says it constrains output
+    (`metanim.llm.structured_output_for`: llama.cpp, vLLM, SGLang); one hosted API, unknown
+    server or failed probe among them makes it `off` for the run (a run has one mode: the
+    header names the server, and `--structured-output json_schema` sends it everywhere).
+    Simulated models ignore the schema and solver players make no call: neither decides.
+    A run of simulated models alone gets `off`. Any other setting is kept as asked.
+    """
+    if config.structured_output != "auto":
+        return config, f"{config.structured_output} (as asked)"
+    real = [m for side in sides for m in side.models() if not m.simulated]
+    if not real:
+        mode, reason = "off", "simulated models take no schema"
+    else:
+        choices = [structured_output_for(m.target(None)) for m in real]
+        refused = next((c for c in choices if not c.constrains), None)
+        if refused is None:
+            mode = choices[0].mode
+            reason = "; ".join(dict.fromkeys(c.reason for c in choices))
+        else:
+            mode, reason = "off", refused.reason
+            if any(c.constrains for c in choices):
+                reason += " (--structured-output json_schema sends the schema to every server)"
+    return config.model_copy(update={"structured_output": mode}), f"{mode} (auto: {reason})"
 
 
 def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str) -> None:

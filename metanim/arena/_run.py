@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import signal
+import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator, Sequence
@@ -27,6 +28,7 @@ from typing import Any, Protocol
 from tqdm.auto import tqdm
 
 from metanim.arena._config import RunConfig
+from metanim.arena._forfeits import ForfeitWatch
 from metanim.arena._players import ClientPool, Side
 from metanim.arena._preflight import check_servers
 from metanim.llm import InfrastructureError, sim_url_from_env
@@ -39,7 +41,7 @@ from metanim.records import (
     read_records,
     render_summary,
 )
-from metanim.util import Interrupted, StorageError
+from metanim.util import Interrupted, StorageError, fastjson
 
 Record = dict[str, Any]
 
@@ -84,6 +86,11 @@ class Job(Protocol):
         """(calls, tokens, dollars) of one log line."""
         ...
 
+    def decisions(self, record: Record) -> list[Record]:
+        """The model decisions one log line holds that finished (with a status and the
+        truncated / unparsable / illegal counters), in the order they were made."""
+        ...
+
     def progress(self, counts: Counter[str]) -> str: ...
 
 
@@ -100,6 +107,8 @@ class RunResult:
     report: str = ""
     #: Planned items that did not finish, by cause: cause -> (count, first message).
     failures: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: What helps when most decisions gave no answer (the dominant cause and its flag).
+    hint: str | None = None
     ids: Collection[str] = ()  # the planned ids
     end: int = 0  # the log's size when the run ended
 
@@ -176,6 +185,10 @@ class Run:
         self.refused: InfrastructureError | None = None  # the server refused the key
         self.clients: ClientPool | None = None
         self.write_error: OSError | None = None  # the log could not be written
+        self.forfeits = ForfeitWatch(self.config)
+        # This execution's wall time and the model decisions it finished (s/decision).
+        self.wall_s = 0.0
+        self.decided = 0
 
     async def execute(self) -> RunResult:
         """Run every planned item not yet logged with a result, then summarize the log."""
@@ -205,6 +218,7 @@ class Run:
             disable=not self.config.progress,
         )
         ticker = asyncio.ensure_future(self._tick(bar)) if self.config.progress else None
+        began = time.perf_counter()
         try:
             with AppendLog(self.job.log_path) as log, _cancel_on_sigterm():
                 queue = iter(todo)
@@ -220,6 +234,7 @@ class Run:
             if ticker is not None:
                 ticker.cancel()
             bar.close()
+            self.wall_s = time.perf_counter() - began
         return False
 
     def _postfix(self) -> str:
@@ -267,6 +282,7 @@ class Run:
     def _final(self, record: Record) -> None:
         """One planned id's latest record, seen once: into the summary."""
         self.tallied.add(record)
+        self.forfeits.count(self.job.decisions(record))
         self.logged += 1
         if record["status"] in self.job.finished:
             self.results += 1
@@ -301,8 +317,6 @@ class Run:
             try:
                 await write
             except OSError as exc:  # a full disk, a lost mount: the line is not on disk
-                if rid in self.ids and line["status"] in self.job.finished:
-                    self.results -= 1
                 self.write_error = exc
                 raise _Stop from None
             kind, message = error_kind(line)
@@ -317,6 +331,12 @@ class Run:
             self.counts[line["status"]] += 1
             bar.set_postfix_str(self._postfix(), refresh=False)
             bar.update(1)
+            decisions = self.job.decisions(line)
+            self.decided += len(decisions)
+            stop = self.forfeits.stop_reason(decisions)
+            if stop is not None:
+                self.stopped.insert(0, stop)
+                raise _Stop
 
     def _finish(self, interrupted: bool) -> RunResult:
         """Write the summary and report; raise `Interrupted` after a Ctrl-C."""
@@ -325,6 +345,14 @@ class Run:
             self._final(record)
         reason = self.stopped[0] if self.stopped else ("interrupted" if interrupted else None)
         summary = self.tallied.finish(stopped=reason)
+        hint = summary["hint"] = (
+            reason if reason and reason.startswith("stopped after") else self.forfeits.hint()
+        )
+        summary["timing"] = {
+            "wall_s": self.wall_s,
+            "decisions": self.decided,
+            "s_per_decision": self.wall_s / self.decided if self.decided else None,
+        }
         summary["config"] = self.config.model_dump(mode="json")
         summary["config_hash"] = job.digest
         summary["log"] = str(log_path)
@@ -337,7 +365,9 @@ class Run:
             )
         saved = f"{self.results} of {len(self.planned)} {job.unit} finished and saved in {log_path}"
         try:
-            log_path.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            # Strict JSON: a rate without a denominator is null, never a bare NaN.
+            text = json.dumps(fastjson.finite(summary), indent=2, allow_nan=False)
+            log_path.with_suffix(".summary.json").write_text(text + "\n")
             log_path.with_suffix(".report.md").write_text(report)
         except OSError as exc:
             self.write_error = self.write_error or exc
@@ -366,7 +396,7 @@ class Run:
         end = log_path.stat().st_size if log_path.exists() else 0
         return RunResult(
             self.config, log_path, len(self.planned), self.played, reason, summary, report,
-            failures, self.ids, end,
+            failures, hint, self.ids, end,
         )  # fmt: skip
 
 
@@ -408,8 +438,8 @@ _TICK_S = 1.0
 
 
 class _Stop(Exception):
-    """Raised by a worker to stop every other one: a refused key, or a log that cannot be
-    written."""
+    """Raised by a worker to stop every other one: a refused key, a log that cannot be
+    written, or first decisions that all forfeited (`ForfeitWatch`)."""
 
 
 #: Workers started per event-loop turn (see `_start_staggered`).

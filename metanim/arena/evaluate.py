@@ -3,7 +3,7 @@
 An item is a dataset record (graded by its unique optimal move) or a question (graded
 by its gold answer: math-verify for open answers, exact label for multiple choice);
 each line records the extracted answer and its verdict (`correct`, `wrong`, or
-`unparsable` when no reply named any answer), and for debates every agent's verdict
+`forfeit` when the method gave no answer of its own), and for debates every agent's verdict
 per round (`round_verdicts`).
 
 Each decision is one JSONL line, appended and fsynced the moment it is made; ids come
@@ -31,7 +31,7 @@ from metanim.agents import Counts, Method
 from metanim.arena._config import RunConfig
 from metanim.arena._items import GameItem, QuestionItem, load_items, round_verdicts
 from metanim.arena._players import ClientPool, build_player, describe, parse_sides
-from metanim.arena._preflight import check_listing, refuse_unpriced
+from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_structured_output
 from metanim.arena._run import Run, RunResult
 from metanim.datasets.questions import is_question_file, resolve_path
 from metanim.games import SizeLimitError
@@ -91,8 +91,10 @@ class Evaluation:
     finished = RESULT_STATUSES
 
     def __init__(self, config: EvaluationConfig) -> None:
-        self.config = config
         self.sides = parse_sides(config)
+        # The mode chosen, not "auto", is the run's: in its identity, header and report.
+        config, self.structured = resolve_structured_output(config, self.sides)
+        self.config = config
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         refuse_unpriced(config.max_cost_usd, self.sides)
@@ -123,7 +125,7 @@ class Evaluation:
         """Build the method on `clients`; returns the run header."""
         player = build_player(self.sides[0], clients, defaults=self.config.method_defaults())
         self.method = player.method  # type: ignore[attr-defined]
-        return f"method: {describe(self.sides[0], clients)}"
+        return f"method: {describe(self.sides[0], clients)}; structured output {self.structured}"
 
     def _check_listing(self) -> None:
         """Refuse, before any decision, a record of a game too large for what lists its
@@ -158,6 +160,9 @@ class Evaluation:
     def spent(self, record: dict[str, Any]) -> tuple[int, int, float]:
         tokens = record["prompt_tokens"] + record["completion_tokens"]
         return record["calls"], tokens, record["cost_usd"]
+
+    def decisions(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        return [record] if record["status"] in RESULT_STATUSES else []
 
     def progress(self, counts: Counter[str]) -> str:
         return ""

@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from metanim.arena._forfeits import ForfeitWatch
+from metanim.arena._players import parse_sides
+from metanim.arena._preflight import resolve_structured_output
 from metanim.arena._run import serve
 from metanim.arena.tournament import Tournament, TournamentConfig
+from metanim.envs import is_solver_player
 from metanim.games import Game
 from metanim.records import EpisodeRecord, MoveRecord
 from metanim.util import aio
@@ -94,3 +98,20 @@ def format_end(game: Game[Any, Any], record: EpisodeRecord) -> str:
             "opponent took the last move" if game.mover_wins_at_terminal else "took the last move"
         )
     return f"winner: {record.winner} ({reason})"
+
+
+def play_hint(config: TournamentConfig, record: EpisodeRecord) -> str | None:
+    """What helps when most of the game's model decisions gave no answer (else None): the
+    dominant reply failure and the flag for it, as a run's report says it."""
+    models = {
+        actor
+        for actor, method in (("agent", config.method), ("opponent", config.opponent))
+        if not is_solver_player(method)
+    }
+    watch = ForfeitWatch(resolve_structured_output(config, parse_sides(config))[0])
+    watch.count(
+        m.model_dump(include={"status", "truncated", "unparsable", "illegal"})
+        for m in record.moves
+        if m.actor in models and m.status != "infrastructure_error"
+    )
+    return watch.hint()

@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 
 from metanim.arena._config import RunConfig
 from metanim.arena._players import ClientPool, Policy, build_player, describe, parse_sides
-from metanim.arena._preflight import check_listing, refuse_unpriced
+from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_structured_output
 from metanim.arena._run import Run, RunResult
 from metanim.arena.episodes import play_episode
 from metanim.envs import START_MODES, check_playout_length, start_setting
@@ -169,10 +169,12 @@ class Tournament:
     finished = ("win", "loss")
 
     def __init__(self, config: TournamentConfig) -> None:
-        self.config = config
         self.questions: list[str] = []
         # A bad name or parameter stops here, offline.
         self.sides = parse_sides(config)
+        # The mode chosen, not "auto", is the run's: in its identity, header and report.
+        config, self.structured = resolve_structured_output(config, self.sides)
+        self.config = config
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         refuse_unpriced(config.max_cost_usd, self.sides)
@@ -218,7 +220,7 @@ class Tournament:
             clients,
             default=self.config.opponent_model == fields["opponent_model"].default,
         )
-        return f"agent: {agent}; opponent: {opponent}"
+        return f"agent: {agent}; opponent: {opponent}; structured output {self.structured}"
 
     async def play(
         self, item: PlannedEpisode, on_move: Callable[[MoveRecord], None] | None = None
@@ -250,6 +252,15 @@ class Tournament:
             sum(t["prompt_tokens"] + t["completion_tokens"] for t in sides),
             sum(t["cost_usd"] for t in sides),
         )
+
+    def decisions(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        # A solver player's moves are no model's decisions.
+        models = {"agent": self.sides[0].model, "opponent": self.sides[1].model}
+        return [
+            m
+            for m in record.get("moves") or []
+            if models[m["actor"]] is not None and m["status"] in ("ok", "fallback", "forfeit")
+        ]
 
     def progress(self, counts: Counter[str]) -> str:
         wins = counts["win"]

@@ -27,6 +27,7 @@ from metanim.arena import (
     parse_setting,
     plan_run,
     play_game,
+    play_hint,
     profile_fields,
     run_challenging,
     run_evaluation,
@@ -133,7 +134,7 @@ def play_arguments(p: argparse.ArgumentParser) -> None:
         TournamentConfig,
         skip=("name", "games", "method", "episodes", "seat", "concurrency", "results_dir",
               "record_decisions", "rerun_failed", "progress", "max_calls", "budget_tokens",
-              "max_cost_usd", "cache"),
+              "max_cost_usd", "cache", "keep_going"),
     )  # fmt: skip
     _dry_run_flag(p)
 
@@ -155,6 +156,9 @@ def play(args: argparse.Namespace) -> int:
         announce=lambda header: print(f"{header}\n{game.title} {game.params}", flush=True),
     )
     print(format_end(game, record))
+    hint = play_hint(config, record)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
     if record.status in ("infrastructure_error", "error"):
         print(f"metanim play: error: {(record.error or '').splitlines()[0]}", file=sys.stderr)
         return EXIT_FAILED
@@ -162,6 +166,14 @@ def play(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ metanim demo
+#: The run settings `demo` takes as flags besides its own (the rest of its tournament is
+#: fixed): how every call is made, and the budget that bounds a demo on a real server.
+DEMO_RUN_FLAGS = (
+    "structured_output", "max_completion_tokens", "phase_max_tokens", "reply_max_chars",
+    "max_reasks", "max_calls", "budget_tokens", "keep_going", "timeout_s", "call_concurrency",
+)  # fmt: skip
+
+
 def demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--base-url",
@@ -181,6 +193,11 @@ def demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar"
     )
+    add_config_arguments(
+        p,
+        TournamentConfig,
+        skip=tuple(n for n in TournamentConfig.model_fields if n not in DEMO_RUN_FLAGS),
+    )
     _dry_run_flag(p)
 
 
@@ -192,21 +209,13 @@ def demo(args: argparse.Namespace) -> int:
     # A model and its server are defaulted together: an opponent playing --model plays it
     # where --model is served.
     opponent_url = args.opponent_base_url or (None if args.opponent_model else args.base_url)
-    config = TournamentConfig(
-        name="demo",
-        games=["fibonacci-20"],
-        method="dreamad",
-        model=model,
-        base_url=args.base_url,
-        opponent="react",
-        opponent_model=opponent_model,
-        opponent_base_url=opponent_url,
-        episodes=args.episodes,
-        seat="alternate",
-        seed=args.seed,
-        results_dir=args.results_dir,
-        progress=args.progress,
-    )
+    fixed = {
+        "name": "demo", "games": ["fibonacci-20"], "method": "dreamad", "model": model,
+        "base_url": args.base_url, "opponent": "react", "opponent_model": opponent_model,
+        "opponent_base_url": opponent_url, "episodes": args.episodes, "seat": "alternate",
+        "seed": args.seed, "results_dir": args.results_dir, "progress": args.progress,
+    }  # fmt: skip
+    config = config_from_args(TournamentConfig, args, fixed)
     if args.dry_run:
         return _dry_run(config)
     print(
@@ -243,6 +252,8 @@ def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
     print(
         f"summary {log_path.with_suffix('.summary.json')}, report {log_path.with_suffix('.report.md')}"
     )
+    if result.hint:
+        print(f"hint: {result.hint}", file=sys.stderr)
     if result.complete:
         return EXIT_OK
     missing = sum(count for count, _ in result.failures.values())

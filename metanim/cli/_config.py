@@ -60,10 +60,13 @@ def kind(annotation: Any) -> Callable[[str], Any]:
 
 
 def _base_type(annotation: Any) -> Any:
-    """The non-None member of an Optional annotation."""
+    """The type a flag's text is read as: the non-None member of an Optional, the type
+    under a value kind (`Annotated`; the config checks the kind's rule)."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return args[0] if len(args) == 1 else str
+        return _base_type(args[0]) if len(args) == 1 else str
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _base_type(typing.get_args(annotation)[0])
     return annotation
 
 

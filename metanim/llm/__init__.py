@@ -7,12 +7,14 @@ The simulated server lives in `metanim.llm.sim`.
 from metanim.llm._types import (
     DEFAULT_MAX_COMPLETION_TOKENS,
     STRUCTURED_OUTPUT_MODES,
+    STRUCTURED_OUTPUT_SETTINGS,
     CallOptions,
     ChatModel,
     Completion,
     InfrastructureError,
     Message,
     StructuredOutput,
+    StructuredOutputSetting,
     Usage,
 )
 from metanim.llm.cache import ResponseCache, cache_key
@@ -25,6 +27,7 @@ from metanim.llm.model_spec import (
     sim_url_from_env,
 )
 from metanim.llm.prices import PRICES_ENV, Price, PriceTable
+from metanim.llm.probe import StructuredChoice, forget_probes, structured_output_for
 from metanim.llm.target import (
     AZURE_PREFIX,
     DEFAULT_BASE_URL,
@@ -46,6 +49,7 @@ __all__ = [
     "SIM_KEY_ENV",
     "SIM_URL_ENV",
     "STRUCTURED_OUTPUT_MODES",
+    "STRUCTURED_OUTPUT_SETTINGS",
     "CallOptions",
     "ChatModel",
     "Completion",
@@ -57,14 +61,18 @@ __all__ = [
     "PriceTable",
     "ResponseCache",
     "ServerTarget",
+    "StructuredChoice",
     "StructuredOutput",
+    "StructuredOutputSetting",
     "Usage",
     "auth_headers",
     "cache_key",
     "check_api_key",
     "check_base_url",
     "check_model",
+    "forget_probes",
     "is_loopback",
     "server_target",
     "sim_url_from_env",
+    "structured_output_for",
 ]

@@ -48,6 +48,10 @@ STRUCTURED_OUTPUT_MODES: tuple[str, ...] = (
     "guided_json",
     "llama_json_schema",
 )
+#: What a run asks for: a mode, or "auto" (the mode the server says it takes, resolved
+#: once before the run by `metanim.llm.structured_output_for`; never sent as such).
+StructuredOutputSetting = Literal["auto", "off", "json_schema", "guided_json", "llama_json_schema"]
+STRUCTURED_OUTPUT_SETTINGS: tuple[str, ...] = ("auto", *STRUCTURED_OUTPUT_MODES)
 
 #: The completion cap every call gets unless a run or a phase sets another.
 DEFAULT_MAX_COMPLETION_TOKENS = 512

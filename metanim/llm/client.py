@@ -467,7 +467,11 @@ class OpenAIChatClient:
                 error, retry_after = self._classify(exc, endpoint.url)
                 if error is None:
                     raise
-                if error.kind == "bad_request" and options.structured_output != "off":
+                if (
+                    error.kind == "bad_request"
+                    and options.structured_output != "off"
+                    and options.schema_ is not None
+                ):
                     error = InfrastructureError(
                         f"{error} -- the request carried a reply schema (structured output "
                         f"{options.structured_output!r}); the server may not take that form: "

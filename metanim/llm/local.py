@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import signal
 import socket
 import threading
@@ -124,6 +125,18 @@ class LocalServer:
 
 
 # ----------------------------------------------------------------- the CLI command
+def next_command(server: LocalServer) -> str:
+    """A command that plays the served model, ready to paste.
+
+    It names no structured-output mode: `auto` finds llama.cpp and sends each reply's
+    schema, so even a small model answers with a legal move.
+    """
+    return (
+        f"metanim play --game nim-31-k3 --agent react --opponent optimal "
+        f"--model {shlex.quote(server.alias)} --base-url {server.base_url}"
+    )
+
+
 def serve_local_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gguf", required=True, help="path of a GGUF model file")
     p.add_argument("--port", type=int, default=8080, help="TCP port on 127.0.0.1 (default 8080)")
@@ -153,6 +166,7 @@ def serve_local(args: argparse.Namespace) -> int:
             f"({server.threads} thread(s), {server.slots} slot(s)); Ctrl-C stops it",
             flush=True,
         )
+        print(f"next, in another shell: {next_command(server)}", flush=True)
         try:
             while not stop.wait(0.5):
                 pass

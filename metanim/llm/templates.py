@@ -79,6 +79,7 @@ ACEMAD_ARGUE: Final = (
 #: One argument in the AceMAD history (turns joined by blank lines).
 ACEMAD_TURN: Final = "{agent} (round {round}): {argument}"
 #: Phase 2, private commitment: own belief and a forecast of the peers' average belief.
+#: The example holds placeholders, not numbers: a small model copies an example's numbers.
 ACEMAD_COMMIT: Final = (
     "Now commit privately. The possible {noun}s are: {options}.\n"
     "1. belief: the probability (0 to 1) you give each {noun}.\n"
@@ -86,7 +87,8 @@ ACEMAD_COMMIT: Final = (
     "If they trust the consensus they may share a common misconception; predict their "
     "likely errors.\n"
     "Reply with a JSON code block, probabilities keyed by {noun}:\n"
-    '```json\n{{"belief": {{"{example}": 0.7, ...}}, "prediction": {{"{example}": 0.5, ...}}}}\n```'
+    '```json\n{{"belief": {{"<{noun}>": <probability>, ...}}, '
+    '"prediction": {{"<{noun}>": <probability>, ...}}}}\n```'
 )
 
 #: Cross-model debate (solve, then critique the other's solution and revise).

@@ -41,6 +41,7 @@ RUN_SETTINGS = frozenset(
         "cache",
         "rerun_failed",
         "progress",
+        "keep_going",
     }
 )
 #: Fields that only say how much to run: a rerun with more of them resumes the same log.

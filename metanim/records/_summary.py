@@ -9,17 +9,26 @@ table helpers below it serve every Markdown and terminal table of the package.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from typing import Any
 
 from metanim.envs import is_solver_player
+from metanim.records._chance import (
+    ALPHA,
+    chance_test,
+    item_outcomes,
+    random_win_probability,
+)
 from metanim.records._stats import item_accuracy, mean_ci, wilson_interval
 
 #: Evaluation statuses that carry a result (graded); the others are failures.
 RESULT_STATUSES = ("ok", "fallback", "forfeit")
-#: A graded decision's verdict: `unparsable` when no reply named any answer.
-VERDICTS = ("correct", "wrong", "unparsable")
+#: A graded decision's verdict: `forfeit` when the method gave no answer of its own (a
+#: forfeit or a fallback), whatever its replies were (truncated, unparsable and illegal
+#: replies are counted apart).
+VERDICTS = ("correct", "wrong", "forfeit")
 
 
 def render_summary(summary: dict[str, Any]) -> str:
@@ -88,8 +97,10 @@ class TournamentTally:
 
 _SIDE_SUMS = (
     "moves", "optimal_moves", "illegal", "unparsable", "truncated", "forfeits", "fallbacks",
-    "calls", "prompt_tokens", "completion_tokens", "cost_usd",
+    "calls", "prompt_tokens", "completion_tokens", "cost_usd", "call_latency_s", "queue_s",
 )  # fmt: skip
+#: Counters an older log's lines may lack (read as 0).
+_NEWER = frozenset({"truncated", "call_latency_s", "queue_s"})
 
 
 class _GroupTally:
@@ -110,6 +121,10 @@ class _GroupTally:
             side: {**dict.fromkeys(_SIDE_SUMS, 0), "latency_s": 0, "decisions": 0}
             for side in ("agent", "opponent")
         }
+        # Per finished episode: the uniform-random agent's chance to win it (None against a
+        # model opponent); and each distinct game (start, seat, moves) with its outcome.
+        self.chances: list[float | None] = []
+        self.distinct: dict[str, tuple[bool, float | None]] = {}
 
     def add(self, r: dict[str, Any]) -> None:
         status = r["status"]
@@ -123,6 +138,12 @@ class _GroupTally:
                 # A loss by forfeit (every answer stayed invalid: a format failure) is not
                 # a loss by play; both are losses under on_failure=forfeit, shown apart.
                 self.losses_by_forfeit += r["end_reason"] == "agent_forfeit"
+            chance = random_win_probability(
+                r["game"], r["game_params"], r["start_state"], r["seat"], r["opponent"]
+            )
+            self.chances.append(chance)
+            game = json.dumps([r["start_state"], r["seat"], [m["move"] for m in r["moves"]]])
+            self.distinct[game] = (status == "win", chance)
         self.infrastructure_errors += status == "infrastructure_error"
         self.errors += status == "error"
         if r["start_outcome"] in self.start_outcomes:
@@ -132,7 +153,7 @@ class _GroupTally:
         for side, sums in self.sides.items():
             t = r[f"{side}_totals"]
             for name in _SIDE_SUMS:
-                sums[name] += t.get(name, 0) if name == "truncated" else t[name]
+                sums[name] += t.get(name, 0) if name in _NEWER else t[name]
             sums["latency_s"] += t["latency_s"]
             sums["decisions"] += sum(1 for m in r["moves"] if m["actor"] == side)
 
@@ -151,6 +172,9 @@ class _GroupTally:
             "errors": self.errors,
             "start_outcomes": dict(self.start_outcomes),
             "end_reasons": dict(self.end_reasons),
+            # Identical copies (a deterministic method from one start) are one game.
+            "distinct_episodes": len(self.distinct),
+            **self._chance(),
         }
         for side, t in self.sides.items():
             moves, decisions = t["moves"], t["decisions"]
@@ -167,10 +191,32 @@ class _GroupTally:
                 "prompt_tokens": t["prompt_tokens"],
                 "completion_tokens": t["completion_tokens"],
                 "cost_usd": t["cost_usd"],
+                # A decision's wall time, waits for a server slot included.
                 "mean_decision_latency_s": t["latency_s"] / decisions if decisions else math.nan,
+                "latency_per_call_s": per_call(t["call_latency_s"], t["calls"]),
+                "queue_per_call_s": per_call(t["queue_s"], t["calls"]),
             }
         out["mean_episode_wall_s"] = self.wall_s / self.episodes if self.episodes else math.nan
         return out
+
+    def _chance(self) -> dict[str, Any]:
+        """The random agent's expected win rate over the finished episodes, and the
+        one-sided exact binomial test of the distinct games' wins against it."""
+        known = self.chances and all(c is not None for c in self.chances)
+        chance = sum(self.chances) / len(self.chances) if known else None  # type: ignore[arg-type]
+        games = list(self.distinct.values())
+        p0 = sum(c for _, c in games) / len(games) if known and games else None  # type: ignore[misc]
+        p_value = chance_test(sum(w for w, _ in games), len(games), p0)
+        return {
+            "chance_win_rate": chance,
+            "chance_p_value": p_value,
+            "above_chance": None if p_value is None else p_value < ALPHA,
+        }
+
+
+def per_call(total: float, calls: int) -> float:
+    """A per-call mean; NaN without calls."""
+    return total / calls if calls else math.nan
 
 
 def _title(kind: str, name: str) -> str:
@@ -198,22 +244,31 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
             f"`{cfg.get('structured_output', 'off')}`; completion cap "
             f"{cfg.get('max_completion_tokens', 'none')} tokens",
         ]
-    if summary.get("stopped"):
-        lines.append(f"- **stopped early:** {summary['stopped']}")
+    lines += _run_notes(summary)
+    lines += [
+        _copies_note(g)
+        for g in summary["groups"]
+        if g["seat"] == "all" and g.get("distinct_episodes", g["finished"]) < g["finished"]
+    ]
     lines += [
         "",
-        "Win rate over finished episodes (wins + losses) with a 95% Wilson CI. Infrastructure "
+        "Win rate over finished episodes (wins + losses) with a 95% Wilson CI. Chance: the "
+        "win rate a uniformly random agent has from the same starts and seats against this "
+        "opponent (exact; none against a model opponent); vs chance: the one-sided exact "
+        "binomial p-value of the wins against it, each distinct game counted once, flagged "
+        f"when not below {ALPHA}. Infrastructure "
         "errors and unplayed episodes are never a loss; they are counted apart. Start: how many "
         "episodes began at an N- or P-position for the first mover. Optimal: moves graded by the "
         "solver. Losses by play and by forfeit (no valid answer after every re-ask: a format "
         "failure) are shown apart, and so are wins by the opponent's forfeit; the win rate "
         "counts them under the run's on_failure policy, named above.",
         "",
-        "| setting | seat | finished/planned | win rate [95% CI] | losses play/forfeit "
+        "| setting | seat | finished/planned | win rate [95% CI] | chance | vs chance "
+        "| losses play/forfeit "
         "| wins by opp. forfeit | start N/P | infra err | errors | not run "
         "| agent illegal/unparsable/truncated/forfeit/fallback | agent optimal | opp. optimal "
-        "| opp. forfeits | calls | tokens | cost $ | s/decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| opp. forfeits | calls | tokens | cost $ | latency s/call | queue s/call |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["groups"]:
         a, o = g["agent"], g["opponent"]
@@ -221,6 +276,7 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
         lines.append(
             f"| {g['setting']} | {g['seat']} | {g['finished']}/{g['planned']} "
             f"| {pct(g['win_rate'])} [{pct(low)}, {pct(high)}] "
+            f"| {pct(g.get('chance_win_rate'))} | {vs_chance(g)} "
             f"| {g['losses'] - g['losses_by_forfeit']}/{g['losses_by_forfeit']} "
             f"| {g['wins_by_forfeit']} "
             f"| {g['start_outcomes']['N']}/{g['start_outcomes']['P']} "
@@ -229,9 +285,63 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
             f"| {pct(a['optimal_rate'])} | {pct(o['optimal_rate'])} | {o['forfeits']} "
             f"| {a['calls'] + o['calls']} "
             f"| {a['prompt_tokens'] + a['completion_tokens'] + o['prompt_tokens'] + o['completion_tokens']} "
-            f"| {a['cost_usd'] + o['cost_usd']:.4f} | {a['mean_decision_latency_s']:.3f} |"
+            f"| {a['cost_usd'] + o['cost_usd']:.4f} "
+            f"| {seconds(_per_call(a, o, 'latency'))} | {seconds(_per_call(a, o, 'queue'))} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _per_call(a: dict[str, Any], o: dict[str, Any], what: str) -> float:
+    """Both sides' mean per call (an older summary has no per-call times: NaN)."""
+    total = calls = 0.0
+    for side in (a, o):
+        value = side.get(f"{what}_per_call_s")
+        if value is not None and value == value and side["calls"]:
+            total += value * side["calls"]
+            calls += side["calls"]
+    return total / calls if calls else math.nan
+
+
+def _copies_note(g: dict[str, Any]) -> str:
+    return (
+        f"- **identical episodes:** {g['setting']}: the {g['finished']} finished episodes are "
+        f"{g['distinct_episodes']} distinct game{'s' if g['distinct_episodes'] != 1 else ''} "
+        "(a deterministic method from one start plays the same game again); the test against "
+        "chance counts each distinct game once"
+    )
+
+
+def _run_notes(summary: dict[str, Any]) -> list[str]:
+    """The lines every run report shows under its header: a stop, the hint, the timing."""
+    lines = []
+    if summary.get("stopped"):
+        lines.append(f"- **stopped early:** {summary['stopped']}")
+    hint = summary.get("hint")
+    if hint and hint != summary.get("stopped"):
+        lines.append(f"- **hint:** {hint}")
+    timing = summary.get("timing")
+    if timing and timing.get("decisions"):
+        lines.append(
+            f"- time (this run): {timing['decisions']} model decisions finished in "
+            f"{timing['wall_s']:.1f} s of wall time, {timing['s_per_decision']:.2f} s/decision; "
+            "latency per call (request sent to response) and queue wait per call (call made "
+            "to request sent: waiting for a server slot) are in the table"
+        )
+    return lines
+
+
+def vs_chance(row: dict[str, Any]) -> str:
+    """The p-value of a rate against chance, flagged when it is not significant."""
+    p = row.get("chance_p_value")
+    if p is None:
+        return "–"
+    text = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    return text if p < ALPHA else f"{text} ⚠ not above chance"
+
+
+def seconds(x: float | None) -> str:
+    """Seconds with three decimals; an en dash for NaN or None."""
+    return "–" if x is None or x != x else f"{x:.3f}"
 
 
 def game_key(game: str, variant: str) -> str:
@@ -300,6 +410,7 @@ def summarize_evaluation(
             acc = item_accuracy(verdicts, reps)
             low, high = acc.low, acc.high
         samples = sum(r["samples"] for r in group)
+        calls = sum(r["calls"] for r in group)
         rows.append(
             {
                 "game": key,
@@ -344,12 +455,41 @@ def summarize_evaluation(
                 "prompt_tokens": sum(r["prompt_tokens"] for r in group),
                 "completion_tokens": sum(r["completion_tokens"] for r in group),
                 "cost_usd": sum(r["cost_usd"] for r in group),
+                # A decision's wall time, waits for a server slot included.
                 "mean_latency_s": sum(r["latency_s"] for r in group) / len(group)
                 if group
                 else math.nan,
+                "latency_per_call_s": per_call(
+                    sum(r.get("call_latency_s", 0.0) for r in group), calls
+                ),
+                "queue_per_call_s": per_call(sum(r.get("queue_s", 0.0) for r in group), calls),
+                **_accuracy_chance(graded),
             }
         )
     return {"games": rows, "stopped": stopped, "decisions_logged": len(records)}
+
+
+def _accuracy_chance(graded: list[dict[str, Any]]) -> dict[str, Any]:
+    """Chance baselines of an accuracy on the same graded decisions: the uniform-random
+    legal policy's expected accuracy (1/legal answers per decision), the constant answer's
+    (always the first legal move, always option A), and the one-sided exact binomial
+    test of the item-level outcomes against the random answer. None where an item has no
+    finite answer set (an open question) or its line predates the fields."""
+    known = bool(graded) and all(r.get("legal_answers") for r in graded)
+    if not known:
+        return {"chance_accuracy": None, "first_answer_accuracy": None,
+                "chance_p_value": None, "above_chance": None}  # fmt: skip
+    p_value = chance_test(
+        *item_outcomes(
+            [(r["record_id"], bool(r["correct"]), 1 / r["legal_answers"]) for r in graded]
+        )
+    )
+    return {
+        "chance_accuracy": sum(1 / r["legal_answers"] for r in graded) / len(graded),
+        "first_answer_accuracy": sum(bool(r["first_is_gold"]) for r in graded) / len(graded),
+        "chance_p_value": p_value,
+        "above_chance": None if p_value is None else p_value < ALPHA,
+    }
 
 
 def _evaluation_markdown(summary: dict[str, Any]) -> str:
@@ -368,9 +508,14 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
             f"`{cfg.get('structured_output', 'off')}`; completion cap "
             f"{cfg.get('max_completion_tokens', 'none')} tokens"
         )
-    if summary.get("stopped"):
-        lines.append(f"- **stopped early:** {summary['stopped']}")
+    lines += _run_notes(summary)
     lines += [
+        "",
+        "Chance: the expected accuracy of a uniformly random legal answer on the same graded "
+        "decisions / of always giving the first legal move (always option A); vs chance: the "
+        "one-sided exact binomial p-value of the items answered right (in a majority of their "
+        f"repeats) against the random answer, flagged when not below {ALPHA}; none for open "
+        "questions.",
         "",
         "Accuracy: share of decisions choosing the unique optimal move (games) or the gold "
         "answer (questions), per repeat, then mean ± "
@@ -378,16 +523,17 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
         "all), as the paper reports it. The 95% CI has the item (dataset record) as its unit: "
         "Wilson on the effective number of items, the repeats of a record kept together. Forfeits and fallbacks count as wrong; "
         "infrastructure errors and unrun decisions are not graded and are counted apart. "
-        "Verdicts: correct / wrong / unparsable (no reply named any answer) per graded "
+        "Verdicts: correct / wrong / forfeit (the method gave no answer of its own) per graded "
         "decision. Rates are per sampled answer. Wrong answers are split: wrong by play (a "
         "valid, non-optimal answer) and forfeits/fallbacks (format failures); accuracy among "
         "answered leaves the format failures out.",
         "",
         "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] "
-        "| accuracy among answered | verdicts ✓/✗/? | wrong by play | unparsable | illegal "
-        "| truncated | forfeit | "
-        "fallback | infra err | errors | not run | calls | tokens | cost $ | s/decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| chance: random / first | vs chance "
+        "| accuracy among answered | verdicts ✓/✗/forfeit | wrong by play | unparsable | illegal "
+        "| truncated | forfeit | fallback | infra err | errors | not run | calls | tokens "
+        "| cost $ | latency s/call | queue s/call |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["games"]:
         low, high = g["accuracy_ci95"]
@@ -395,13 +541,16 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
         lines.append(
             f"| {g['game']} | {g['graded']}/{g['planned']} | {g['repeats_in_mean']}/{g['repeats']} "
             f"| {pct(g['accuracy_mean'])} ± {std} "
-            f"[{pct(low)}, {pct(high)}] | {pct(g['accuracy_answered'])} "
-            f"| {g['verdict_correct']}/{g['verdict_wrong']}/{g['verdict_unparsable']} "
+            f"[{pct(low)}, {pct(high)}] "
+            f"| {pct(g.get('chance_accuracy'))} / {pct(g.get('first_answer_accuracy'))} "
+            f"| {vs_chance(g)} | {pct(g['accuracy_answered'])} "
+            f"| {g['verdict_correct']}/{g['verdict_wrong']}/{g.get('verdict_forfeit', 0)} "
             f"| {g['wrong_by_play']} "
             f"| {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} | {g['truncated']} "
             f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
             f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
-            f"| {g['cost_usd']:.4f} | {g['mean_latency_s']:.3f} |"
+            f"| {g['cost_usd']:.4f} | {seconds(g.get('latency_per_call_s'))} "
+            f"| {seconds(g.get('queue_per_call_s'))} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -416,14 +565,14 @@ def md(text: object) -> str:
     return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text)).replace("\n", " ")
 
 
-def pct(x: float) -> str:
-    """A rate as a percentage; an en dash for NaN (no denominator)."""
-    return "–" if x != x else f"{100 * x:.1f}%"
+def pct(x: float | None) -> str:
+    """A rate as a percentage; an en dash for NaN or None (no denominator)."""
+    return "–" if x is None or x != x else f"{100 * x:.1f}%"
 
 
-def std_text(x: float) -> str:
-    """A standard deviation of rates, in percentage points; an en dash for NaN."""
-    return "–" if x != x else f"{100 * x:.1f}"
+def std_text(x: float | None) -> str:
+    """A standard deviation of rates, in percentage points; an en dash for NaN or None."""
+    return "–" if x is None or x != x else f"{100 * x:.1f}"
 
 
 def signed(x: float) -> str:

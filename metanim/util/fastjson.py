@@ -47,6 +47,18 @@ def dumps_line(record: dict[str, Any]) -> bytes:
         return (_stdlib_dumps(record) + "\n").encode()
 
 
+def finite(obj: Any) -> Any:
+    """`obj` with every NaN and ±Infinity replaced by None, for strict JSON (`allow_nan=False`):
+    a rate with no denominator is written `null`, which every JSON parser reads."""
+    if isinstance(obj, float):
+        return None if _not_finite(obj) else obj
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
+
+
 def _stdlib_dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=_json_default)
 

@@ -1,0 +1,110 @@
+"""Fail fast with a remedy: a run whose decisions give no answer says why, and what helps.
+
+A decision that never gave an answer of its own (a forfeit, or the random fallback) is
+almost always a format failure: replies cut at the completion cap, replies that name no
+answer, or answers that are not allowed. When the first `FAIL_FAST` decisions of a run
+to finish are all such, the run stops (exit code 3) with one line naming the dominant
+cause and the flag that helps; the items it did not start are "not run" and the same
+command resumes them (`--keep-going` runs on regardless: an all-forfeit run can be a
+measurement). A run that ends with more than half of its decisions forfeited gets the
+same line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: The decisions a run looks at before it stops for forfeits.
+FAIL_FAST = 5
+#: Statuses of a decision that gave no answer of its own.
+NO_ANSWER = ("forfeit", "fallback")
+#: The reply failures a decision counts, in the order a tie between them is named.
+CAUSES = ("truncated", "unparsable", "illegal")
+
+
+def gave_no_answer(decision: Mapping[str, Any]) -> bool:
+    """Whether a decision (a log line or a move record) gave no answer of its own."""
+    return decision.get("status") in NO_ANSWER
+
+
+class ForfeitWatch:
+    """Counts a run's decisions as they finish; says when to stop and what to suggest.
+
+    `config` is the run's config (its structured-output mode, completion cap and
+    `keep_going`).
+    """
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.first: list[Mapping[str, Any]] = []  # this execution's first decisions
+        self.decisions = 0  # every decision in the summary (earlier runs' included)
+        self.forfeits = 0
+        self.causes = dict.fromkeys(CAUSES, 0)
+
+    def count(self, decisions: Iterable[Mapping[str, Any]]) -> None:
+        """Decisions of a record in the summary (towards the end-of-run hint)."""
+        for d in decisions:
+            self.decisions += 1
+            if gave_no_answer(d):
+                self.forfeits += 1
+                for cause in CAUSES:
+                    self.causes[cause] += int(d.get(cause) or 0)
+
+    def stop_reason(self, decisions: Iterable[Mapping[str, Any]]) -> str | None:
+        """Decisions that just finished in this execution: the reason to stop, when the
+        first `FAIL_FAST` are all forfeits (never with `keep_going`)."""
+        if self.config.keep_going or len(self.first) >= FAIL_FAST:
+            return None
+        self.first.extend(decisions)
+        window = self.first[:FAIL_FAST]
+        if len(window) < FAIL_FAST or not all(gave_no_answer(d) for d in window):
+            return None
+        causes = {c: sum(int(d.get(c) or 0) for d in window) for c in CAUSES}
+        return f"stopped after {FAIL_FAST} forfeits: " + remedy(causes, self.config)
+
+    def hint(self) -> str | None:
+        """The remedy, when more than half of the run's decisions gave no answer."""
+        if self.decisions == 0 or 2 * self.forfeits <= self.decisions:
+            return None
+        return f"{self.forfeits} of {self.decisions} decisions gave no answer: " + remedy(
+            self.causes, self.config
+        )
+
+
+def remedy(causes: Mapping[str, int], config: Any) -> str:
+    """One line: the dominant reply failure of forfeited decisions and the flag that helps."""
+    mode = getattr(config, "structured_output", "off")
+    cap = getattr(config, "max_completion_tokens", None)
+    total = sum(causes.values())
+    if not total:
+        return "the method gave no answer, with no invalid reply counted; --keep-going runs on"
+    cause = max(CAUSES, key=lambda c: causes.get(c, 0))
+    share = f"{causes[cause]} of {total} invalid replies"
+    if cause == "truncated":
+        limit = f"the {cap}-token completion cap" if cap else "the server's completion cap"
+        what = f"most replies were cut at {limit} ({share})"
+        if mode == "off":
+            fix = (
+                f"raise --max-completion-tokens (now {cap}), or use --structured-output "
+                "json_schema if the server constrains output (short replies)"
+            )
+        else:
+            fix = f"raise --max-completion-tokens (now {cap}) or lower --reply-max-chars"
+    else:
+        what = (
+            f"most replies named no answer ({share})"
+            if cause == "unparsable"
+            else f"most replies named an answer that is not allowed ({share})"
+        )
+        if mode == "off":
+            fix = (
+                "use --structured-output json_schema if the server constrains output "
+                "(llama.cpp, vLLM, SGLang: each reply's schema holds the legal answers)"
+            )
+        else:
+            fix = (
+                f"the server did not keep to the schema sent as {mode}: try "
+                "--structured-output llama_json_schema or guided_json"
+            )
+    return f"{what}; {fix}; --keep-going runs on regardless"
