@@ -399,3 +399,31 @@ def test_per_agent_models_for_debates_and_acemad() -> None:
     assert MethodSpec.parse("mad").models("m") == ["m"]
     with pytest.raises(ValueError, match="models"):
         build_method("react:models=a|b", "m", client_factory=factory)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("react:temperature=-0.5", r"temperature=-0.5 of 'react:temperature=-0.5'.*greater than or equal to 0"),
+        ("react:temperature=1e400", r"temperature=inf of 'react:temperature=1e400': give a finite number"),
+        ("mad:rounds=-1", r"rounds=-1 of 'mad:rounds=-1'.*greater than or equal to 0 \(expected int\)"),
+        ("mad:agents=0", r"agents=0 of 'mad:agents=0'.*greater than or equal to 1"),
+        ("sc:n=0", r"n=0 of 'sc:n=0'.*greater than or equal to 1"),
+        ("self_refine:iterations=-2", r"iterations=-2 of 'self_refine:iterations=-2'"),
+    ],
+)
+def test_method_parameters_keep_their_value_kinds(spec: str, message: str) -> None:
+    """A value out of its kind is refused by the spec, before any client is made."""
+    from metanim.agents import build_method
+
+    made: list[str] = []
+
+    def factory(name: str) -> Scripted:
+        made.append(name)
+        return Scripted(lambda m, t, i: block({"action": 2}), model=name)
+
+    with pytest.raises(ValueError, match=message):
+        build_method(spec, "m", client_factory=factory)
+    assert made == []
+    # The edge of each kind still builds: 0 rounds and iterations, temperature 0.
+    build_method(spec.split(":")[0] + ":temperature=0", "m", client_factory=factory)

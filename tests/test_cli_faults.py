@@ -271,6 +271,10 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
              "simulated model 'sim-biased:p=2'"),
         Case("param type", [*tour, "--param", "temperature=hot"], 2,
              "method parameter temperature='hot' of 'dreamad'"),
+        Case("param not finite", [*tour, "--param", "temperature=1e400"], 2,
+             "method parameter temperature=inf of 'dreamad': give a finite number"),
+        Case("param negative", [*tour, "--param", "rounds=-1"], 2,
+             "method parameter rounds=-1 of 'dreamad': Input should be greater than or equal"),
         Case("cross keeps gpt-4o", [*tour, "--profile", "gpt-4o-mini-cross", "--model",
                                     "sim-optimal"], 2,
              "cross-model debate calls the models in models= (gpt-4o-mini|gpt-4o)"),
@@ -366,7 +370,7 @@ def test_every_bad_input_and_fault(
 
 def test_the_table_has_every_row(dead_url: str) -> None:
     names = [case.name for case in _cases(dead_url, "", "", "")]
-    assert len(names) == len(set(names)) == 53
+    assert len(names) == len(set(names)) == 55
 
 
 def test_a_cut_line_is_set_aside_and_its_episode_rerun(

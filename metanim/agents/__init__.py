@@ -7,8 +7,8 @@ full record. Methods work on game positions (`GameTask`) and on questions (`Ques
 from metanim.agents.acemad import AceMAD, aggregate, brier_score, update_weights
 from metanim.agents.base import (
     CallRecord,
-    Counts,
     Context,
+    Counts,
     Decision,
     DecisionInfrastructureError,
     Method,
@@ -17,7 +17,6 @@ from metanim.agents.base import (
 )
 from metanim.agents.debate import MAD, MPD, AnonymousMAD, CrossModel, DReaMAD
 from metanim.agents.parsing import Parsed, parse_reply
-from metanim.games.reply import ActionReply, extract_action
 from metanim.agents.policy import LLMPolicy
 from metanim.agents.prompts import METHOD_PROMPT_VERSION
 from metanim.agents.registry import (
@@ -31,6 +30,7 @@ from metanim.agents.registry import (
 )
 from metanim.agents.single import CoT, ReAct, SelfConsistency, SelfRefine, Standard
 from metanim.agents.tasks import GameTask, Question, QuestionTask, Task, as_task, load_questions
+from metanim.games.reply import ActionReply, extract_action
 
 __all__ = [
     "MAD",
@@ -41,9 +41,9 @@ __all__ = [
     "ActionReply",
     "AnonymousMAD",
     "CallRecord",
-    "Counts",
     "CoT",
     "Context",
+    "Counts",
     "CrossModel",
     "DReaMAD",
     "Decision",

@@ -18,9 +18,10 @@ from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, Reply, gather
 from metanim.agents.debate import _clients
 from metanim.agents.parsing import Parsed
-from metanim.games.reply import last_object_with
 from metanim.games import MoveError, UnparsableMoveError
+from metanim.games.reply import last_object_with
 from metanim.llm import ChatModel, Message
+from metanim.util import PositiveInt, Probability, Temperature
 
 Dist = dict[str, float]
 #: What the weights follow: the peer prediction (the protocol), the own confidence, nothing.
@@ -116,12 +117,12 @@ class AceMAD(Method):
         self,
         client: ChatModel | Sequence[ChatModel],
         *,
-        agents: int = 5,
-        rounds: int = 3,
+        agents: PositiveInt = 5,
+        rounds: PositiveInt = 3,
         eta: float = 2.0,
-        truth_fraction: float = 0.2,
-        crowd_temperature: float = 0.1,
-        truth_temperature: float = 0.6,
+        truth_fraction: Probability = 0.2,
+        crowd_temperature: Temperature = 0.1,
+        truth_temperature: Temperature = 0.6,
         weighting: str = "peer",
         **kwargs: Any,
     ) -> None:

@@ -19,13 +19,12 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from metanim.util.seeds import derive_seed
 from metanim.agents import prompts, schemas
 from metanim.agents.parsing import Parsed, parse_reply
 from metanim.agents.tasks import Task, as_task, sorted_answers
 from metanim.games import PROMPT_VERSION, Game
 from metanim.llm import CallOptions, ChatModel, Completion, InfrastructureError, Message, Usage
-from metanim.util import derive_seed
+from metanim.util import NonNegativeInt, PositiveInt, Temperature, derive_seed
 
 Status = Literal["ok", "forfeit", "fallback", "infrastructure_error"]
 OnFailure = Literal["forfeit", "random"]
@@ -558,12 +557,12 @@ class Method:
     def __init__(
         self,
         *,
-        max_reasks: int = 2,
+        max_reasks: NonNegativeInt = 2,
         on_failure: OnFailure = "forfeit",
         options: CallOptions | dict[str, Any] | None = None,
         phase_max_tokens: dict[str, int] | None = None,
-        reask_temperature: float = 0.7,
-        max_chars: int = schemas.DEFAULT_MAX_CHARS,
+        reask_temperature: Temperature = 0.7,
+        max_chars: PositiveInt = schemas.DEFAULT_MAX_CHARS,
     ) -> None:
         if max_reasks < 0:
             raise ValueError("max_reasks must be >= 0")

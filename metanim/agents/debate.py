@@ -10,10 +10,11 @@ from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method
 from metanim.agents.elicit import check_placement, elicit_prompts, framing
 from metanim.agents.parsing import Parsed
-from metanim.games.reply import last_object_with
 from metanim.agents.single import answer_messages
 from metanim.games import MoveError
+from metanim.games.reply import last_object_with
 from metanim.llm import ChatModel, Message
+from metanim.util import NonNegativeInt, PositiveInt, Temperature
 
 log = logging.getLogger("metanim.agents")
 
@@ -70,11 +71,11 @@ class MAD(Method):
         self,
         client: ChatModel | Sequence[ChatModel],
         *,
-        agents: int = 2,
-        rounds: int = 3,
-        temperature: float = 0.7,
+        agents: PositiveInt = 2,
+        rounds: NonNegativeInt = 3,
+        temperature: Temperature = 0.7,
         consensus_stop: bool = True,
-        peers: int | None = None,
+        peers: PositiveInt | None = None,
         temperatures: Sequence[float] | str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -245,11 +246,11 @@ class DReaMAD(MAD):
         self,
         client: ChatModel | Sequence[ChatModel],
         *,
-        agents: int = 2,
-        rounds: int = 3,
-        temperature: float = 0.7,
-        elicit_temperature: float = 0.1,
-        rewrite_temperature: float = 0.7,
+        agents: PositiveInt = 2,
+        rounds: NonNegativeInt = 3,
+        temperature: Temperature = 0.7,
+        elicit_temperature: Temperature = 0.1,
+        rewrite_temperature: Temperature = 0.7,
         variant: str = "full",
         placement: str = "replace",
         **kwargs: Any,
@@ -299,9 +300,9 @@ class MPD(Method):
         client: ChatModel | Sequence[ChatModel],
         *,
         level: int = 2,
-        rounds: int = 3,
-        temperature: float = 0.7,
-        judge_temperature: float = 0.0,
+        rounds: PositiveInt = 3,
+        temperature: Temperature = 0.7,
+        judge_temperature: Temperature = 0.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -453,7 +454,7 @@ class CrossModel(Method):
         self,
         clients: Sequence[ChatModel],
         *,
-        temperature: float = 0.0,
+        temperature: Temperature = 0.0,
         temperatures: Sequence[float] | str | None = None,
         play: int = 1,
         **kwargs: Any,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from metanim.games import reply as _reply
+
 # The debate layouts are shared with the simulated server, which reads them back; they
 # live below both (metanim.llm.templates) and are part of this prompt version.
 from metanim.llm.templates import (  # noqa: F401 - re-exported for the methods
@@ -36,7 +38,6 @@ from metanim.llm.templates import (  # noqa: F401 - re-exported for the methods
     MPD_SHOWN,
     MPD_TURN,
 )
-from metanim.games import reply as _reply
 
 #: Bumped whenever any text below changes.
 METHOD_PROMPT_VERSION: Final = "metanim-methods/4"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -139,7 +140,8 @@ def _hints(cls: type) -> dict[str, Any]:
         if init is None:
             continue
         try:
-            hints = typing.get_type_hints(init)
+            # Value kinds (`Temperature`, `PositiveInt`, ...) keep their rules.
+            hints = typing.get_type_hints(init, include_extras=True)
         except Exception:  # an annotation that cannot be resolved: not checked
             continue
         for param in inspect.signature(init).parameters.values():
@@ -149,6 +151,9 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _check_type(cls: type, key: str, value: Any, spec: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        # Floats are finite everywhere (metanim.util.values): `1e400` reads as inf.
+        raise ValueError(f"method parameter {key}={value!r} of {spec!r}: give a finite number")
     hint = _hints(cls).get(key)
     if hint is None:
         return
@@ -158,10 +163,16 @@ def _check_type(cls: type, key: str, value: Any, spec: str) -> None:
         msg = exc.errors()[0]["msg"]
         raise ValueError(
             f"method parameter {key}={value!r} of {spec!r}: {msg} "
-            f"(expected {getattr(hint, '__name__', hint)})"
+            f"(expected {_type_name(hint)})"
         ) from None
     except Exception:  # a type pydantic cannot check (a protocol): not checked
         return
+
+
+def _type_name(hint: Any) -> str:
+    if typing.get_origin(hint) is typing.Annotated:  # a value kind: its base type
+        hint = typing.get_args(hint)[0]
+    return getattr(hint, "__name__", str(hint))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, gather
 from metanim.agents.elicit import check_placement, elicit_prompts, framing
 from metanim.llm import ChatModel, Message
+from metanim.util import NonNegativeInt, PositiveInt, Temperature
 
 
 def answer_messages(
@@ -39,7 +40,7 @@ class Prompting(Method):
     style: ClassVar[str] = "standard"
     param_names: ClassVar[tuple[str, ...]] = ("temperature",)
 
-    def __init__(self, client: ChatModel, *, temperature: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, client: ChatModel, *, temperature: Temperature = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.client = client
         self.temperature = temperature
@@ -106,8 +107,8 @@ class SelfConsistency(Method):
         self,
         client: ChatModel,
         *,
-        n: int = 5,
-        temperature: float = 0.7,
+        n: PositiveInt = 5,
+        temperature: Temperature = 0.7,
         elicit: bool = False,
         placement: str = "replace",
         **kwargs: Any,
@@ -161,8 +162,8 @@ class SelfRefine(Method):
         self,
         client: ChatModel,
         *,
-        iterations: int = 3,
-        temperature: float = 0.0,
+        iterations: NonNegativeInt = 3,
+        temperature: Temperature = 0.0,
         elicit: bool = False,
         placement: str = "replace",
         **kwargs: Any,
