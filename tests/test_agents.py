@@ -404,9 +404,18 @@ def test_per_agent_models_for_debates_and_acemad() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("react:temperature=-0.5", r"temperature=-0.5 of 'react:temperature=-0.5'.*greater than or equal to 0"),
-        ("react:temperature=1e400", r"temperature=inf of 'react:temperature=1e400': give a finite number"),
-        ("mad:rounds=-1", r"rounds=-1 of 'mad:rounds=-1'.*greater than or equal to 0 \(expected int\)"),
+        (
+            "react:temperature=-0.5",
+            r"temperature=-0.5 of 'react:temperature=-0.5'.*greater than or equal to 0",
+        ),
+        (
+            "react:temperature=1e400",
+            r"temperature=inf of 'react:temperature=1e400': give a finite number",
+        ),
+        (
+            "mad:rounds=-1",
+            r"rounds=-1 of 'mad:rounds=-1'.*greater than or equal to 0 \(expected int\)",
+        ),
         ("mad:agents=0", r"agents=0 of 'mad:agents=0'.*greater than or equal to 1"),
         ("sc:n=0", r"n=0 of 'sc:n=0'.*greater than or equal to 1"),
         ("self_refine:iterations=-2", r"iterations=-2 of 'self_refine:iterations=-2'"),
