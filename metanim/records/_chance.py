@@ -13,7 +13,6 @@ binomial test (scipy.stats.binomtest) of the item-level outcomes against that ba
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -164,7 +163,3 @@ class _WinTable:
         optimal = sum(best) / len(best)
         return self.epsilon * uniform + (1.0 - self.epsilon) * optimal
 
-
-def finite_or_none(x: float | None) -> float | None:
-    """`x`, or None for NaN and infinities (a rate with no denominator)."""
-    return None if x is None or not math.isfinite(x) else x

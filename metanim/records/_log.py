@@ -191,10 +191,6 @@ class AppendLog:
                 os.ftruncate(self._file.fileno(), end)
             raise
 
-    async def append_async(self, record: dict[str, Any]) -> None:
-        """`append` on the writer thread; returns once the record is on disk."""
-        await self.submit(record)
-
     def submit(self, record: dict[str, Any]) -> asyncio.Future[None]:
         """Hand `record` to the writer thread now; the future is done once it is on disk.
 

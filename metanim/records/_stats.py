@@ -29,12 +29,6 @@ class Interval(BaseModel):
     high: float
     level: float = 0.95
 
-    def as_percent(self, digits: int = 1) -> str:
-        return (
-            f"{100 * self.estimate:.{digits}f} "
-            f"[{100 * self.low:.{digits}f}, {100 * self.high:.{digits}f}]"
-        )
-
 
 class Summary(BaseModel):
     """Mean, sample standard deviation and a t-based confidence interval of the mean."""

@@ -657,11 +657,6 @@ class ChompSolver(Solver):
         _, misere, rank = self._lookup(state)
         return bool(misere[rank])
 
-    @staticmethod
-    def table_states(state: tuple[int, ...]) -> int:
-        used = _rows_used(state)
-        return comb(used + state[0], used)
-
 
 @cache
 def _chomp_method(used: int, width: int, misere: bool, query: str) -> str:
