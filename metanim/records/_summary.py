@@ -306,7 +306,7 @@ def _copies_note(g: dict[str, Any]) -> str:
     return (
         f"- **identical episodes:** {g['setting']}: the {g['finished']} finished episodes are "
         f"{g['distinct_episodes']} distinct game{'s' if g['distinct_episodes'] != 1 else ''} "
-        "(a deterministic method from one start plays the same game again); the test against "
+        "(the same moves from the same start, as a deterministic method plays); the test against "
         "chance counts each distinct game once"
     )
 
