@@ -252,6 +252,9 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
              "--param max_take=abc: 'abc' is not a JSON value"),
         Case("param float", ["solve", "nim", "[3,4,5]", "-p", "max_take=2.5"], 2,
              "2.5 is not a whole number"),
+        Case("unknown flag", ["tournament", "--out", "res"], 2,
+             "metanim tournament: error: unrecognized arguments: --out res "
+             "(see metanim tournament --help)"),
         Case("port range", ["serve-sim", "--port", "99999"], 2,
              "argument --port: 99999 is outside 0..65535"),
         Case("boards reversed", ["dataset", "build", "--game", "chomp", "--square-boards", "19-2"],
@@ -370,7 +373,7 @@ def test_every_bad_input_and_fault(
 
 def test_the_table_has_every_row(dead_url: str) -> None:
     names = [case.name for case in _cases(dead_url, "", "", "")]
-    assert len(names) == len(set(names)) == 55
+    assert len(names) == len(set(names)) == 56
 
 
 def test_a_cut_line_is_set_aside_and_its_episode_rerun(

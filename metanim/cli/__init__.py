@@ -192,18 +192,23 @@ _COMMANDS[2:2] = [
 class _Parser(argparse.ArgumentParser):
     """argparse with a mistake said in one line (exit code 2), as every other mistake is."""
 
+    #: the command parsers by name, so a mistake names the command's own --help.
+    commands: dict[str, argparse.ArgumentParser]
+
     def error(self, message: str) -> typing.NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     parser = _Parser(prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP)
     parser.add_argument("--version", action="version", version=f"metanim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.commands = {}
     for name, help_text, arguments, handler in _COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES_HELP)
         arguments(p)
         p.set_defaults(handler=handler)
+        parser.commands[name] = p
     return parser
 
 
@@ -214,7 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("metanim: interrupted before anything was started", file=sys.stderr)
         return EXIT_INTERRUPTED
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     # The command line as typed, so that a failed run can print the command that reruns it.
     args.argv = list(sys.argv[1:] if argv is None else argv)
     previous = _sigterm_as_interrupt()

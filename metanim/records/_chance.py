@@ -162,4 +162,3 @@ class _WinTable:
         best = [v for m, v in zip(moves, values, strict=True) if m in winning] or values
         optimal = sum(best) / len(best)
         return self.epsilon * uniform + (1.0 - self.epsilon) * optimal
-
