@@ -97,7 +97,7 @@ def solve_argv(name: str, state: Any, given: dict[str, Any], misere_flag: bool) 
     return argv + (["--misere"] if misere_flag else [])
 
 
-def check_solve(
+def assert_solve_agrees(
     name: str, state: Any, given: dict[str, Any], capsys, *, misere_flag: bool = False
 ) -> None:
     """`metanim solve` (JSON and text) against the API for one state."""
@@ -166,20 +166,20 @@ def playout_states(game: Game[Any, Any], seed: int, count: int = 4) -> list[Any]
 def test_solve_answers_what_the_api_answers_for_every_preset(preset: str, capsys) -> None:
     game = make_game(preset)
     for state in playout_states(game, seed=len(preset)):
-        check_solve(preset, state, {}, capsys)
+        assert_solve_agrees(preset, state, {}, capsys)
     # A flag that agrees with the preset is accepted; one that contradicts it is refused.
     misere = game.misere
     state = game.to_json(game.initial_state())
-    check_solve(preset, state, {"misere": misere}, capsys)
+    assert_solve_agrees(preset, state, {"misere": misere}, capsys)
     if misere:
-        check_solve(preset, state, {}, capsys, misere_flag=True)
+        assert_solve_agrees(preset, state, {}, capsys, misere_flag=True)
     refused = [solve_argv(preset, state, {"misere": not misere}, False)]
     if not misere:
         refused.append(solve_argv(preset, state, {}, True))
     for key, value in PRESETS[preset][1].items():
         if key == "misere":
             continue
-        check_solve(preset, state, {key: value}, capsys)
+        assert_solve_agrees(preset, state, {key: value}, capsys)
         other = [v + 1 for v in value] if isinstance(value, list) else value + 1
         refused.append(solve_argv(preset, state, {key: other}, False))
     for argv in refused:
@@ -239,9 +239,9 @@ BASE_CASES: list[tuple[str, Any, dict[str, Any]]] = [
 def test_solve_answers_what_the_api_answers_for_every_game(
     name: str, state: Any, given: dict[str, Any], misere: bool, capsys
 ) -> None:
-    check_solve(name, state, given, capsys, misere_flag=misere)
+    assert_solve_agrees(name, state, given, capsys, misere_flag=misere)
     if misere:  # the same as a parameter
-        check_solve(name, state, {**given, "misere": True}, capsys)
+        assert_solve_agrees(name, state, {**given, "misere": True}, capsys)
 
 
 def test_the_command_line_prints_what_main_prints(capsys) -> None:
