@@ -418,6 +418,9 @@ def test_per_agent_models_for_debates_and_acemad() -> None:
         ),
         ("mad:agents=0", r"agents=0 of 'mad:agents=0'.*greater than or equal to 1"),
         ("sc:n=0", r"n=0 of 'sc:n=0'.*greater than or equal to 1"),
+        # A million samples would start a million calls at once: refused as a slip.
+        ("sc:n=1000000", r"n=1000000 of 'sc:n=1000000'.*less than or equal to 100"),
+        ("mad:rounds=101,agents=3", r"rounds=101 of 'mad:rounds=101,agents=3'.*less than"),
         ("self_refine:iterations=-2", r"iterations=-2 of 'self_refine:iterations=-2'"),
     ],
 )

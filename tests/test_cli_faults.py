@@ -278,6 +278,8 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
              "method parameter temperature=inf of 'dreamad': give a finite number"),
         Case("param negative", [*tour, "--param", "rounds=-1"], 2,
              "method parameter rounds=-1 of 'dreamad': Input should be greater than or equal"),
+        Case("samples past the cap", [*tour, "--method", "sc", "--param", "n=1000000"], 2,
+             "method parameter n=1000000 of 'sc': Input should be less than or equal to 100"),
         Case("cross keeps gpt-4o", [*tour, "--profile", "gpt-4o-mini-cross", "--model",
                                     "sim-optimal"], 2,
              "cross-model debate calls the models in models= (gpt-4o-mini|gpt-4o)"),
@@ -373,7 +375,7 @@ def test_every_bad_input_and_fault(
 
 def test_the_table_has_every_row(dead_url: str) -> None:
     names = [case.name for case in _cases(dead_url, "", "", "")]
-    assert len(names) == len(set(names)) == 56
+    assert len(names) == len(set(names)) == 57
 
 
 def test_a_cut_line_is_set_aside_and_its_episode_rerun(

@@ -21,7 +21,7 @@ from metanim.agents.parsing import Parsed
 from metanim.games import MoveError, UnparsableMoveError
 from metanim.games.reply import last_object_with
 from metanim.llm import ChatModel, Message
-from metanim.util import PositiveInt, Probability, Temperature
+from metanim.util import AgentCount, Probability, RoundCount, Temperature
 
 Dist = dict[str, float]
 #: What the weights follow: the peer prediction (the protocol), the own confidence, nothing.
@@ -117,8 +117,8 @@ class AceMAD(Method):
         self,
         client: ChatModel | Sequence[ChatModel],
         *,
-        agents: PositiveInt = 5,
-        rounds: PositiveInt = 3,
+        agents: AgentCount = 5,
+        rounds: RoundCount = 3,
         eta: float = 2.0,
         truth_fraction: Probability = 0.2,
         crowd_temperature: Temperature = 0.1,

@@ -24,7 +24,7 @@ from metanim.agents.parsing import Parsed, parse_reply
 from metanim.agents.tasks import Task, as_task, sorted_answers
 from metanim.games import PROMPT_VERSION, Game
 from metanim.llm import CallOptions, ChatModel, Completion, InfrastructureError, Message, Usage
-from metanim.util import NonNegativeInt, PositiveInt, Temperature, derive_seed
+from metanim.util import PositiveInt, RoundCount, Temperature, derive_seed
 
 Status = Literal["ok", "forfeit", "fallback", "infrastructure_error"]
 OnFailure = Literal["forfeit", "random"]
@@ -557,7 +557,7 @@ class Method:
     def __init__(
         self,
         *,
-        max_reasks: NonNegativeInt = 2,
+        max_reasks: RoundCount = 2,
         on_failure: OnFailure = "forfeit",
         options: CallOptions | dict[str, Any] | None = None,
         phase_max_tokens: dict[str, int] | None = None,

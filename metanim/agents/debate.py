@@ -14,7 +14,7 @@ from metanim.agents.single import answer_messages
 from metanim.games import MoveError
 from metanim.games.reply import last_object_with
 from metanim.llm import ChatModel, Message
-from metanim.util import NonNegativeInt, PositiveInt, Temperature
+from metanim.util import AgentCount, RoundCount, Temperature
 
 log = logging.getLogger("metanim.agents")
 
@@ -71,11 +71,11 @@ class MAD(Method):
         self,
         client: ChatModel | Sequence[ChatModel],
         *,
-        agents: PositiveInt = 2,
-        rounds: NonNegativeInt = 3,
+        agents: AgentCount = 2,
+        rounds: RoundCount = 3,
         temperature: Temperature = 0.7,
         consensus_stop: bool = True,
-        peers: PositiveInt | None = None,
+        peers: AgentCount | None = None,
         temperatures: Sequence[float] | str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -246,8 +246,8 @@ class DReaMAD(MAD):
         self,
         client: ChatModel | Sequence[ChatModel],
         *,
-        agents: PositiveInt = 2,
-        rounds: NonNegativeInt = 3,
+        agents: AgentCount = 2,
+        rounds: RoundCount = 3,
         temperature: Temperature = 0.7,
         elicit_temperature: Temperature = 0.1,
         rewrite_temperature: Temperature = 0.7,
@@ -300,7 +300,7 @@ class MPD(Method):
         client: ChatModel | Sequence[ChatModel],
         *,
         level: int = 2,
-        rounds: PositiveInt = 3,
+        rounds: RoundCount = 3,
         temperature: Temperature = 0.7,
         judge_temperature: Temperature = 0.0,
         **kwargs: Any,

@@ -8,7 +8,7 @@ from metanim.agents import prompts, schemas
 from metanim.agents.base import Context, Method, gather
 from metanim.agents.elicit import check_placement, elicit_prompts, framing
 from metanim.llm import ChatModel, Message
-from metanim.util import NonNegativeInt, PositiveInt, Temperature
+from metanim.util import AgentCount, RoundCount, Temperature
 
 
 def answer_messages(
@@ -107,7 +107,7 @@ class SelfConsistency(Method):
         self,
         client: ChatModel,
         *,
-        n: PositiveInt = 5,
+        n: AgentCount = 5,
         temperature: Temperature = 0.7,
         elicit: bool = False,
         placement: str = "replace",
@@ -162,7 +162,7 @@ class SelfRefine(Method):
         self,
         client: ChatModel,
         *,
-        iterations: NonNegativeInt = 3,
+        iterations: RoundCount = 3,
         temperature: Temperature = 0.0,
         elicit: bool = False,
         placement: str = "replace",

@@ -21,7 +21,7 @@ from metanim.arena._players import parse_sides
 from metanim.arena._preflight import resolve_structured_output
 from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutputSetting
 from metanim.records import SIDES, config_identity, identity_hash
-from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt
+from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt, RoundCount
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -116,8 +116,8 @@ class RunConfig(BaseModel):
         default_factory=dict,
         description="extra request-body field for every call, e.g. cache_prompt=false (llama.cpp)",
     )
-    max_reasks: int = Field(
-        2, ge=0, description="re-asks (with feedback) after an invalid or truncated reply"
+    max_reasks: RoundCount = Field(
+        2, description="re-asks (with feedback) after an invalid or truncated reply"
     )
     reask_temperature: float = Field(
         0.7,

@@ -25,6 +25,8 @@ from metanim.util.edge import (
 )
 from metanim.util.seeds import derive_seed
 from metanim.util.values import (
+    MAX_PER_DECISION,
+    AgentCount,
     FileName,
     FiniteFloat,
     Folder,
@@ -33,6 +35,7 @@ from metanim.util.values import (
     PositiveFloat,
     PositiveInt,
     Probability,
+    RoundCount,
     Temperature,
     check_file_name,
     check_folder,
@@ -44,6 +47,8 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "MAX_PER_DECISION",
+    "AgentCount",
     "FileName",
     "FiniteFloat",
     "Folder",
@@ -54,6 +59,7 @@ __all__ = [
     "PositiveFloat",
     "PositiveInt",
     "Probability",
+    "RoundCount",
     "StorageError",
     "Temperature",
     "Unreachable",

@@ -17,6 +17,14 @@ from pydantic import AfterValidator, Field
 PositiveInt = Annotated[int, Field(ge=1)]
 #: A count that may be zero (retries, re-asks).
 NonNegativeInt = Annotated[int, Field(ge=0)]
+#: The most agents, samples, rounds or re-asks one decision may ask for. Each is a model
+#: call or more per decision, so a larger number is a slip (`n=1000000` starts a million
+#: calls at once and fills memory), not a setting.
+MAX_PER_DECISION = 100
+#: Agents or samples of one decision: 1 to `MAX_PER_DECISION`.
+AgentCount = Annotated[int, Field(ge=1, le=MAX_PER_DECISION)]
+#: Rounds, refinement steps or re-asks of one decision: 0 to `MAX_PER_DECISION`.
+RoundCount = Annotated[int, Field(ge=0, le=MAX_PER_DECISION)]
 #: A finite number of any sign.
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 #: A finite amount above zero (seconds, dollars).
