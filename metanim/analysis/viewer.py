@@ -61,10 +61,6 @@ GRADES = ("optimal", "no winning move", "losing", "fallback", "no move", "ungrad
 
 
 # ----------------------------------------------------------------------- grading
-def _game(name: str, params: dict[str, Any]) -> Any:
-    return make_game(name, **params)
-
-
 def _position(
     game: Any, state_json: Any, move_text: Any
 ) -> tuple[list[str] | None, dict[str, Any] | None]:
@@ -132,7 +128,7 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
     game_name = str(row.get("game", "?"))
     params = row.get("game_params") or {}
     try:
-        game = _game(game_name, params)
+        game = make_game(game_name, **params)
     except Exception:
         game = None
     moves = []
@@ -215,7 +211,7 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     state, board, drawn = "?", None, None
     if task.get("game") and "state" in task:
         try:
-            game_of_task = _game(task["game"], task.get("params") or {})
+            game_of_task = make_game(task["game"], **(task.get("params") or {}))
             state = _state_text(game_of_task, task["state"])
             board = {"game": task["game"], "params": task.get("params") or {}}
             drawn = _position(game_of_task, task["state"], answer)[1]
