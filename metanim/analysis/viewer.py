@@ -150,12 +150,7 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
                 "move": m.get("move"),
                 "grade": grade,
                 "winning": winning,
-                "calls": m.get("calls", 0),
-                "tokens": int(m.get("prompt_tokens", 0) or 0)
-                + int(m.get("completion_tokens", 0) or 0),
-                "cost": m.get("cost_usd", 0.0),
-                "latency": m.get("latency_s"),
-                "error": m.get("error"),
+                **_usage(m),
                 "decision": _decision(m.get("decision")),
             }
         )
@@ -188,6 +183,17 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
         "cost": float(totals.get("cost_usd", 0) or 0) + float(opp.get("cost_usd", 0) or 0),
         "error": row.get("error"),
         "moves": moves,
+    }
+
+
+def _usage(row: dict[str, Any]) -> dict[str, Any]:
+    """What one move or decision line spent, and its error, as a page move shows them."""
+    return {
+        "calls": row.get("calls", 0),
+        "tokens": int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0),
+        "cost": row.get("cost_usd", 0.0),
+        "latency": row.get("latency_s"),
+        "error": row.get("error"),
     }
 
 
@@ -235,11 +241,7 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
         "move": answer,
         "grade": grade,
         "winning": winning,
-        "calls": row.get("calls", 0),
-        "tokens": int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0),
-        "cost": row.get("cost_usd", 0.0),
-        "latency": row.get("latency_s"),
-        "error": row.get("error"),
+        **_usage(row),
         "decision": _decision(decision),
     }
     outcome = "failed" if correct is None else ("correct" if correct else "wrong")
