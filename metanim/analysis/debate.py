@@ -312,21 +312,7 @@ def conformity_obstinacy(traces: Iterable[DebateTrace], round: int | None = None
     """Conformity = P[y_{i,t} ∈ {y_{j,t−1} : j disagreed}] and Obstinacy = P[y_{i,t} = y_{i,t−1}],
     both given that at least one peer disagreed at t−1 (seed 003 Eqs. 1–2; with one
     peer this is exactly the single-peer definition). `round` restricts to one t."""
-    conform = obstinate = n = 0
-    for trace in traces:
-        for t in _rounds(trace, round):
-            for i, mine in enumerate(trace.answers):
-                prev, now = mine[t - 1], mine[t]
-                if prev is None or now is None:
-                    continue
-                disagree = {trace.answers[j][t - 1] for j in trace.peer_indices(i)}
-                disagree.discard(prev)
-                disagree.discard(None)
-                if not disagree:
-                    continue
-                n += 1
-                conform += now in disagree
-                obstinate += now == prev
+    conform, obstinate, n = (int(x) for x in _per_debate_counts(traces, round).sum(0))
     return IdentityBias(conformity=Rate(hits=conform, n=n), obstinacy=Rate(hits=obstinate, n=n))
 
 

@@ -289,8 +289,7 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     report.win_diffs = _win_diffs(ep_lists, labels)
     for (h, game), rows in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
         row = _accuracy_row(labels[h], game, rows)
-        if row is not None:
-            report.accuracy.append(row.model_copy(update={"identity": h}))
+        report.accuracy.append(row.model_copy(update={"identity": h}))
     report.by_difficulty = _difficulty_rows(decisions, labels)
     report.paired = _paired(decisions, labels)
     per_game = _traces(decisions, ep_lists)
@@ -320,7 +319,7 @@ def _verdicts(rows: list[dict[str, Any]]) -> tuple[dict[str, list[bool]], dict[s
     return dict(verdicts), dict(repeats)
 
 
-def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> AccuracyRow | None:
+def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> AccuracyRow:
     verdicts, repeats = _verdicts(rows)
     failed = len(rows) - sum(len(v) for v in verdicts.values())
     forfeits = sum(r.get("status") == "forfeit" for r in rows)
@@ -356,13 +355,8 @@ def _difficulty_rows(
             if r.get("difficulty"):
                 tiers[str(r["difficulty"])].append(r)
         for tier in ("easy", "medium", "hard"):
-            row = (
-                _accuracy_row(labels[h], f"{game} · {tier}", tiers[tier])
-                if tiers.get(tier)
-                else None
-            )
-            if row is not None:
-                out.append(row)
+            if tiers.get(tier):
+                out.append(_accuracy_row(labels[h], f"{game} · {tier}", tiers[tier]))
     return out
 
 

@@ -513,11 +513,9 @@ def _line_plot(
     """One line per series through (x, low, estimate, high) points, with its band."""
     try:
         from metanim.analysis.plots import _pyplot
-    except ImportError:  # matplotlib is the optional `plots` extra
-        return []
-    try:
+
         plt = _pyplot()
-    except ImportError:
+    except ImportError:  # matplotlib is the optional `plots` extra
         return []
     scale = 100 if percent else 1
     fig, ax = plt.subplots(figsize=(5.5, 4))

@@ -61,10 +61,6 @@ GRADES = ("optimal", "no winning move", "losing", "fallback", "no move", "ungrad
 
 
 # ----------------------------------------------------------------------- grading
-def _game(name: str, params: dict[str, Any]) -> Any:
-    return make_game(name, **params)
-
-
 def _position(
     game: Any, state_json: Any, move_text: Any
 ) -> tuple[list[str] | None, dict[str, Any] | None]:
@@ -132,7 +128,7 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
     game_name = str(row.get("game", "?"))
     params = row.get("game_params") or {}
     try:
-        game = _game(game_name, params)
+        game = make_game(game_name, **params)
     except Exception:
         game = None
     moves = []
@@ -154,12 +150,7 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
                 "move": m.get("move"),
                 "grade": grade,
                 "winning": winning,
-                "calls": m.get("calls", 0),
-                "tokens": int(m.get("prompt_tokens", 0) or 0)
-                + int(m.get("completion_tokens", 0) or 0),
-                "cost": m.get("cost_usd", 0.0),
-                "latency": m.get("latency_s"),
-                "error": m.get("error"),
+                **_usage(m),
                 "decision": _decision(m.get("decision")),
             }
         )
@@ -195,6 +186,17 @@ def _episode(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _usage(row: dict[str, Any]) -> dict[str, Any]:
+    """What one move or decision line spent, and its error, as a page move shows them."""
+    return {
+        "calls": row.get("calls", 0),
+        "tokens": int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0),
+        "cost": row.get("cost_usd", 0.0),
+        "latency": row.get("latency_s"),
+        "error": row.get("error"),
+    }
+
+
 def _state_text(game: Any, state_json: Any) -> str:
     if game is not None:
         try:
@@ -215,7 +217,7 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     state, board, drawn = "?", None, None
     if task.get("game") and "state" in task:
         try:
-            game_of_task = _game(task["game"], task.get("params") or {})
+            game_of_task = make_game(task["game"], **(task.get("params") or {}))
             state = _state_text(game_of_task, task["state"])
             board = {"game": task["game"], "params": task.get("params") or {}}
             drawn = _position(game_of_task, task["state"], answer)[1]
@@ -239,11 +241,7 @@ def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
         "move": answer,
         "grade": grade,
         "winning": winning,
-        "calls": row.get("calls", 0),
-        "tokens": int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0),
-        "cost": row.get("cost_usd", 0.0),
-        "latency": row.get("latency_s"),
-        "error": row.get("error"),
+        **_usage(row),
         "decision": _decision(decision),
     }
     outcome = "failed" if correct is None else ("correct" if correct else "wrong")

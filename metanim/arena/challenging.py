@@ -13,7 +13,6 @@ systematic, is left to the reader of the per-item accuracies written beside it.)
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,16 +98,13 @@ def _raw_lines(path: str) -> dict[str, str]:
 def per_item(records: Iterable[dict[str, Any]], planned: list[Any]) -> list[ItemAccuracy]:
     """Correct and graded runs per planned item, from the latest log line per decision."""
     latest = {r["id"]: r for r in records}
-    file_of = {}
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    counts: dict[tuple[str, str], list[int]] = {}
     for p in planned:
-        key = (p.file, p.record.id)
-        file_of[p.id] = key
-        counts.setdefault(key, [0, 0])
+        tally = counts.setdefault((p.file, p.record.id), [0, 0])  # every item, even unrun
         line = latest.get(p.id)
         if line is not None and line.get("correct") is not None:
-            counts[key][0] += bool(line["correct"])
-            counts[key][1] += 1
+            tally[0] += bool(line["correct"])
+            tally[1] += 1
     return [ItemAccuracy(f, i, c, g) for (f, i), (c, g) in counts.items()]
 
 

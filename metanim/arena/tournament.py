@@ -212,13 +212,9 @@ class Tournament:
             for side in self.sides
         ]
         fields = TournamentConfig.model_fields
-        agent = describe(
-            self.sides[0], clients, default=self.config.model == fields["model"].default
-        )
-        opponent = describe(
-            self.sides[1],
-            clients,
-            default=self.config.opponent_model == fields["opponent_model"].default,
+        agent, opponent = (
+            describe(side, clients, default=getattr(self.config, f) == fields[f].default)
+            for side, f in zip(self.sides, ("model", "opponent_model"), strict=True)
         )
         return f"agent: {agent}; opponent: {opponent}; structured output {self.structured}"
 

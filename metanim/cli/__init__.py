@@ -145,24 +145,18 @@ def _serve_sim(args: argparse.Namespace) -> int:
         api_key=api_key,
         seed=args.seed,
         log_path=args.log,
-        questions=_question_files(args.questions),
+        questions=[str(resolve_path(p)) for p in args.questions],
         session=args.session,
     )
     return 0
 
 
-def _question_files(paths: list[str]) -> list[str]:
-    return [str(resolve_path(p)) for p in paths]
-
-
 # ------------------------------------------------------------------ serve-local
-@command(
+command(
     "serve-local",
     "Serve a GGUF model with llama.cpp on 127.0.0.1 (needs the [local] extra; 1 thread)",
     serve_local_arguments,
-)
-def _serve_local(args: argparse.Namespace) -> int:
-    return serve_local(args)
+)(serve_local)
 
 
 # The commands whose flags and handlers live in the package's other modules, in the

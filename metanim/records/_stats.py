@@ -58,14 +58,8 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
     if n == 0:
         return Interval(estimate=0.0, low=0.0, high=1.0, level=level)
-    z = _z(level)
     p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # At k = 0 (k = n) the bound is exactly 0 (1); say so rather than leave rounding dust.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
+    low, high = _wilson_bounds(p, n, level)
     return Interval(estimate=p, low=low, high=high, level=level)
 
 
@@ -258,6 +252,7 @@ def _wilson_bounds(p: float, n: float, level: float) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # At p = 0 (p = 1) the bound is exactly 0 (1); say so rather than leave rounding dust.
     low = 0.0 if p <= 0 else max(0.0, centre - half)
     high = 1.0 if p >= 1 else min(1.0, centre + half)
     return low, high

@@ -182,15 +182,8 @@ class _GroupTally:
                 "moves": moves,
                 "optimal_moves": t["optimal_moves"],
                 "optimal_rate": t["optimal_moves"] / moves if moves else math.nan,
-                "illegal": t["illegal"],
-                "unparsable": t["unparsable"],
-                "truncated": t["truncated"],
-                "forfeits": t["forfeits"],
-                "fallbacks": t["fallbacks"],
-                "calls": t["calls"],
-                "prompt_tokens": t["prompt_tokens"],
-                "completion_tokens": t["completion_tokens"],
-                "cost_usd": t["cost_usd"],
+                # The sums from illegal replies to cost as they are (the times become means).
+                **{name: t[name] for name in _SIDE_SUMS[2:-2]},
                 # A decision's wall time, waits for a server slot included.
                 "mean_decision_latency_s": t["latency_s"] / decisions if decisions else math.nan,
                 "latency_per_call_s": per_call(t["call_latency_s"], t["calls"]),
@@ -494,8 +487,7 @@ def _accuracy_chance(graded: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _evaluation_markdown(summary: dict[str, Any]) -> str:
     cfg = summary.get("config", {})
-    name = cfg.get("name", "")
-    lines = [f"# Evaluation: {name}" if name not in ("", "evaluation") else "# Evaluation", ""]
+    lines = [_title("Evaluation", cfg.get("name", "")), ""]
     if cfg:
         lines.append(
             f"- `{cfg['method']}` on `{cfg['model']}`, {cfg['repeats']} "

@@ -193,25 +193,6 @@ def _prompt_task(text: str) -> Task | None:
     return game_task(game, state) if game.legal_moves(state) else None
 
 
-# -------------------------------------------------------------------------- policy
-def choose(
-    spec: SimModelSpec,
-    task: Task,
-    messages: list[Message],
-    rng: random.Random,
-    temperature: float,
-    shown: Shown | None = None,
-) -> Any:
-    """The answer value the policy gives (before answer faults); see `behaviour`."""
-    shown = shown if shown is not None else behaviour.read(messages, task)
-    if shown.layout.kind == "acemad_commit" and shown.own is not None:
-        return shown.own  # a commitment states the answer the agent just argued for
-    cued = behaviour.cue_present(spec, task, messages, shown.layout)
-    base = behaviour.prior(spec, task, cued)
-    prefs = behaviour.debate_prefs(spec, task, shown, base, rng)
-    return behaviour.sample(prefs, temperature, rng)
-
-
 # ------------------------------------------------------------------------ replying
 _COLON = re.compile(r"\s*:")
 
@@ -457,11 +438,12 @@ class Prompt:
         return len(keys) > 1 or not 0 < cum[-1] < math.inf
 
     def _choose(self, spec: SimModelSpec, rng: random.Random | None, temperature: float) -> Any:
-        """`choose`, with what needs no draw read once."""
+        """The answer value the policy gives (before answer faults; see `behaviour`), with
+        what needs no draw read once."""
         task, shown = self.task, self.shown
         assert task is not None and shown is not None
         if shown.layout.kind == "acemad_commit" and shown.own is not None:
-            return shown.own
+            return shown.own  # a commitment states the answer the agent just argued for
         cued, prefs = self._model(spec)
         if prefs is None:  # a debate read by consensus: the peer is drawn
             assert rng is not None
