@@ -13,8 +13,15 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _run(tmp_path: Path, artifact: str, *extra: str) -> str:
-    args = ["reproduce", artifact, "--out", str(tmp_path), "--items", "3", "--repeats", "2"]
-    assert main([*args, "--samples", "3", "--episodes", "2", *extra]) == 0
+    # Toy sizes, each only where the artifact reads it (another option is refused).
+    from metanim.analysis.reproduce import ARTIFACTS
+
+    sizes = {"items": "3", "repeats": "2", "samples": "3", "episodes": "2"}
+    args = ["reproduce", artifact, "--out", str(tmp_path)]
+    for key, value in sizes.items():
+        if key in ARTIFACTS[artifact].options:
+            args += [f"--{key}", value]
+    assert main([*args, *extra]) == 0
     return (tmp_path / f"{artifact}.md").read_text()
 
 
@@ -94,10 +101,10 @@ def test_reproduce_all_announces_each_artifact_and_its_files_as_they_finish(
         name: module.Artifact(name, f"paper {name}", "what", fake(name), "seed000")
         for name in ("one", "two")
     }
-    monkeypatch.setattr(module, "ARTIFACTS", artifacts)
     assert main(["reproduce", "table1", "--dry-run", "--out", str(tmp_path / "r")]) == 0
     assert "nothing was run or written" in capsys.readouterr().out
     assert not (tmp_path / "r").exists()
+    monkeypatch.setattr(module, "ARTIFACTS", artifacts)
     assert module.reproduce("all", module.ReproduceOptions(out=str(tmp_path / "r")),
                             announce=print) == [tmp_path / "r" / "one.md", tmp_path / "r" / "two.md"]  # fmt: skip
     assert capsys.readouterr().out.splitlines() == [
@@ -105,3 +112,47 @@ def test_reproduce_all_announces_each_artifact_and_its_files_as_they_finish(
         "[2/2] two: paper two, what", f"wrote {tmp_path / 'r' / 'two.md'}",
     ]  # fmt: skip
     assert done == ["one", "two"]
+
+
+def test_an_option_the_artifact_does_not_read_is_refused_not_ignored(tmp_path: Path) -> None:
+    from metanim.analysis.reproduce import ReproduceOptions, plan, reproduce
+
+    out = str(tmp_path / "r")
+    with pytest.raises(ValueError, match=r"table1 does not read --datasets \(read by figure3"):
+        reproduce("table1", ReproduceOptions(out=out, datasets=["nofile.jsonl"]))
+    with pytest.raises(ValueError, match=r"figure6 does not read --items"):
+        plan("figure6", ReproduceOptions(out=out, items=3))
+    assert not (tmp_path / "r").exists()
+    # "all" passes each option to the artifacts that read it.
+    lines = plan("all", ReproduceOptions(out=out, items=3, episodes=4))
+    assert lines[0] == f"table1: repeats=5, items=3, its simulated agents; files into {out}/"
+    assert lines[2] == f"figure6: episodes=4, its simulated agents; files into {out}/"
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--model", "sim-optimall"], "--model: simulated model 'sim-optimall': unknown"),
+        (["--model-b", "sim-xx"], "--model-b: simulated model 'sim-xx'"),
+        (["--base-url", "ftp://x"], "--base-url: URL 'ftp://x' has the scheme 'ftp'"),
+        (
+            ["--agent-models", "sim-random|sim-optimal"],
+            "--agent-models: names 2 model(s); give one per agent, 5",
+        ),
+    ],
+)
+def test_the_dry_run_refuses_what_the_run_would(flags: list[str], message: str, capsys) -> None:
+    assert main(["reproduce", "acemad", "--dry-run", *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("metanim reproduce: error: ") and message in err and "\n" not in err
+
+
+def test_a_scaled_down_run_says_its_options_and_a_strong_crowd_is_named(tmp_path: Path) -> None:
+    md = _run(tmp_path, "table1")
+    assert "Command: `metanim reproduce table1 --items 3 --repeats 2`; seed 0." in md
+    # A crowd that answers everything leaves no challenging item: said, not a bare file error.
+    from metanim.analysis.reproduce import ReproduceOptions, reproduce
+
+    opts = ReproduceOptions(out=str(tmp_path / "s"), model="sim-optimal", items=3, repeats=1)
+    with pytest.raises(ValueError, match=r"no challenging items: the single agent \(sim-optimal"):
+        reproduce("acemad", opts)

@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from metanim.analysis.debate import (
     DebateTrace,
@@ -52,7 +53,8 @@ from metanim.arena import (
     run_tournament,
 )
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
-from metanim.llm import ModelSpec
+from metanim.llm import ModelSpec, check_base_url
+from metanim.llm.sim import ModelSpecError, parse_model_spec
 from metanim.records import (
     MAJORITY_RULE,
     item_accuracy,
@@ -198,6 +200,53 @@ class ReproduceOptions(BaseModel):
     seed: int = Field(0, description="base seed")
     progress: bool = Field(True, description="progress bars")
 
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, url: str | None) -> str | None:
+        return None if url is None else check_base_url(url, source="URL")
+
+    @field_validator("model", "model_b", "bias_model", "opponent_model", "truth_holder_model")
+    @classmethod
+    def _model(cls, text: str | None) -> str | None:
+        if text is not None:
+            _check_model(text)
+        return text
+
+    @field_validator("agent_models")
+    @classmethod
+    def _agent_models(cls, text: str | None, info: ValidationInfo) -> str | None:
+        if text is None:
+            return None
+        models = [m.strip() for m in text.split("|") if m.strip()]
+        if len(models) != AGENTS_N:
+            raise ValueError(
+                f"names {len(models)} model(s); give one per agent, {AGENTS_N} in all "
+                "(a|b|c|d|e: crowd first, truth-holder last), or --model for the crowd and "
+                "--truth-holder-model"
+            )
+        for model in models:
+            _check_model(model)
+        return text
+
+
+def _check_model(text: str) -> None:
+    """Refuse, before any work, a model a run would refuse (an empty name, a bad URL, an
+    unknown simulated policy)."""
+    spec = ModelSpec.parse(text)
+    if spec.simulated:
+        try:
+            parse_model_spec(spec.name)
+        except ModelSpecError as exc:
+            raise ValueError(f"simulated model {spec.name!r}: {exc}") from None
+
+
+#: Options every artifact reads; the others are read only by the artifacts that list them.
+COMMON_OPTIONS = frozenset({"out", "model", "base_url", "seed", "progress"})
+_ITEMS = frozenset({"repeats", "items"})  # an evaluation over dataset items
+_DATA = _ITEMS | {"datasets"}  # ... on datasets the caller may give
+_GAMES = frozenset({"episodes", "opponent_model"})  # a tournament
+_SEED004 = frozenset({"truth_holder_model", "agent_models"})
+
 
 @dataclass
 class Artifact:
@@ -206,6 +255,21 @@ class Artifact:
     what: str
     run: Callable[[ReproduceOptions], list[Path]]
     agents: str  # key of its default simulated agents in AGENTS
+    #: the options it reads besides COMMON_OPTIONS; another one given is refused, not ignored
+    options: frozenset[str] = frozenset()
+
+    def check_options(self, opts: ReproduceOptions) -> None:
+        unread = sorted(opts.model_fields_set - COMMON_OPTIONS - self.options)
+        if unread:
+            where = {
+                name: [a.name for a in ARTIFACTS.values() if name in a.options] for name in unread
+            }
+            raise ValueError(
+                f"{self.name} does not read "
+                + "; ".join(
+                    f"--{n.replace('_', '-')} (read by {', '.join(w)})" for n, w in where.items()
+                )
+            )
 
 
 # ------------------------------------------------------------------------ who plays
@@ -372,11 +436,22 @@ def _header(artifact: Artifact, opts: ReproduceOptions, cast: Cast) -> list[str]
     return [
         f"# {artifact.paper}: {artifact.what} ({kind})",
         "",
-        f"Command: `metanim reproduce {artifact.name}`; seed {opts.seed}. "
+        f"Command: `{_command(artifact.name, opts)}`; seed {opts.seed}. "
         + ("Simulated agents" if cast.simulated else "Models")
         + f": {cast.names()} (configuration at the end).",
         "",
     ]
+
+
+def _command(name: str, opts: ReproduceOptions) -> str:
+    """The command that reruns it: the options given, as flags (the rest are defaults)."""
+    given = opts.model_dump(include=opts.model_fields_set - {"out", "progress"})
+    flags = [
+        f"--{key.replace('_', '-')} {shlex.quote(str(v))}"
+        for key, value in sorted(given.items())
+        for v in (value if isinstance(value, list) else [value])
+    ]
+    return " ".join(["metanim reproduce", name, *flags])
 
 
 def _interval(est: float, low: float, high: float) -> str:
@@ -1050,7 +1125,9 @@ def _seed004_models(cast: Cast) -> list[str]:
 
 def _challenging(opts: ReproduceOptions, cast: Cast) -> list[Path]:
     """Seed 004 App. B.2's challenging subsets: items the single agent (the crowd's model,
-    Standard prompting) gets right in fewer than 40% of 5 runs at T = 0.7; cached."""
+    Standard prompting) gets right in fewer than 40% of 5 runs at T = 0.7; cached. A game
+    with none is left out (its cells read "–"); with none in any game there is nothing to
+    compare, which is said rather than run."""
     folder = Path(opts.out) / "data" / "challenging"
     sources = _data(opts, *SEED004_GAMES)
     crowd = _seed004_models(cast)[0]
@@ -1059,7 +1136,15 @@ def _challenging(opts: ReproduceOptions, cast: Cast) -> list[Path]:
         limit=opts.items, seed=opts.seed, results_dir=str(folder), progress=opts.progress,
     )  # fmt: skip
     result = run_challenging(config)
-    return [result.written[str(p)] for p in sources]
+    subsets = [Path(result.written[str(p)]) for p in sources]
+    kept = [p for p in subsets if p.stat().st_size]
+    if not kept:
+        raise ValueError(
+            f"no challenging items: the single agent ({crowd}, Standard at T = 0.7) answered "
+            "every item right in at least 40% of 5 runs, so there is nothing for the seed 004 "
+            "methods to correct; give a weaker --model (the crowd's) or more --items"
+        )
+    return kept
 
 
 def _acemad_params(models: list[str], rounds: int, **extra: Any) -> dict[str, Any]:
@@ -1265,19 +1350,43 @@ def weights(opts: ReproduceOptions) -> list[Path]:
 ARTIFACTS: dict[str, Artifact] = {
     a.name: a
     for a in (
-        Artifact("table1", "Seed 000 Table 1", "decision accuracy with Average", table1, "seed000"),
-        Artifact("figure3", "Seed 000 Figure 3 + Table 10", "belief entrenchment", entrenchment, "seed000"),
-        Artifact("figure6", "Seed 000 Figure 6", "win rates of self-correction methods", figure6, "seed000"),
-        Artifact("figure7-left", "Seed 000 Figure 7 (left)", "(+)MAD vs DReaMAD over four settings", figure7_left, "seed000"),
-        Artifact("figure7-right", "Seed 000 Figure 7 (right)", "accuracy vs elicitation temperature", figure7_right, "seed000"),
-        Artifact("table12", "Seed 000 Table 12", "elicitation added to Self-Refine and Self-Consistency", table12, "seed000"),
-        Artifact("identity-bias", "Seed 003 Table 1", "identity bias (vanilla vs anonymized MAD)", identity_bias, "identity-bias"),
-        Artifact("table5", "Seed 001 Tables 2, 3, 5", "cross-model debate outcomes", table5, "table5"),
-        Artifact("acemad", "Seed 004 Table 2", "AceMAD vs baselines on challenging subsets", acemad_table, "seed004"),
-        Artifact("acemad-ablation", "Seed 004 Figure 4", "peer prediction vs self-belief vs uniform weights", acemad_ablation, "seed004"),
-        Artifact("weights", "Seed 004", "AceMAD weight trajectories", weights, "seed004"),
+        Artifact("table1", "Seed 000 Table 1", "decision accuracy with Average", table1, "seed000", _ITEMS),
+        Artifact("figure3", "Seed 000 Figure 3 + Table 10", "belief entrenchment", entrenchment, "seed000", _DATA | {"samples"}),
+        Artifact("figure6", "Seed 000 Figure 6", "win rates of self-correction methods", figure6, "seed000", _GAMES),
+        Artifact("figure7-left", "Seed 000 Figure 7 (left)", "(+)MAD vs DReaMAD over four settings", figure7_left, "seed000", _GAMES),
+        Artifact("figure7-right", "Seed 000 Figure 7 (right)", "accuracy vs elicitation temperature", figure7_right, "seed000", _DATA),
+        Artifact("table12", "Seed 000 Table 12", "elicitation added to Self-Refine and Self-Consistency", table12, "seed000", _GAMES),
+        Artifact("identity-bias", "Seed 003 Table 1", "identity bias (vanilla vs anonymized MAD)", identity_bias, "identity-bias", _DATA | {"bias_model"}),
+        Artifact("table5", "Seed 001 Tables 2, 3, 5", "cross-model debate outcomes", table5, "table5", _DATA | {"model_b"}),
+        Artifact("acemad", "Seed 004 Table 2", "AceMAD vs baselines on challenging subsets", acemad_table, "seed004", _DATA | _SEED004),
+        Artifact("acemad-ablation", "Seed 004 Figure 4", "peer prediction vs self-belief vs uniform weights", acemad_ablation, "seed004", _DATA | _SEED004),
+        Artifact("weights", "Seed 004", "AceMAD weight trajectories", weights, "seed004", _DATA | _SEED004),
     )
 }  # fmt: skip
+
+
+def _names(name: str, opts: ReproduceOptions) -> list[str]:
+    if name != "all" and name not in ARTIFACTS:
+        raise ValueError(f"unknown artifact {name!r}; choose one of {', '.join(ARTIFACTS)} or all")
+    if name != "all":  # "all" passes each option to the artifacts that read it
+        ARTIFACTS[name].check_options(opts)
+    return list(ARTIFACTS) if name == "all" else [name]
+
+
+def plan(name: str, opts: ReproduceOptions) -> list[str]:
+    """What `reproduce(name, opts)` would run, a line per artifact; refuses what it would."""
+    lines = []
+    for each in _names(name, opts):
+        artifact = ARTIFACTS[each]
+        sizes = [
+            f"{key}={getattr(opts, key) if getattr(opts, key) is not None else 'all'}"
+            for key in ("episodes", "repeats", "items", "samples")
+            if key in artifact.options
+        ]
+        cast = _cast(opts, artifact.agents)
+        who = "its simulated agents" if cast.hypothesis else cast.names().replace("`", "")
+        lines.append(f"{each}: {', '.join([*sizes, who])}; files into {opts.out}/")
+    return lines
 
 
 def reproduce(
@@ -1288,9 +1397,7 @@ def reproduce(
     `announce` is told each artifact as it starts and each file as it is written, so a
     long "all" shows where it is and an interrupted one has said what it finished.
     """
-    if name != "all" and name not in ARTIFACTS:
-        raise ValueError(f"unknown artifact {name!r}; choose one of {', '.join(ARTIFACTS)} or all")
-    names = list(ARTIFACTS) if name == "all" else [name]
+    names = _names(name, opts)
     paths: list[Path] = []
     for number, each in enumerate(names, start=1):
         artifact = ARTIFACTS[each]
@@ -1304,4 +1411,4 @@ def reproduce(
     return paths
 
 
-__all__ = ["AGENTS", "ARTIFACTS", "ReproduceOptions", "reproduce"]
+__all__ = ["AGENTS", "ARTIFACTS", "ReproduceOptions", "plan", "reproduce"]

@@ -10,11 +10,12 @@ from pathlib import Path
 from metanim.analysis import render_report
 from metanim.analysis.ratings import BOOTSTRAP, PRIOR_SIGMA, rate, ratings_plot, ratings_terminal
 from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
+from metanim.analysis.reproduce import plan as plan_reproduce
 from metanim.analysis.reproduce import reproduce as reproduce_artifact
 from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
 from metanim.cli._config import add_config_arguments, config_from_args, kind
 from metanim.records import iter_logs
-from metanim.util import PositiveFloat, PositiveInt, port
+from metanim.util import PositiveFloat, PositiveInt, check_folder, port
 
 
 def report_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,7 +48,9 @@ def _runs_found(folders: list[str]) -> str:
         kinds = Counter(kind for _, kind, _ in iter_logs(folder))
         if not kinds:
             raise ValueError(f"no runs found in {folder}: no tournament or evaluation log under it")
-        counts.append(f"{folder}: " + ", ".join(f"{n} logs of {k}" for k, n in kinds.items()))
+        counts.append(
+            f"{folder}: " + ", ".join(f"{n} log{'s' * (n != 1)} of {k}" for k, n in kinds.items())
+        )
     return "; ".join(counts)
 
 
@@ -101,13 +104,28 @@ def ratings_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def ratings(args: argparse.Namespace) -> int:
+    for flag, path in (("--json", args.json), ("--plot", args.plot)):
+        if path is not None:  # refused before the fit, not after it
+            try:
+                check_folder(str(path.parent))
+            except ValueError as exc:
+                raise ValueError(f"{flag} {path}: {exc}") from None
     if args.dry_run:
         print(f"dry run: {_runs_found(args.results)}; nothing was written")
         return 0
     result = rate(
         args.results, prior_sigma=args.prior_sigma, bootstrap=args.bootstrap, seed=args.seed
     )
+    if not result.tables:
+        raise ValueError(
+            f"no finished tournament episodes to rate in {', '.join(map(str, args.results))} "
+            f"({_runs_found(args.results)}): ratings come from tournaments, where each "
+            "episode has a winner"
+        )
     print(ratings_terminal(result))
+    for path in (args.json, args.plot):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
     if args.json:
         args.json.write_text(result.model_dump_json(indent=1), encoding="utf-8")
         print(f"json: {args.json}")
@@ -144,8 +162,9 @@ def reproduce(args: argparse.Namespace) -> int:
     if args.peers is not None and args.artifact != "identity-bias":
         raise ValueError("--peers is an option of identity-bias")
     if args.dry_run:
-        names = list(ARTIFACTS) if args.artifact == "all" else [args.artifact]
-        print(f"dry run: {', '.join(names)} into {opts.out}; nothing was run or written")
+        for line in plan_reproduce(args.artifact, opts):
+            print(f"dry run: {line}")
+        print("nothing was run or written")
         return 0
     if args.peers is not None:
         for path in identity_bias(opts, peers=args.peers):
