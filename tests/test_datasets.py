@@ -335,3 +335,31 @@ def test_the_paper_build_card_says_what_the_build_is(paper_build):
     assert f"median fullness **{full:.2f}**" in card
     assert f"and **0** of {len(chomp)} are labelled `hard`" in card
     assert "## The paper build" not in dataset_card(paper_build, seed=0)
+
+
+def test_the_difficulty_table_in_the_docs_is_the_default_build(default_build) -> None:
+    """docs/datasets.md's mix table, read back and recomputed from the build (true medians)."""
+    import re
+    import statistics
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "datasets.md").read_text(encoding="utf-8")
+    row = re.compile(
+        r"^\| ([a-z_]+-(?:normal|misere)) \| (\d+) \| (\d+) / (\d+) / (\d+) \| "
+        r"(\d+)–(\d+) \(median ([\d.]+)\) \| (\d+) \| (\d+) \|$",
+        re.M,
+    )
+    rows = {m[1]: m.groups()[1:] for m in row.finditer(doc)}
+    assert set(rows) == set(default_build)
+    for name, records in default_build.items():
+        tiers = [sum(r.difficulty == t for r in records) for t in ("easy", "medium", "hard")]
+        moves = [len(r.legal_moves) for r in records]
+        want = (
+            len(records), *tiers, min(moves), max(moves), statistics.median(moves),
+            len({r.grundy for r in records}),
+            sum((r.features.fullness or 0) == 1.0 for r in records),
+        )  # fmt: skip
+        got = rows[name]
+        assert [int(x) for x in got[:6]] == list(want[:6]), name
+        assert float(got[6]) == want[6], name
+        assert [int(x) for x in got[7:]] == list(want[7:]), name

@@ -177,8 +177,9 @@ def _build(args: argparse.Namespace) -> int:
             path = write_jsonl(records, out / f"{spec.name}.jsonl")
             written.append(path)
             files[spec.name] = records
-            if bar is None:
-                print(f"{path}: {len(records)} records")
+            line = f"{path}: {len(records)} records"
+            # Above the bar, which stays on the last line (tqdm.write moves it down).
+            tqdm.write(line) if bar is not None else print(line)
     except KeyboardInterrupt:
         raise Interrupted(
             f"{len(written)} of {len(specs)} dataset files written under {out}; the file "
