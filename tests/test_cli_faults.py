@@ -280,6 +280,16 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
              "method parameter rounds=-1 of 'dreamad': Input should be greater than or equal"),
         Case("samples past the cap", [*tour, "--method", "sc", "--param", "n=1000000"], 2,
              "method parameter n=1000000 of 'sc': Input should be less than or equal to 100"),
+        Case("unknown player", [*tour, "--opponent", "optimall"], 2,
+             "unknown player 'optimall': a method (+mad, acemad, anon_mad, anonymous_mad, "
+             "cot, cross, dreamad, dreamad-, dreamad_minus, mad, mpd, plus_mad, react, refine, "
+             "sc, self_consistency, self_refine, standard) or a solver player (optimal, "
+             "random, epsilon:<p>)"),
+        Case("model of a solver player", ["play", "--game", "fibonacci-20", "--agent", "react",
+                                          "--opponent", "optimal", "--opponent-model",
+                                          "sim-random"], 0,
+             "metanim play: warning: --opponent-model 'sim-random' is ignored: 'optimal' is a "
+             "solver player that calls no model", stdout="opponent: optimal"),
         Case("cross keeps gpt-4o", [*tour, "--profile", "gpt-4o-mini-cross", "--model",
                                     "sim-optimal"], 2,
              "cross-model debate calls the models in models= (gpt-4o-mini|gpt-4o)"),
@@ -375,7 +385,7 @@ def test_every_bad_input_and_fault(
 
 def test_the_table_has_every_row(dead_url: str) -> None:
     names = [case.name for case in _cases(dead_url, "", "", "")]
-    assert len(names) == len(set(names)) == 57
+    assert len(names) == len(set(names)) == 59
 
 
 def test_a_cut_line_is_set_aside_and_its_episode_rerun(

@@ -22,6 +22,7 @@ from metanim.agents.prompts import METHOD_PROMPT_VERSION
 from metanim.agents.registry import (
     METHODS,
     MethodSpec,
+    UnknownMethodError,
     build_method,
     check_parameters,
     make_client,
@@ -61,6 +62,7 @@ __all__ = [
     "SelfRefine",
     "Standard",
     "Task",
+    "UnknownMethodError",
     "TieBreak",
     "aggregate",
     "as_task",

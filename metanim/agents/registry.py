@@ -65,12 +65,16 @@ def _value(text: str) -> Any:
         return text
 
 
+class UnknownMethodError(ValueError):
+    """A method name the registry does not hold (callers may offer other kinds of player)."""
+
+
 def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     """`name[:items]` to (name, model or None, parameters)."""
     name, _, tail = spec.strip().partition(":")
     name = name.strip().lower().replace("-", "_") if name.strip() != "dreamad-" else "dreamad-"
     if name not in METHODS:
-        raise ValueError(f"unknown method {spec!r}; choose one of {sorted(METHODS)}")
+        raise UnknownMethodError(f"unknown method {spec!r}; choose one of {sorted(METHODS)}")
     model, params = None, {}
     if ":" in tail.partition("=")[0]:
         # The whole tail is one model name with its own parameters (sim-biased:p=0.8,...).

@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import contextvars
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from metanim.agents import Counts, Decision, Method, MethodSpec, build_method
+from metanim.agents import (
+    METHODS,
+    Counts,
+    Decision,
+    Method,
+    MethodSpec,
+    UnknownMethodError,
+    build_method,
+)
 from metanim.envs import EpisodeStream, is_solver_player, make_opponent, resolve_move
 from metanim.games import Game, MoveError
 from metanim.llm import (
@@ -63,7 +72,13 @@ class Side:
         if is_solver_player(method):
             make_opponent(method.strip().lower())  # a bad epsilon:<p> fails here
             return cls(method.strip().lower(), None)
-        spec = MethodSpec.parse(method, params)
+        try:
+            spec = MethodSpec.parse(method, params)
+        except UnknownMethodError:
+            raise ValueError(
+                f"unknown player {method!r}: a method ({', '.join(sorted(METHODS))}) or a "
+                "solver player (optimal, random, epsilon:<p>)"
+            ) from None
         try:
             named = ModelSpec.parse(spec.model or model, base_url, source=f"{flags}base-url")
         except ValueError as exc:
@@ -115,18 +130,31 @@ class Side:
 
 
 def parse_sides(config: Any) -> list[Side]:
-    """The players a run config names, in `SIDES` order (the agent, then any opponent)."""
-    return [
-        Side.parse(
+    """The players a run config names, in `SIDES` order (the agent, then any opponent).
+
+    A model given to a solver player is dropped with a warning (the run's identity
+    leaves it out), never silently.
+    """
+    sides = []
+    for key, prefix in SIDES:
+        if key not in type(config).model_fields:
+            continue
+        side = Side.parse(
             getattr(config, key),
             getattr(config, f"{prefix}model"),
             getattr(config, f"{prefix}base_url"),
             getattr(config, f"{prefix}params"),
             flags=f"--{prefix.replace('_', '-')}",
         )
-        for key, prefix in SIDES
-        if key in type(config).model_fields
-    ]
+        if side.model is None and f"{prefix}model" in config.model_fields_set:
+            warnings.warn(
+                f"--{prefix.replace('_', '-')}model {getattr(config, f'{prefix}model')!r} is "
+                f"ignored: {side.method!r} is a solver player that calls no model (name a "
+                "method to play on that model)",
+                stacklevel=2,
+            )
+        sides.append(side)
+    return sides
 
 
 @dataclass
