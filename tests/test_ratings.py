@@ -378,3 +378,28 @@ def test_pairings_seen_from_one_side_only_are_named(tmp_path: Path):
     _write_run(tmp_path / "b", "t", {"method": "epsilon:0.5", "opponent": "random"}, both)
     (table,) = rate([tmp_path / "b"], bootstrap=20).tables
     assert "winning start" not in table.note
+
+
+def test_cli_ratings_refuses_what_it_cannot_rate_before_fitting(
+    grid: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """A folder of evaluations only has nothing to rate (exit 2, not an empty success), and an
+    output path under a file is refused before the fit, not after it."""
+    from importlib.resources import files
+
+    from metanim.cli import main
+
+    mc = str(files("metanim") / "samples" / "mc.jsonl")
+    folder = str(tmp_path / "evals")
+    run = ["evaluate", "--dataset", mc, "--model", "sim-optimal", "--method", "standard"]
+    assert main([*run, "--repeats", "1", "--results-dir", folder, "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["ratings", folder]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no finished tournament episodes to rate" in err[0], err
+    assert "1 log of decisions" in err[0]
+    (tmp_path / "afile").write_text("")
+    assert main(["ratings", str(grid), "--json", str(tmp_path / "afile" / "r.json")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before any table was fitted or printed
+    assert captured.err.strip().endswith("afile is a file, not a folder")
