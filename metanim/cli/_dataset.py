@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from metanim.cli._config import kind
 from metanim.datasets import (
     BUILD_PRESETS,
+    DIFFICULTIES,
     DatasetError,
     DatasetSpec,
     build,
@@ -277,7 +278,8 @@ def _show(args: argparse.Namespace) -> int:
             + (" (" + ", ".join(f"{n} by {m}" for m, n in sorted(by.items())) + ")" if by else "")
         )
         if unverified:
-            print(f"not independently verified: {len(unverified)} ({unverified[0].detail})")
+            first = unverified[0].detail.removeprefix("not independently verified: ")
+            print(f"not independently verified: {len(unverified)} (first: {first})")
             if not args.allow_unverified:
                 first = next(
                     r.id for r, v in zip(records, results, strict=True) if v is unverified[0]
@@ -289,7 +291,7 @@ def _show(args: argparse.Namespace) -> int:
                 )
     print("games: " + ", ".join(f"{k} {v}" for k, v in sorted(games.items())))
     print("strata: " + ", ".join(f"{k} {strata.get(k, 0)}" for k in ("easy", "medium", "hard")))
-    print("difficulty: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())))
+    print("difficulty: " + ", ".join(f"{k} {tiers.get(k, 0)}" for k in DIFFICULTIES))
     for record in records[: args.head]:
         print(json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False))
     return 0

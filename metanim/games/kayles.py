@@ -128,7 +128,7 @@ class Kayles(Game[KaylesState, KaylesMove]):
         for i, (row, size) in enumerate(zip(rows, self.rows, strict=True)):
             if len(row) != size or set(row) - {"0", "1"}:
                 raise InvalidStateError(
-                    f"row {i} must be {size} characters of '0'/'1', got {row!r}"
+                    f"row {i} must be {size} character{'s' * (size != 1)} of '0'/'1', got {row!r}"
                 )
         return rows
 
