@@ -32,7 +32,7 @@ _MATH_MODE = ("$", "\\boxed", "\\(", "\\[", "\\fbox")
 
 def _math_verify() -> Any:
     try:
-        import math_verify
+        import math_verify  # the optional `math` extra
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(
             "grading numeric and math answers needs math-verify: "

@@ -50,6 +50,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
+from metanim.analysis.plots import rating_plot
 from metanim.analysis.results import Results, read_results
 from metanim.envs import is_solver_player
 from metanim.records import (
@@ -680,8 +681,6 @@ def ratings_terminal(ratings: Ratings) -> str:
 
 def ratings_plot(table: RatingTable, path: str | Path) -> Path:
     """`plots.rating_plot` of one table: each player's rating and 95% CI, anchors marked."""
-    from metanim.analysis.plots import rating_plot  # matplotlib: the optional `plots` extra
-
     title = "pooled over " + ", ".join(table.settings) if table.scope == "pooled" else table.scope
     rows = [(r.player, r.kind, r.rating, r.low, r.high) for r in table.players]
     return rating_plot(rows, path, title=f"Ratings: {title}")

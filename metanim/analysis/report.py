@@ -43,6 +43,7 @@ from metanim.analysis.debate import (
     rate_bootstrap,
     subversion_correction,
 )
+from metanim.analysis.plots import grouped_bars
 from metanim.analysis.ratings import (
     Ratings,
     rate_results,
@@ -652,10 +653,6 @@ def _cross_rows(
 
 
 def _plots(report: Report, results_dir: Path) -> list[str]:
-    try:
-        from metanim.analysis.plots import grouped_bars
-    except ImportError:  # pragma: no cover
-        return []
     # Row names are run-identity labels (method, model, opponent): the legend names them.
     out = []
     try:

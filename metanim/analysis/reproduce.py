@@ -15,6 +15,7 @@ simulated default's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -37,6 +38,7 @@ from metanim.analysis.debate import (
     entrenchment_row,
     identity_bias_ci,
 )
+from metanim.analysis.plots import _pyplot, entrenchment_plot, grouped_bars
 from metanim.analysis.report import (
     accuracy_table,
     cross_sections,
@@ -574,8 +576,6 @@ def _bars(
     bars: Any, path: Path, title: str, ylabel: str, games: Sequence[str] | None = None
 ) -> list[Path]:
     try:
-        from metanim.analysis.plots import grouped_bars
-
         return [grouped_bars(bars, path, title=title, ylabel=ylabel, games=games)]
     except ImportError:  # matplotlib is the optional `plots` extra
         return []
@@ -587,8 +587,6 @@ def _line_plot(
 ) -> list[Path]:  # fmt: skip
     """One line per series through (x, low, estimate, high) points, with its band."""
     try:
-        from metanim.analysis.plots import _pyplot
-
         plt = _pyplot()
     except ImportError:  # matplotlib is the optional `plots` extra
         return []
@@ -776,17 +774,13 @@ def entrenchment(opts: ReproduceOptions) -> list[Path]:
         [f"ReAct samples and both debaters at T = {SAMPLING_T} (seed 000 App. B.1)"]
     )
     out = [_write(folder, "figure3", lines)]
-    try:
-        from metanim.analysis.plots import entrenchment_plot
-
+    with contextlib.suppress(ImportError):  # matplotlib is the optional `plots` extra
         out.append(
             entrenchment_plot(
                 [(r.p0, r.pt) for r in rows], folder.parent / "figure3.png", rounds=3,
                 title=cast.title("Belief entrenchment (dominant actions)"),
             )
         )  # fmt: skip
-    except ImportError:
-        pass
     return out
 
 

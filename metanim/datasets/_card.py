@@ -269,7 +269,7 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> s
     `HF_TOKEN`). Returns the repo URL. Each JSONL file is one config, as the card says.
     """
     try:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # the optional `hf` extra
     except ImportError as exc:  # pragma: no cover - optional extra
         raise ImportError(
             "push_to_hub needs huggingface_hub: pip install 'metanim-arena[hf]'"

@@ -91,7 +91,7 @@ def _first(exc: ValidationError) -> str:
 
 def records_frame(path: str | Path) -> Any:
     """The file as a pandas DataFrame, read exactly as `pd.read_json(lines=True)` reads it."""
-    import pandas as pd
+    import pandas as pd  # optional: only this function needs it
 
     # dtype=False keeps JSON strings (state, game_params) as strings.
     return pd.read_json(path, lines=True, dtype=False)

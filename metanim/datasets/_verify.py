@@ -35,6 +35,7 @@ from math import comb, isqrt
 from operator import xor
 from typing import Any, Literal
 
+from metanim.datasets._build import harness_fields
 from metanim.datasets._schema import DatasetRecord
 from metanim.games import Chomp, CornerQueen, FibonacciNim, Game, Kayles, Nim, SizeLimitError
 from metanim.solver.reference import (
@@ -269,8 +270,6 @@ def check_record(record: DatasetRecord) -> Verification:
             f"{record.optimal_move!r}",
         )
     if record.input:  # files built before the harness fields existed have none to check
-        from metanim.datasets._build import harness_fields
-
         for name, want in harness_fields(game, state, move).items():
             if getattr(record, name) != want:
                 return Verification(

@@ -72,7 +72,7 @@ class LocalServer:
 
     def start(self, timeout_s: float = 120.0) -> LocalServer:
         try:
-            import xllamacpp
+            import xllamacpp  # the optional `local` extra
         except ImportError as exc:
             raise ImportError(
                 "serve-local needs the optional xllamacpp wheel: pip install 'metanim-arena[local]'"

@@ -271,7 +271,7 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         try:
-            import fcntl
+            import fcntl  # POSIX only: the lock is advisory where it exists
         except ImportError:  # pragma: no cover - Windows
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,8 @@ from numba import njit
 
 # Numba's cache tracks this file only: after editing these helpers in _fast.py, clear
 # __pycache__ (or touch this file) so that chomp_p_bits is compiled again.
+from metanim.games import SizeLimitError
+from metanim.solver import kernels
 from metanim.solver._fast import chomp_terms, next_shape, shape_prefix
 
 #: Largest box side the outcome kernel accepts (rows, cols <= 16: ranks < 2**30).
@@ -106,9 +108,6 @@ def chomp_outcomes(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.nda
     `np.unpackbits(..., bitorder="little")`) is set when the shape of that rank is
     a P-position; `outcome = grundy != 0` of the Grundy tables on the same box.
     """
-    from metanim.games import SizeLimitError
-    from metanim.solver import kernels
-
     if not (1 <= rows <= CHOMP_OUTCOME_LIMIT and 1 <= cols <= CHOMP_OUTCOME_LIMIT):
         raise SizeLimitError(
             f"the Chomp outcome kernel covers boxes up to {CHOMP_OUTCOME_LIMIT}×"
@@ -123,8 +122,6 @@ def chomp_outcomes(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def is_p(bits: np.ndarray, params: np.ndarray, lengths: list[int] | tuple[int, ...]) -> bool:
     """Whether the shape (row lengths, padded with zeros to the box) is a P-position."""
-    from metanim.solver import kernels
-
     padded = np.zeros(int(params[0]), np.int64)
     padded[: len(lengths)] = lengths
     rank = int(kernels.chomp_rank(params, padded))

@@ -30,7 +30,7 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     """A new uvloop loop, or asyncio's when uvloop is missing or not wanted."""
     if os.environ.get("METANIM_EVENT_LOOP", "").strip().lower() != "asyncio":
         try:
-            import uvloop
+            import uvloop  # optional: a faster loop where installed
         except ImportError:
             pass
         else:

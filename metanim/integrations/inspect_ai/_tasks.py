@@ -52,7 +52,7 @@ def _registered_name(name: str) -> str:
     the package; ours is `metanim-arena`), so the prefix is added here when it won't be.
     """
     try:
-        from inspect_ai._util.package import get_installed_package_name
+        from inspect_ai._util.package import get_installed_package_name  # private: guarded
 
         if get_installed_package_name(_registered_name) == "metanim":
             return name
