@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from metanim.analysis.debate import (
     DebateTrace,
@@ -56,7 +56,7 @@ from metanim.arena import (
 )
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
 from metanim.llm import ModelSpec, check_base_url
-from metanim.llm.sim import ModelSpecError, parse_model_spec
+from metanim.llm.sim import check_simulated
 from metanim.records import (
     MAJORITY_RULE,
     item_accuracy,
@@ -216,7 +216,7 @@ class ReproduceOptions(BaseModel):
 
     @field_validator("agent_models")
     @classmethod
-    def _agent_models(cls, text: str | None, info: ValidationInfo) -> str | None:
+    def _agent_models(cls, text: str | None) -> str | None:
         if text is None:
             return None
         models = [m.strip() for m in text.split("|") if m.strip()]
@@ -236,10 +236,7 @@ def _check_model(text: str) -> None:
     unknown simulated policy)."""
     spec = ModelSpec.parse(text)
     if spec.simulated:
-        try:
-            parse_model_spec(spec.name)
-        except ModelSpecError as exc:
-            raise ValueError(f"simulated model {spec.name!r}: {exc}") from None
+        check_simulated(spec.name)
 
 
 #: Options every artifact reads; the others are read only by the artifacts that list them.

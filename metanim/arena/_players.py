@@ -38,7 +38,7 @@ from metanim.llm import (
     ResponseCache,
     ServerTarget,
 )
-from metanim.llm.sim import ModelSpecError, parse_model_spec
+from metanim.llm.sim import check_simulated
 from metanim.records import SIDES
 
 TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
@@ -103,10 +103,7 @@ class Side:
             )
         for each in called:
             if each.simulated:
-                try:
-                    parse_model_spec(each.name)
-                except ModelSpecError as exc:
-                    raise ValueError(f"simulated model {each.name!r}: {exc}") from None
+                check_simulated(each.name)
         return side
 
     def models(self) -> list[ModelSpec]:
@@ -151,7 +148,7 @@ def parse_sides(config: Any) -> list[Side]:
                 f"--{prefix.replace('_', '-')}model {getattr(config, f'{prefix}model')!r} is "
                 f"ignored: {side.method!r} is a solver player that calls no model (name a "
                 "method to play on that model)",
-                stacklevel=2,
+                stacklevel=1,  # one place: Python says it once however often a run parses
             )
         sides.append(side)
     return sides

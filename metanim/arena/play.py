@@ -7,7 +7,6 @@ a log: the same seed gives the same moves in both commands.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -109,10 +108,7 @@ def play_hint(config: TournamentConfig, record: EpisodeRecord) -> str | None:
         for actor, method in (("agent", config.method), ("opponent", config.opponent))
         if not is_solver_player(method)
     }
-    with warnings.catch_warnings():  # parsed again after the game: said before it
-        warnings.simplefilter("ignore")
-        sides = parse_sides(config)
-    watch = ForfeitWatch(resolve_structured_output(config, sides)[0])
+    watch = ForfeitWatch(resolve_structured_output(config, parse_sides(config))[0])
     watch.count(
         m.model_dump(include={"status", "truncated", "unparsable", "illegal"})
         for m in record.moves

@@ -135,3 +135,12 @@ LISTED_MODELS = (
     "sim-biased:heuristic=max_take,p=0.6,read=consensus",
     "sim-faulty:malformed=0.3,illegal=0.2,http429=0.3,http500=0.1,latency=0.05",
 )
+
+
+def check_simulated(name: str) -> None:
+    """Refuse, before any call, a `sim-...` name the simulator would refuse: one line
+    naming the model and what is wrong (`ModelSpecError`, a `ValueError`)."""
+    try:
+        parse_model_spec(name)
+    except ModelSpecError as exc:
+        raise ModelSpecError(f"simulated model {name!r}: {exc}") from None
