@@ -326,10 +326,10 @@ def step_profile(steps: int, repeats: int) -> list[list[str]]:
     state, action = (31,), 10
     agent.reset(seed=0, options={"state": [31]})
     move, text = agent._agent_move(action)  # fills the env's caches for this transition
-    after = game._apply(state, move)
+    after = game.child(state, move)
     count = agent._count(after)
     reply = game.legal_move_at(after, 7)
-    reached = game._apply(after, reply)
+    reached = game.child(after, reply)
     agent._text(reply)
     record = agent._record(reached)
     names = {
@@ -341,12 +341,12 @@ def step_profile(steps: int, repeats: int) -> list[list[str]]:
     }  # fmt: skip
     parts = [
         ("the agent's move: its cached (move, text), the legality byte, the rules' apply",
-         "actions.get(action); legal[action]; game._apply(state, move)"),
+         "actions.get(action); legal[action]; game.child(state, move)"),
         ("the opponent's range: the cached count of legal moves", "counts.get(after)"),
         ("one draw of the episode's stream, its first (the key and a first block of words, "
          "one compiled call)", "box[0] = EpisodeStream(5, 1, reuse=box[0]); box[0].integers(count)"),
         ("the opponent's move: the k-th legal move, the rules' apply, its cached text",
-         "game.legal_move_at(after, 7); game._apply(after, reply); texts.get(reply)"),
+         "game.legal_move_at(after, 7); game.child(after, reply); texts.get(reply)"),
         ("the next state's cached record, new copies of its mask and observation",
          "records.get(reached); mask.copy(); obs.copy()"),
         ("`info`: a new list of the state, the dict of six fields",

@@ -69,7 +69,7 @@ def test_paper_records_agree_with_the_plain_python_reference(paper_build):
             state = record.game_state()
             ref = ReferenceSolver(game)
             winning = [
-                m for m in game.legal_moves(state) if not ref.mover_wins(game._apply(state, m))
+                m for m in game.legal_moves(state) if not ref.mover_wins(game.child(state, m))
             ]
             assert [game.move_text(m) for m in winning] == [record.optimal_move]
 
@@ -124,7 +124,7 @@ def test_built_records_are_critical_by_brute_force(game, misere, seed):
         g = make_game(name, **params, misere=misere)
         state = g.validate_state(record.state)
         ref = ReferenceSolver(g)
-        winning = [m for m in g.legal_moves(state) if not ref.mover_wins(g._apply(state, m))]
+        winning = [m for m in g.legal_moves(state) if not ref.mover_wins(g.child(state, m))]
         assert len(winning) == 1
         assert g.move_text(winning[0]) == record.optimal_move
         assert g.action_id(winning[0]) == record.optimal_action

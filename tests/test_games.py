@@ -148,7 +148,7 @@ def test_is_legal_agrees_with_the_list_of_legal_moves(name: str, seed: int, mise
         legal = game.legal_moves(state)
         for move in _near_misses(game, state):
             assert game.is_legal(state, move) == (move in legal), (state, move)
-        state = game._apply(state, legal[int(rng.integers(len(legal)))])
+        state = game.child(state, legal[int(rng.integers(len(legal)))])
 
 
 @pytest.mark.parametrize("misere", [False, True])
@@ -178,7 +178,7 @@ def test_closed_form_masks_and_kth_moves_equal_the_listed_moves(game, misere: bo
             assert game.is_terminal(state) == (not legal)
             if not legal:
                 break
-            state = game._apply(state, legal[int(rng.integers(len(legal)))])
+            state = game.child(state, legal[int(rng.integers(len(legal)))])
 
 
 @pytest.mark.parametrize("game", [Chomp(3, 5), Chomp(6, 2), Chomp(1, 4), Chomp(3, 300)], ids=repr)
@@ -201,7 +201,7 @@ def test_chomp_observation_and_mask_mark_each_remaining_square(game) -> None:
             if game.is_terminal(state):
                 break
             legal = game.legal_moves(state)
-            state = game._apply(state, legal[int(rng.integers(len(legal)))])
+            state = game.child(state, legal[int(rng.integers(len(legal)))])
 
 
 def test_prompt_has_the_paper_sections_in_order() -> None:

@@ -148,7 +148,7 @@ def test_misere_nim_closed_form_matches_brute_force_on_every_small_position(k) -
             assert outcome(game, state) == ("N" if mover_wins else "P"), state
             want = [
                 m for m in game.legal_moves(state)
-                if not brute_nim_misere(tuple(sorted(game._apply(state, m))), k)
+                if not brute_nim_misere(tuple(sorted(game.child(state, m))), k)
             ]  # fmt: skip
             assert winning_moves(game, state) == want, state
 

@@ -44,7 +44,7 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 
 def rule_winning_moves(game, state, child_lost) -> list:
     """Every legal move (from the game's rules) whose child the oracle says is lost."""
-    return [m for m in game.legal_moves(state) if child_lost(game._apply(state, m))]
+    return [m for m in game.legal_moves(state) if child_lost(game.child(state, m))]
 
 
 # ----------------------------------------------------------------------------- Chomp
@@ -156,7 +156,7 @@ def test_nim_at_every_size(data, k: int | None, cls, count: int) -> None:
     if k is not None or max(heaps) <= 20_000:
         assert moves == rule_winning_moves(game, heaps, lambda c: bouton_lost(c, k))
     else:  # too many legal moves to list: each move wins, and Bouton counts them
-        assert all(bouton_lost(game._apply(heaps, m), k) for m in moves)
+        assert all(bouton_lost(game.child(heaps, m), k) for m in moves)
         total = reduce(xor, heaps, 0)
         assert len(moves) == sum(1 for h in heaps if total and h ^ total < h)
 
@@ -216,9 +216,9 @@ class CountingNim(Nim):
         CountingNim.scanned += len(moves)
         return moves
 
-    def _apply(self, state, move):
+    def child(self, state, move):
         CountingNim.scanned += 1
-        return super()._apply(state, move)
+        return super().child(state, move)
 
     def take_limit(self, heap: int) -> int:
         CountingNim.scanned += 1

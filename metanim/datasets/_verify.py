@@ -259,7 +259,7 @@ def check_record(record: DatasetRecord) -> Verification:
             f"positions (limit {REFERENCE_STATES:,})",
         )
     try:
-        winning = [game.move_text(m) for m in legal if oracle.lost(game._apply(state, m))]
+        winning = [game.move_text(m) for m in legal if oracle.lost(game.child(state, m))]
     except SizeLimitError as exc:
         return Verification("unverified", None, f"not independently verified: {exc}")
     if winning != [record.optimal_move]:

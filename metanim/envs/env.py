@@ -304,7 +304,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                     f"the opponent forfeited its first move (seat='second'): {err.reason}",
                     err.text,
                 ) from err
-            state = self.game._apply(state, move)
+            state = self.game.child(state, move)
             opponent_move = self._text(move)
             if not self._count(state):
                 raise ValueError(
@@ -335,7 +335,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 return self._shown(self._illegal(err))
         move, agent_move = found
         game = self.game
-        state = game._apply(self._state, move)
+        state = game.child(self._state, move)
         counts = self._counts
         count = counts.get(state)
         if count is None:  # `_count`, inline: a fresh env's first steps mostly miss
@@ -360,7 +360,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                     info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
                     info["opponent_error"] = err.reason
                     return self._shown((self._obs(), 1.0, True, False, info))
-            state = game._apply(state, reply)
+            state = game.child(state, reply)
             opponent_move = self._texts.get(reply) or self._text(reply)
         else:
             opponent_move = None
@@ -663,12 +663,12 @@ def sample_start(
             if not options:
                 break
             trail.append(state)
-            state = game._apply(state, options[int(rng.integers(len(options)))])
+            state = game.child(state, options[int(rng.integers(len(options)))])
         candidates = [
             s
             for s in trail
             if (outcome(s) == "N") == mover_wins
-            and (mover_wins or not any(not legal_moves(game._apply(s, m)) for m in legal_moves(s)))
+            and (mover_wins or not any(not legal_moves(game.child(s, m)) for m in legal_moves(s)))
         ]
         if candidates:
             return candidates[int(rng.integers(len(candidates)))]

@@ -138,7 +138,7 @@ class MetaNimAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
         move = self._move(action)  # MoveError: the wrappers of env() handle illegal ids
-        self._state = self.game._apply(self._state, move)
+        self._state = self.game.child(self._state, move)
         self.infos[agent] = {"move": self.game.move_text(move)}
         if self.game.is_terminal(self._state):
             # The player to move at a terminal state wins exactly in misère play.

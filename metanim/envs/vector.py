@@ -644,7 +644,7 @@ class _Tables:
             legal.append(moves)
             row = []
             for move in moves:
-                nxt = game._apply(state, move)
+                nxt = game.child(state, move)
                 j = index.get(nxt)
                 if j is None:
                     if len(states) >= max_states:

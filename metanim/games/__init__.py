@@ -17,20 +17,23 @@ from metanim.games._base import (
     PROMPT_VERSION,
     Game,
     GameInfo,
-    IllegalMoveError,
-    InvalidStateError,
-    MetaNimError,
-    MoveError,
-    SizeLimitError,
-    UnparsableMoveError,
     check_listable,
 )
 from metanim.games.chomp import Chomp
 from metanim.games.corner_queen import CornerQueen
+from metanim.games.errors import (
+    IllegalMoveError,
+    InvalidStateError,
+    MoveError,
+    SizeLimitError,
+    TruncatedReplyError,
+    UnparsableMoveError,
+)
 from metanim.games.fibonacci import FibonacciNim
 from metanim.games.kayles import Kayles
 from metanim.games.nim import Nim
-from metanim.games.reply import TruncatedReplyError, extract_action
+from metanim.games.reply import extract_action
+from metanim.util import MetaNimError
 
 #: Game classes by their short name.
 GAMES: dict[str, type[Game[Any, Any]]] = {

@@ -27,44 +27,20 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from metanim.util import MetaNimError
+from metanim.games.errors import (
+    IllegalMoveError,
+    InvalidStateError,
+    MoveError,
+    SizeLimitError,
+    UnparsableMoveError,
+)
+from metanim.games.reply import extract_action
 
 #: Bumped whenever any prompt text of any game changes (see docs/prompts.md).
 PROMPT_VERSION = "metanim-prompts/1"
 
 StateT = TypeVar("StateT", bound=Hashable)
 MoveT = TypeVar("MoveT", bound=Hashable)
-
-
-class InvalidStateError(MetaNimError, ValueError):
-    """A value that is not a legal position of the configured game."""
-
-
-class MoveError(MetaNimError, ValueError):
-    """An answer that cannot be played; `reason` says why in one sentence."""
-
-    kind: ClassVar[str] = "move"
-
-    def __init__(self, reason: str, text: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.text = text
-
-
-class UnparsableMoveError(MoveError):
-    """The answer does not name a move at all (wrong format, no number, ...)."""
-
-    kind = "unparsable"
-
-
-class IllegalMoveError(MoveError):
-    """The answer names a well-formed move that the rules forbid here."""
-
-    kind = "illegal"
-
-
-class SizeLimitError(MetaNimError, ValueError):
-    """A state or table is larger than a method can hold; the message names the limit."""
 
 
 # Code that lists every action of a position (an env's mask, the simulator's candidate
@@ -158,8 +134,12 @@ class Game(ABC, Generic[StateT, MoveT]):
         """All legal moves, sorted by action id."""
 
     @abstractmethod
-    def _apply(self, state: StateT, move: MoveT) -> StateT:
-        """Apply a move already known to be legal."""
+    def child(self, state: StateT, move: MoveT) -> StateT:
+        """The state after a move already known to be legal, unchecked (OpenSpiel's `child`).
+
+        Solvers, envs and simulators that take moves from `legal_moves` call this;
+        anything that takes a move from outside calls `apply`, which checks it first.
+        """
 
     def apply(self, state: StateT, move: MoveT) -> StateT:
         """The state after `move`; raises `IllegalMoveError` if the move is not legal."""
@@ -168,7 +148,7 @@ class Game(ABC, Generic[StateT, MoveT]):
             raise IllegalMoveError(f"a move is made of whole numbers, got {move!r}", repr(move))
         if not self.is_legal(state, move):
             raise IllegalMoveError(self.why_illegal(state, move), self.move_text(move))
-        return self._apply(state, move)
+        return self.child(state, move)
 
     def is_legal(self, state: StateT, move: Any) -> bool:
         """`move in self.legal_moves(state)`; games override it to skip listing every move
@@ -307,9 +287,6 @@ class Game(ABC, Generic[StateT, MoveT]):
                 ("length": only a complete strict answer counts).
         """
         if isinstance(answer, str):
-            # Imported here: reply.py imports this module's error classes.
-            from metanim.games.reply import extract_action
-
             try:
                 value, _ = extract_action(answer, finish_reason=finish_reason)
             except UnparsableMoveError as err:

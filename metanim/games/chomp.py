@@ -11,12 +11,14 @@ import numpy as np
 from metanim.games._base import (
     Game,
     GameInfo,
-    IllegalMoveError,
-    InvalidStateError,
     ints,
     is_int,
     param_int,
     state_ints,
+)
+from metanim.games.errors import (
+    IllegalMoveError,
+    InvalidStateError,
 )
 
 ChompState = tuple[int, ...]  # row lengths, non-increasing, row 0 >= 1 (the poison stays)
@@ -147,7 +149,7 @@ class Chomp(Game[ChompState, ChompMove]):
         r, c = move
         return 0 <= r < len(state) and 0 <= c < state[r] and (r, c) != (0, 0)
 
-    def _apply(self, state: ChompState, move: ChompMove) -> ChompState:
+    def child(self, state: ChompState, move: ChompMove) -> ChompState:
         r, c = move
         return state[:r] + tuple([x if x < c else c for x in state[r:]])
 

@@ -10,11 +10,13 @@ import numpy as np
 from metanim.games._base import (
     Game,
     GameInfo,
-    InvalidStateError,
     find_int,
     ints,
     param_int,
     state_ints,
+)
+from metanim.games.errors import (
+    InvalidStateError,
 )
 
 QueenState = tuple[int, int]  # (row, col); row 0 is the top row
@@ -153,7 +155,7 @@ class CornerQueen(Game[QueenState, QueenMove]):
         out[(r + 1) * w + c :: w] = 1
         return out
 
-    def _apply(self, state: QueenState, move: QueenMove) -> QueenState:
+    def child(self, state: QueenState, move: QueenMove) -> QueenState:
         return move
 
     def why_illegal(self, state: QueenState, move: QueenMove) -> str:

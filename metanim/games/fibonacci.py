@@ -10,7 +10,6 @@ import numpy as np
 from metanim.games._base import (
     Game,
     GameInfo,
-    InvalidStateError,
     find_int,
     ints,
     is_int,
@@ -18,6 +17,9 @@ from metanim.games._base import (
     plural,
     state_ints,
     there_are,
+)
+from metanim.games.errors import (
+    InvalidStateError,
 )
 
 FibState = tuple[int, int]  # (stones remaining, max take now), max take capped at remaining
@@ -114,7 +116,7 @@ class FibonacciNim(Game[FibState, FibMove]):
             return super().is_legal(state, move)
         return 1 <= move <= state[1]
 
-    def _apply(self, state: FibState, move: FibMove) -> FibState:
+    def child(self, state: FibState, move: FibMove) -> FibState:
         left = state[0] - move
         return (left, min(2 * move, left))
 

@@ -10,11 +10,13 @@ import numpy as np
 from metanim.games._base import (
     Game,
     GameInfo,
+    int_list,
+    param_ints,
+)
+from metanim.games.errors import (
     IllegalMoveError,
     InvalidStateError,
     UnparsableMoveError,
-    int_list,
-    param_ints,
 )
 
 KaylesState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing pin
@@ -187,7 +189,7 @@ class Kayles(Game[KaylesState, KaylesMove]):
             flat[start + 1 : start + 2 * n : 2] = pairs
         return out
 
-    def _apply(self, state: KaylesState, move: KaylesMove) -> KaylesState:
+    def child(self, state: KaylesState, move: KaylesMove) -> KaylesState:
         r, i, w = move
         row = state[r][:i] + "0" * w + state[r][i + w :]
         return (*state[:r], row, *state[r + 1 :])

@@ -10,7 +10,6 @@ import numpy as np
 from metanim.games._base import (
     Game,
     GameInfo,
-    InvalidStateError,
     find_int,
     ints,
     is_int,
@@ -18,6 +17,9 @@ from metanim.games._base import (
     param_ints,
     state_ints,
     there_are,
+)
+from metanim.games.errors import (
+    InvalidStateError,
 )
 
 NimState = tuple[int, ...]
@@ -143,7 +145,7 @@ class Nim(Game[NimState, NimMove]):
         i, c = move
         return 0 <= i < len(state) and 1 <= c <= self.take_limit(state[i])
 
-    def _apply(self, state: NimState, move: NimMove) -> NimState:
+    def child(self, state: NimState, move: NimMove) -> NimState:
         i, c = move
         if len(state) == 1:  # one heap (the papers' setting): no slicing
             return (state[0] - c,)

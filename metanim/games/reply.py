@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from metanim.games._base import UnparsableMoveError
+from metanim.games.errors import TruncatedReplyError, UnparsableMoveError
 
 #: Bumped whenever an Output Format text below changes (dataset rows record it).
 REPLY_FORMAT_VERSION: Final = "metanim-reply/1"
@@ -76,12 +76,6 @@ def output_format(style: str, schema: str) -> str:
 def with_format(problem: str, style: str, schema: str) -> str:
     """A problem followed by its Output Format section."""
     return f"{problem}\n{output_format(style, schema)}"
-
-
-class TruncatedReplyError(UnparsableMoveError):
-    """The reply was cut off by the completion cap before a complete answer."""
-
-    kind = "truncated"
 
 
 class ActionReply(BaseModel):

@@ -265,7 +265,7 @@ class Solver(ABC):
     def winning_moves(self, state: Any) -> list[Any]:
         """Every move to a position that is lost for the opponent (empty in a P-position)."""
         game = self.game
-        return [m for m in game.legal_moves(state) if not self.mover_wins(game._apply(state, m))]
+        return [m for m in game.legal_moves(state) if not self.mover_wins(game.child(state, m))]
 
     def optimal_move(self, state: Any, rng: np.random.Generator) -> Any:
         """A uniformly random winning move; in a P-position a uniformly random legal move."""

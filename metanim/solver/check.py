@@ -41,7 +41,7 @@ def reachable_states(
     while queue and len(order) < max_states:
         state = queue.popleft()
         for move in game.legal_moves(state):
-            child = game._apply(state, move)
+            child = game.child(state, move)
             if child not in seen:
                 seen.add(child)
                 order.append(child)

@@ -36,7 +36,7 @@ class ReferenceSolver:
         key = self.game.state_key(state)
         if key not in self._grundy:
             children = {
-                self.grundy(self.game._apply(state, m)) for m in self.game.legal_moves(state)
+                self.grundy(self.game.child(state, m)) for m in self.game.legal_moves(state)
             }
             self._grundy[key] = mex(children)
         return self._grundy[key]
@@ -52,7 +52,7 @@ class ReferenceSolver:
                 self._mover_wins[key] = True  # misère: the player who cannot move has won
             else:
                 self._mover_wins[key] = any(
-                    not self.mover_wins(self.game._apply(state, m)) for m in moves
+                    not self.mover_wins(self.game.child(state, m)) for m in moves
                 )
         return self._mover_wins[key]
 
@@ -63,7 +63,7 @@ class ReferenceSolver:
         return [
             m
             for m in self.game.legal_moves(state)
-            if not self.mover_wins(self.game._apply(state, m))
+            if not self.mover_wins(self.game.child(state, m))
         ]
 
 
@@ -138,7 +138,7 @@ def kayles_run_moves(n: int) -> list[tuple[int, ...]]:
     """The runs each move leaves in one run of `n` pins, from the game's own rules."""
     game = Kayles([max(n, 1)])
     state = ("1" * n,)
-    return [game.state_key(game._apply(state, m)) for m in game.legal_moves(state)]
+    return [game.state_key(game.child(state, m)) for m in game.legal_moves(state)]
 
 
 def _deep_recursion() -> None:

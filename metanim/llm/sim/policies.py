@@ -117,7 +117,7 @@ def _game_task(game: Game[Any, Any], state: Any) -> Task:
     moves = game.legal_moves(state)
     values = [_value(game, m) for m in moves]
     by_size = sorted(
-        zip(moves, values, strict=True), key=lambda mv: _size(game, game._apply(state, mv[0]))
+        zip(moves, values, strict=True), key=lambda mv: _size(game, game.child(state, mv[0]))
     )
     illegal = None
     legal_ids = {game.action_id(m) for m in moves}
