@@ -6,6 +6,7 @@ package, add one import that breaks a contract, and check that the same contract
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -81,3 +82,83 @@ def test_one_runs_config_enters_each_file_at_most_twice() -> None:
         entries
     )
     assert max(entries.values()) <= 2, entries
+
+
+# ------------------------------------------------------------------ import circles
+CYCLES = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import grimp
+
+graph = grimp.build_graph("metanim", include_external_packages=False)
+edges = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+# Tarjan's strongly connected components, iteratively: a component of more than one
+# module is an import circle (TYPE_CHECKING imports count: they tie the modules too).
+index, low, stack, on_stack, circles = {}, {}, [], set(), []
+for root in sorted(edges):
+    if root in index:
+        continue
+    work = [(root, iter(sorted(edges[root])))]
+    index[root] = low[root] = len(index)
+    stack.append(root)
+    on_stack.add(root)
+    while work:
+        node, children = work[-1]
+        for child in children:
+            if child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(edges[child]))))
+                break
+            if child in on_stack:
+                low[node] = min(low[node], index[child])
+        else:
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+print(circles)
+"""
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """The import circles among the modules of the package under `root` (grimp's graph)."""
+    result = subprocess.run(
+        [sys.executable, "-c", CYCLES, str(root)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stderr
+    return ast.literal_eval(result.stdout)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert import_circles(ROOT) == []
+
+
+def test_an_added_circle_is_found(tmp_path: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "metanim", tmp_path / "metanim", ignore=ignore)
+    # The move errors are a leaf below the game interface; importing it back is a circle,
+    # and one that only a type checker reads is a circle all the same.
+    errors = tmp_path / "metanim" / "games" / "errors.py"
+    errors.write_text(
+        errors.read_text() + "\nfrom typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from metanim.games._base import Game\n"
+    )
+    # The game interface imports the reply parser, which imports the errors: all three.
+    assert import_circles(tmp_path) == [
+        ["metanim.games._base", "metanim.games.errors", "metanim.games.reply"]
+    ]

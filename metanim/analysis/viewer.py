@@ -35,11 +35,11 @@ from datetime import UTC, datetime
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from markdown_it import MarkdownIt
 
-from metanim.analysis.ratings import RATINGS_NOTE, table_facts
+from metanim.analysis.ratings import RATINGS_NOTE, Ratings, table_facts
 from metanim.games import make_game
 from metanim.records import (
     distinguishing_labels,
@@ -50,11 +50,17 @@ from metanim.records import (
 )
 from metanim.solver import winning_moves
 
-if TYPE_CHECKING:
-    from metanim.analysis.report import Report
-
 VIEWER_FILE = "viewer.html"
 MAX_ITEMS = 2000
+
+
+class Report(Protocol):
+    """What the page reads of a folder's report (`metanim.analysis.report.Report` has it):
+    the page renders the report, so it never imports the module that builds one."""
+
+    markdown: str
+    ratings: Ratings | None
+
 
 #: Grades of one move, from the solver (docs/analysis.md, "The viewer").
 GRADES = ("optimal", "no winning move", "losing", "fallback", "no move", "ungraded")

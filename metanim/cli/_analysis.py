@@ -14,6 +14,7 @@ from metanim.analysis.reproduce import plan as plan_reproduce
 from metanim.analysis.reproduce import reproduce as reproduce_artifact
 from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
 from metanim.cli._config import add_config_arguments, config_from_args, kind
+from metanim.cli._registry import command
 from metanim.records import iter_logs
 from metanim.util import PositiveFloat, PositiveInt, check_folder, port
 
@@ -54,6 +55,11 @@ def _runs_found(folders: list[str]) -> str:
     return "; ".join(counts)
 
 
+@command(
+    "report",
+    "Render a results folder as tables, report.md and PNG plots",
+    report_arguments,
+)
 def report(args: argparse.Namespace) -> int:
     if args.serve and args.no_write:
         raise ValueError("--serve shows the page the report writes: drop --no-write")
@@ -103,6 +109,11 @@ def ratings_arguments(p: argparse.ArgumentParser) -> None:
     _dry_run_flag(p)
 
 
+@command(
+    "ratings",
+    "Bradley-Terry ratings of every player in results folders (optimal 2000, random 1000)",
+    ratings_arguments,
+)
 def ratings(args: argparse.Namespace) -> int:
     for flag, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:  # refused before the fit, not after it
@@ -157,6 +168,11 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+@command(
+    "reproduce",
+    "Regenerate a seed paper's table or figure (table1, figure3, ...); simulated by default",
+    reproduce_arguments,
+)
 def reproduce(args: argparse.Namespace) -> int:
     opts = config_from_args(ReproduceOptions, args)
     if args.peers is not None and args.artifact != "identity-bias":

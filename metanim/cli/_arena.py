@@ -34,6 +34,7 @@ from metanim.arena import (
     run_tournament,
 )
 from metanim.cli._config import add_config_arguments, config_from_args
+from metanim.cli._registry import command
 from metanim.util import EXIT_FAILED, EXIT_OK
 
 #: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
@@ -80,6 +81,11 @@ def _profiles(args: argparse.Namespace) -> dict[str, Any]:
     return base
 
 
+@command(
+    "tournament",
+    "Method vs opponent over E episodes per game setting (resumable)",
+    tournament_arguments,
+)
 def tournament(args: argparse.Namespace) -> int:
     _refuse_renamed(args)
     config = config_from_args(TournamentConfig, args, _profiles(args))
@@ -96,6 +102,11 @@ def evaluate_arguments(p: argparse.ArgumentParser) -> None:
     _dry_run_flag(p)
 
 
+@command(
+    "evaluate",
+    "Decision accuracy of a method on critical-state datasets or question files, R repeats",
+    evaluate_arguments,
+)
 def evaluate(args: argparse.Namespace) -> int:
     _refuse_renamed(args)
     config = config_from_args(EvaluationConfig, args, _profiles(args))
@@ -111,6 +122,11 @@ def challenging_arguments(p: argparse.ArgumentParser) -> None:
     _dry_run_flag(p)
 
 
+@command(
+    "challenging",
+    "Seed 004's challenging subset: items a baseline answers right in < 40%% of 5 runs at T=0.7",
+    challenging_arguments,
+)
 def challenging(args: argparse.Namespace) -> int:
     config = config_from_args(ChallengingConfig, args, _profiles(args))
     if args.dry_run:
@@ -139,6 +155,11 @@ def play_arguments(p: argparse.ArgumentParser) -> None:
     _dry_run_flag(p)
 
 
+@command(
+    "play",
+    "Play one game between two methods; each move graded by the solver",
+    play_arguments,
+)
 def play(args: argparse.Namespace) -> int:
     """The graded transcript, each move as it is made; exit code 3 if a model could not
     be reached."""
@@ -201,6 +222,11 @@ def demo_arguments(p: argparse.ArgumentParser) -> None:
     _dry_run_flag(p)
 
 
+@command(
+    "demo",
+    "A short DReaMAD-vs-ReAct tournament on Fibonacci; offline by default",
+    demo_arguments,
+)
 def demo(args: argparse.Namespace) -> int:
     if args.base_url and not args.model:
         raise ValueError("with --base-url, name the served model with --model")

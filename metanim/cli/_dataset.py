@@ -13,6 +13,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from metanim.cli._config import kind
+from metanim.cli._registry import command
 from metanim.datasets import (
     BUILD_PRESETS,
     DIFFICULTIES,
@@ -123,6 +124,11 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+@command(
+    "dataset",
+    "Build or inspect critical-state datasets (build, show)",
+    dataset_arguments,
+)
 def dataset(args: argparse.Namespace) -> int:
     if args.dataset_command == "build":
         return _build(args)

@@ -23,8 +23,8 @@ from metanim.llm._types import Message
 from metanim.llm.templates import Layout, read_layout
 
 if TYPE_CHECKING:
-    from metanim.llm.sim.policies import Task
     from metanim.llm.sim.spec import SimModelSpec
+    from metanim.llm.sim.task import Task
 
 #: The temperature at which a policy's parameters hold as stated (seed 000 samples at 0.7).
 REFERENCE_TEMPERATURE = 0.7

@@ -13,14 +13,13 @@ are memoized).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import json
 import math
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from metanim.games import Game, InvalidStateError, MoveError, check_listable, game_from_prompt
@@ -29,20 +28,12 @@ from metanim.llm.sim import behaviour
 from metanim.llm.sim.behaviour import Shown, answers_in  # noqa: F401 - public
 from metanim.llm.sim.questions import AnswerKey, KeyEntry
 from metanim.llm.sim.spec import SimModelSpec
+from metanim.llm.sim.task import Task, move_value
 from metanim.llm.templates import Layout
 from metanim.solver import winning_moves
 
 
 # ---------------------------------------------------------------------------- tasks
-def _value(game: Game[Any, Any], move: Any) -> Any:
-    """The JSON value of a move as prompts show it (`move_text` parsed)."""
-    text = game.move_text(move)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def _size(game: Game[Any, Any], state: Any) -> int:
     """How much game is left, for the take-size heuristics (smaller = more was taken)."""
     if game.name == "fibonacci":
@@ -53,50 +44,6 @@ def _size(game: Game[Any, Any], state: Any) -> int:
     if game.name == "nim":
         return sum(state)  # heaps may pass int64 (the solver has a closed form for them)
     return int(game.observation(state).sum())
-
-
-@dataclass
-class Task:
-    """A decision with known legal answers (`candidates`) and optimal answers (`correct`)."""
-
-    kind: str  # "game" or "question"
-    candidates: list[Any]
-    correct: list[Any]
-    game: Game[Any, Any] | None = None
-    state: Any = None
-    heuristics: dict[str, Any] = field(default_factory=dict)
-    illegal_value: Any = None
-    question: str = ""  # a known question's text (a rewritten prompt must keep it)
-
-    def normalize(self, text: str) -> Any:
-        """The legal candidate an answer names, or None."""
-        if self.game is not None:
-            try:
-                return _value(self.game, self.game.parse_move(text, self.state))
-            except MoveError:
-                return None
-        cleaned = text.strip()
-        if cleaned.startswith('"'):
-            # A JSON string: LaTeX answers carry escaped backslashes.
-            with contextlib.suppress(json.JSONDecodeError):
-                cleaned = str(json.loads(cleaned))
-        cleaned = cleaned.strip("\"'").strip()
-        for candidate in self.candidates:
-            if cleaned.lower() == str(candidate).lower():
-                return candidate
-        return None
-
-    def describe(self) -> dict[str, Any]:
-        """JSON summary for the request log."""
-        if self.game is not None:
-            return {
-                "kind": "game",
-                "game": self.game.name,
-                "params": self.game.params,
-                "state": self.game.to_json(self.state),
-                "winning": self.correct,
-            }
-        return {"kind": "question", "answer": self.correct, "choices": self.candidates}
 
 
 def game_task(game: Game[Any, Any], state: Any) -> Task:
@@ -115,7 +62,7 @@ _TASKS: dict[str, Task] = {}
 
 def _game_task(game: Game[Any, Any], state: Any) -> Task:
     moves = game.legal_moves(state)
-    values = [_value(game, m) for m in moves]
+    values = [move_value(game, m) for m in moves]
     by_size = sorted(
         zip(moves, values, strict=True), key=lambda mv: _size(game, game.child(state, mv[0]))
     )
@@ -123,14 +70,14 @@ def _game_task(game: Game[Any, Any], state: Any) -> Task:
     legal_ids = {game.action_id(m) for m in moves}
     for action in range(game.info.num_actions):
         if action not in legal_ids:
-            illegal = _value(game, game.move_from_action(action))
+            illegal = move_value(game, game.move_from_action(action))
             break
     if illegal is None:  # every action is legal here: name one outside the action space
         illegal = -1 if isinstance(values[0], int) else [-1, -1]
     return Task(
         kind="game",
         candidates=values,
-        correct=[_value(game, m) for m in winning_moves(game, state)],
+        correct=[move_value(game, m) for m in winning_moves(game, state)],
         game=game,
         state=state,
         heuristics={
