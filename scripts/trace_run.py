@@ -10,7 +10,7 @@ of times the walk entered it, and the walk itself in order.
     python scripts/trace_run.py            # the walk and the per-file counts
     python scripts/trace_run.py --json     # the same as one JSON object
 
-The design goal (docs/design-notes.md) is that the walk enters each file at most twice.
+The walk enters each file at most twice (docs/architecture.md, "The flow of one run").
 """
 
 from __future__ import annotations

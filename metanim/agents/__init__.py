@@ -1,4 +1,4 @@
-"""Prompting and debate methods behind one interface (DESIGN §5).
+"""Prompting and debate methods behind one interface (docs/architecture.md, "agents").
 
 `Method.decide(task_or_game, state, seed=...)` returns a `Decision`: the answer and the
 full record. Methods work on game positions (`GameTask`) and on questions (`QuestionTask`).

@@ -3,7 +3,8 @@
 A method maps a task (a game position or a question) to one answer and a complete,
 serializable record of how it got there: every call with its messages and temperature,
 every sampled answer with its parsed action, each agent's answer per round, tie-breaks,
-usage, cost and latency, and the counts of unparsable and illegal answers (DESIGN §5, §9).
+usage, cost and latency, and the counts of unparsable and illegal answers
+(docs/architecture.md, "The flow of one decision" and "What a run never does").
 """
 
 from __future__ import annotations
@@ -641,7 +642,8 @@ class Method:
             # Listed only for a fallback: a forfeit in a huge position must not list it.
             legal = task.legal_answers() if self.on_failure == "random" else None
             if legal:
-                # Fallback is seeded and recorded, never silent (DESIGN §9).
+                # Fallback is seeded and recorded, never silent
+                # (docs/architecture.md, "What a run never does").
                 answer = sorted_answers(task, legal)[ctx.rng.randrange(len(legal))]
                 status = "fallback"
             else:

@@ -1,4 +1,5 @@
-"""JSON Schemas of the methods' replies, for structured output (DESIGN §10).
+"""JSON Schemas of the methods' replies, for structured output (docs/architecture.md,
+"The flow of one decision").
 
 Each schema holds the keys the method's Output Format asks for, the legal answers of the
 current state (or the question's choices) as an `enum`, and free text capped at

@@ -97,7 +97,7 @@ class SelfConsistency(Method):
     `metanim.agents.elicit` (default: the optimized prompt replaces the initial one).
 
     Each sample is its own call with its own `sample_index`, so response caches keep them
-    apart (DESIGN §9). Ties go to the seeded rule.
+    apart (docs/architecture.md, "What a run never does"). Ties go to the seeded rule.
     """
 
     name = "self_consistency"

@@ -220,7 +220,7 @@ class MethodPolicy:
         move = decision.move if decision is not None and status in ("ok", "fallback") else None
         if move is not None and not game.is_legal(state, move):
             # A method must hand back a legal move; anything else is a bug to surface,
-            # not a move to repair (DESIGN §9).
+            # not a move to repair (docs/architecture.md, "What a run never does").
             raise MoveError(f"method {self.name} returned an illegal move {move!r}")
         return Turn(
             move,
