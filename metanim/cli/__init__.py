@@ -128,7 +128,7 @@ def _sigterm_as_interrupt() -> Any:
         return None
 
     def on_term(signum: int, frame: Any) -> None:
-        # Outside a run's loop (a run cancels itself on SIGTERM, see `run_logged`).
+        # Outside a run's loop (a run cancels itself on SIGTERM: `arena._run._cancel_on_sigterm`).
         raise KeyboardInterrupt
 
     return signal.signal(signal.SIGTERM, on_term)

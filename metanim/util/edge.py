@@ -1,7 +1,7 @@
 """What every `metanim` command shares at its edge: exit codes, strict value parsing.
 
-Kept below every other package (it imports none of them), so `cli.py` and the
-`*/_cli.py` modules can all use it without importing back up.
+Kept below every other package (it imports none of them), so the CLI and every library
+layer can use it without importing back up.
 """
 
 from __future__ import annotations
