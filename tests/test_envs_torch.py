@@ -14,11 +14,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import need
-from test_envs_conformance import RESIZED
 
 import metanim  # noqa: F401  (registers the ids)
 from metanim.envs import ENV_IDS
+from tests.conftest import need
+from tests.test_envs_conformance import RESIZED
 
 CONFIGS = [(env_id, {}) for env_id in ENV_IDS] + [(env_id, RESIZED[env_id]) for env_id in ENV_IDS]
 IDS = [f"{env_id}-{'resized' if kw else 'default'}" for env_id, kw in CONFIGS]

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from test_llm_target import RecordingServer, reply
 
 from metanim import cli
 from metanim.agents import MAD, AceMAD, QuestionTask, load_questions, schemas
@@ -39,6 +38,7 @@ from metanim.arena.tournament import Tournament
 from metanim.datasets import build, write_jsonl
 from metanim.games import make_game
 from metanim.llm import Completion, forget_probes, server_target, structured_output_for
+from tests.test_llm_target import RecordingServer, reply
 
 SAMPLES = Path(__file__).resolve().parents[1] / "metanim" / "samples"
 QUIET = {"progress": False}

@@ -15,9 +15,9 @@ import json
 import random
 
 import aiohttp
-import sim_golden
 
 from metanim.llm.sim import SimServer
+from tests import sim_golden
 
 
 def _where(run: int, index: int) -> str:
