@@ -191,17 +191,6 @@ def test_datasets_sample_heaps_to_2_53_and_refuse_beyond() -> None:
         critical_states(make_game("fibonacci", n=10**20), 3, seed=0)
 
 
-def test_a_range_argument_is_bounded() -> None:
-    import argparse
-
-    from metanim.util.edge import int_range
-
-    assert int_range("2-5") == [2, 3, 4, 5]
-    for text in ("2-100000", "2-99999999999999999999999"):
-        with pytest.raises(argparse.ArgumentTypeError, match="at most 10,000 numbers"):
-            int_range(text)
-
-
 def test_an_evaluation_refuses_a_foreign_record_too_wide_to_list(tmp_path) -> None:
     from metanim.arena.evaluate import EvaluationConfig, run_evaluation
     from metanim.datasets._build import make_record
