@@ -16,7 +16,7 @@ from gymnasium.wrappers import vector as vector_wrappers
 import metanim  # noqa: F401  (registers the ids)
 from metanim.envs.vector import ImpartialGameVectorEnv
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("MetaNIM/Nim-v0", {}),

@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "train_tabular.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "train_tabular.py"
 
 
 def load_script() -> ModuleType:

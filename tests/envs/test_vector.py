@@ -256,7 +256,7 @@ def test_the_docs_example_runs() -> None:
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parent.parent / "docs" / "envs.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "envs.md").read_text()
     section = text[text.index("## Batched env") : text.index("### One loop")]
     (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
     namespace: dict[str, Any] = {}

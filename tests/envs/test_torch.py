@@ -18,7 +18,7 @@ import pytest
 import metanim  # noqa: F401  (registers the ids)
 from metanim.envs import ENV_IDS
 from tests.conftest import need
-from tests.test_envs_conformance import RESIZED
+from tests.envs.test_conformance import RESIZED
 
 CONFIGS = [(env_id, {}) for env_id in ENV_IDS] + [(env_id, RESIZED[env_id]) for env_id in ENV_IDS]
 IDS = [f"{env_id}-{'resized' if kw else 'default'}" for env_id, kw in CONFIGS]
@@ -75,7 +75,7 @@ def test_torchrl_masked_policy_recipe_plays_only_legal_moves() -> None:
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parent.parent / "docs" / "envs.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "envs.md").read_text()
     section = text[text.index("### Masks inside the observation") :]
     code = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)[0]
     torch.manual_seed(0)
