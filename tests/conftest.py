@@ -1,14 +1,19 @@
-"""Shared fixtures. `sim_server`: the simulated OpenAI-compatible server on loopback."""
+"""Shared fixtures. `sim_server`: the simulated OpenAI-compatible server on loopback;
+`run_metanim`: the `metanim` command run in this process."""
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from metanim.cli import main
 from metanim.llm.sim import SimServer
 
 
@@ -17,6 +22,44 @@ def sim_server() -> Iterator[SimServer]:
     """A running simulated server (accepts any key); call `reset_log()` before reading `log`."""
     with SimServer(seed=0) as server:
         yield server
+
+
+def main_exit_code(argv: Sequence[str]) -> int:
+    """`metanim ARGV` through `metanim.cli.main`, as its process would exit: main's return
+    value, or the code of the `SystemExit` argparse raises (a message given in place of a
+    code goes to stderr, exit code 1, as the interpreter does)."""
+    try:
+        return main(list(argv))
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+
+
+@pytest.fixture
+def run_metanim(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Runs `metanim ARGS` in this process and answers as the command line does: the exit
+    code, stdout and stderr. For tests of what a command says and does; a test whose point
+    is the process itself (a signal, an interpreter's start or exit) starts a real one,
+    under tests/e2e/."""
+
+    def run(
+        *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        with monkeypatch.context() as patch:
+            if cwd is not None:
+                patch.chdir(cwd)
+            for key, value in (env or {}).items():
+                patch.setenv(key, value)
+            capsys.readouterr()  # what the test printed before is not the command's
+            code = main_exit_code(args)
+            out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["metanim", *args], code, out, err)
+
+    return run
 
 
 def need(module: str) -> Any:

@@ -23,24 +23,10 @@ from metanim.arena.tournament import (
 )
 from metanim.games import SizeLimitError, make_game
 from metanim.llm import InfrastructureError, OpenAIChatClient
+from tests.oracles import take_k_winning
 
 BIG = 2**64  # one past the largest uint64; a multiple of 4
 FORMAT = '\n#Output Format: ```json\n{"reasoning": "...", "action": <value>}\n```'
-
-
-def take_k_winning(heaps: tuple[int, ...], k: int) -> set[tuple[int, int]]:
-    """Winning moves of Nim with takes of 1..k, from the proven closed form (the Grundy
-    value of a heap is its size mod k+1), by brute force over the moves: no solver."""
-    out = set()
-    for i, h in enumerate(heaps):
-        for take in range(1, min(h, k) + 1):
-            after = [*heaps[:i], h - take, *heaps[i + 1 :]]
-            xor = 0
-            for a in after:
-                xor ^= a % (k + 1)
-            if xor == 0:
-                out.add((i, take))
-    return out
 
 
 def ask(server, content: str, **kwargs):
@@ -131,21 +117,6 @@ def test_huge_plans_are_refused_on_one_line() -> None:
         TournamentConfig(games=["nim-31-k3"], method="react", model="m", episodes=10**20)
 
 
-def test_datasets_sample_heaps_to_2_53_and_refuse_beyond() -> None:
-    from metanim.datasets import critical_states
-
-    top = 2**53
-    game = make_game("nim", heaps=[top, 5], max_take=3)
-    pairs = critical_states(game, 9, seed=0, strict=False)
-    assert pairs
-    for state, move in pairs:
-        assert take_k_winning(state, 3) == {move}  # critical: exactly this winning move
-    with pytest.raises(SizeLimitError, match=r"2\*\*53"):
-        critical_states(make_game("nim", heaps=[top + 1], max_take=3), 3, seed=0)
-    with pytest.raises(SizeLimitError, match="a dataset record lists every move"):
-        critical_states(make_game("fibonacci", n=10**20), 3, seed=0)
-
-
 def test_an_evaluation_refuses_a_foreign_record_too_wide_to_list(tmp_path) -> None:
     from metanim.arena.evaluate import EvaluationConfig, run_evaluation
     from metanim.datasets._build import make_record
@@ -163,28 +134,3 @@ def test_an_evaluation_refuses_a_foreign_record_too_wide_to_list(tmp_path) -> No
     )  # fmt: skip
     with pytest.raises(SizeLimitError, match=r"record fibonacci-normal-000000: the simulated"):
         run_evaluation(config)
-
-
-def test_a_dataset_past_the_grundy_tables_is_refused_at_the_first_critical_state(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Records carry Grundy values, which Fibonacci Nim has only from its table (10,952
-    stones at most). The build must say so before sampling: it used to scan hundreds of
-    states (2-60 s) and fail at the end."""
-    from metanim.datasets import build
-    from metanim.solver import _solvers
-
-    calls = 0
-    scan = _solvers.FibonacciSolver.winning_moves
-
-    def counted(self, state):  # type: ignore[no-untyped-def]
-        nonlocal calls
-        calls += 1
-        return scan(self, state)
-
-    monkeypatch.setattr(_solvers.FibonacciSolver, "winning_moves", counted)
-    with pytest.raises(SizeLimitError, match="piles up to 10,952 stones"):
-        build("fibonacci", 5, params={"n": 30_000})
-    # Seed 0 picks its first state after 15 scans (other seeds take up to ~200); the
-    # whole sampling scanned 682.
-    assert 0 < calls <= 60

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -114,29 +112,12 @@ def test_huggingface_datasets_loads_the_build_with_the_card_features(tmp_path: P
     assert sorted(everything["id"]) == sorted(r.id for rs in files.values() for r in rs)
 
 
-def test_cli_build_writes_the_card(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "metanim.cli",
-            "dataset",
-            "build",
-            "--game",
-            "nim",
-            "-n",
-            "3",
-            "-p",
-            "heaps=[5,6]",
-            "-p",
-            "max_take=null",
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def test_cli_build_writes_the_card(tmp_path: Path, run_metanim) -> None:
+    out = run_metanim(
+        "dataset", "build", "--game", "nim", "-n", "3", "-p", "heaps=[5,6]",
+        "-p", "max_take=null", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr  # the command line ran with check=True
     assert "dataset card" in out.stdout
     card = (tmp_path / "README.md").read_text()
     assert 'config_name: "nim-normal"' in card and "| nim-normal | 3 |" in card

@@ -529,7 +529,7 @@ def test_challenging_subset_keeps_items_the_baseline_fails(tmp_path: Path) -> No
     assert run_challenging(optimal).kept[str(source)] == []
 
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "questions.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "questions.md"
 
 
 @pytest.mark.parametrize("index", range(2))

@@ -343,7 +343,7 @@ def test_the_difficulty_table_in_the_docs_is_the_default_build(default_build) ->
     import statistics
     from pathlib import Path
 
-    doc = (Path(__file__).parent.parent / "docs" / "datasets.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).parents[2] / "docs" / "datasets.md").read_text(encoding="utf-8")
     row = re.compile(
         r"^\| ([a-z_]+-(?:normal|misere)) \| (\d+) \| (\d+) / (\d+) / (\d+) \| "
         r"(\d+)–(\d+) \(median ([\d.]+)\) \| (\d+) \| (\d+) \|$",
