@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from metanim.cli import main
+from metanim.llm import forget_probes
 from metanim.llm.sim import SimServer
 
 
@@ -22,6 +23,15 @@ def sim_server() -> Iterator[SimServer]:
     """A running simulated server (accepts any key); call `reset_log()` before reading `log`."""
     with SimServer(seed=0) as server:
         yield server
+
+
+@pytest.fixture
+def fresh_probes() -> Iterator[None]:
+    """No structured-output probe answer remembered from another test (`forget_probes`)."""
+    # Each scripted server gets a new port, but a test must not see another's answer.
+    forget_probes()
+    yield
+    forget_probes()
 
 
 def main_exit_code(argv: Sequence[str]) -> int:
