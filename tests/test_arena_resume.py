@@ -14,10 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from metanim.arena.evaluate import EvaluationConfig
-from metanim.arena.tournament import Tournament, TournamentConfig, run_tournament
-from metanim.datasets import build, write_jsonl
-from metanim.llm.sim import SimServer
+from metanim.arena.tournament import Tournament, TournamentConfig
 from metanim.records import read_records
 
 EPISODES = 24
@@ -102,29 +99,3 @@ def test_sigkill_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_path: Pat
     by_id = {r["id"]: r for r in clean_lines}
     for r in lines:
         assert [m["move"] for m in r["moves"]] == [m["move"] for m in by_id[r["id"]]["moves"]]
-
-
-def test_another_server_is_another_log_and_the_in_process_sim_resumes(
-    tmp_path: Path, sim_server: SimServer
-) -> None:
-    config = TournamentConfig(
-        method="react",
-        model="sim-optimal",
-        opponent="random",
-        episodes=1,
-        results_dir=str(tmp_path),
-        progress=False,
-    )
-    remote = run_tournament(config.model_copy(update={"base_url": sim_server.base_url + "/"}))
-    local = run_tournament(config)  # the simulated server, started in-process
-    assert remote.played_now == local.played_now == 1
-    assert remote.log_path != local.log_path
-    # A trailing slash is the same server; the in-process server's port is not identity.
-    again = run_tournament(config.model_copy(update={"base_url": sim_server.base_url}))
-    assert again.log_path == remote.log_path and again.played_now == 0
-    assert run_tournament(config).played_now == 0
-    ds = tmp_path / "ds.jsonl"
-    write_jsonl(build("fibonacci", 1, seed=0, params={"n": 20}), ds)
-    evaluation = EvaluationConfig(dataset=[str(ds)], model="sim-optimal")
-    moved = evaluation.model_copy(update={"base_url": sim_server.base_url})
-    assert evaluation.config_hash() != moved.config_hash()

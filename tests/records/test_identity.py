@@ -1,5 +1,6 @@
-"""The report groups by run identity: never pools two runs, names opponent and model,
-escapes Markdown, and pairs win rates of runs played on the same episodes."""
+"""Run identity: the report groups by it (never pools two runs, names opponent and model,
+escapes Markdown, pairs win rates of runs played on the same episodes), and another
+server is another log, while the in-process simulator's port is not part of it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import pytest
 from metanim.analysis import render_report
 from metanim.arena import TournamentConfig
 from metanim.arena.evaluate import EvaluationConfig
+from metanim.arena.tournament import run_tournament
+from metanim.datasets import build, write_jsonl
+from metanim.llm.sim import SimServer
 from metanim.records import distinguishing_labels, identity_hash, run_identity
 
 
@@ -143,3 +147,29 @@ def test_unpaired_runs_get_newcombe(tmp_path: Path):
 
     nc = newcombe_difference(8, 10, 5, 10)
     assert (diff.diff, diff.low, diff.high) == pytest.approx((0.3, nc.low, nc.high))
+
+
+def test_another_server_is_another_log_and_the_in_process_sim_resumes(
+    tmp_path: Path, sim_server: SimServer
+) -> None:
+    config = TournamentConfig(
+        method="react",
+        model="sim-optimal",
+        opponent="random",
+        episodes=1,
+        results_dir=str(tmp_path),
+        progress=False,
+    )
+    remote = run_tournament(config.model_copy(update={"base_url": sim_server.base_url + "/"}))
+    local = run_tournament(config)  # the simulated server, started in-process
+    assert remote.played_now == local.played_now == 1
+    assert remote.log_path != local.log_path
+    # A trailing slash is the same server; the in-process server's port is not identity.
+    again = run_tournament(config.model_copy(update={"base_url": sim_server.base_url}))
+    assert again.log_path == remote.log_path and again.played_now == 0
+    assert run_tournament(config).played_now == 0
+    ds = tmp_path / "ds.jsonl"
+    write_jsonl(build("fibonacci", 1, seed=0, params={"n": 20}), ds)
+    evaluation = EvaluationConfig(dataset=[str(ds)], model="sim-optimal")
+    moved = evaluation.model_copy(update={"base_url": sim_server.base_url})
+    assert evaluation.config_hash() != moved.config_hash()
