@@ -13,29 +13,10 @@ never from the code under test.
 
 from __future__ import annotations
 
-import json
-import math
-from fractions import Fraction
-from functools import cache
-from pathlib import Path
-
 import pytest
 
 from metanim import cli
-from metanim.arena import (
-    EvaluationConfig,
-    TournamentConfig,
-    resolve_structured_output,
-    run_evaluation,
-    run_tournament,
-)
-from metanim.arena.tournament import Tournament
-from metanim.datasets import build, write_jsonl
 from metanim.llm import forget_probes
-from tests.loopback import RecordingServer, playing
-
-SAMPLES = Path(__file__).resolve().parents[1] / "metanim" / "samples"
-QUIET = {"progress": False}
 
 
 @pytest.fixture(autouse=True)
@@ -47,57 +28,6 @@ def _fresh_probes():
 
 
 # ------------------------------------------------------------------ 1. auto
-
-
-def _tournament(**fields) -> TournamentConfig:
-    base = dict(
-        games=['nim:{"heaps":[7],"max_take":3}'], method="react", opponent="optimal",
-        episodes=1, **QUIET,
-    )  # fmt: skip
-    return TournamentConfig(**{**base, **fields})
-
-
-def test_the_mode_chosen_is_the_runs_identity_header_and_report(tmp_path):
-    with RecordingServer(playing("llamacpp")) as llama, RecordingServer(playing()) as other:
-        local = _tournament(model=f"m@{llama.url()}/v1", results_dir=str(tmp_path))
-        job = Tournament(local)
-        assert job.config.structured_output == "json_schema"
-        assert "json_schema (auto: llama.cpp at" in job.structured
-        # The identity holds the mode chosen: the same as asking for it by name, and
-        # another log than off.
-        asked = local.model_copy(update={"structured_output": "json_schema"})
-        assert job.digest == local.config_hash() == asked.config_hash()
-        assert job.digest != local.model_copy(update={"structured_output": "off"}).config_hash()
-        # A simulated opponent takes no schema but does not veto one.
-        with_sim = _tournament(
-            model=f"m@{llama.url()}/v1", opponent="react", opponent_model="sim-random"
-        )
-        assert Tournament(with_sim).config.structured_output == "json_schema"
-        # One server that does not constrain output makes the run's mode off, and says so.
-        mixed = _tournament(
-            model=f"m@{llama.url()}/v1", opponent="react", opponent_model=f"m@{other.url()}/v1"
-        )
-        resolved, note = resolve_structured_output(mixed, Tournament(mixed).sides)
-        assert resolved.structured_output == "off"
-        assert "--structured-output json_schema sends the schema to every server" in note
-        # Asked by name: kept, never probed.
-        before = len(other.requests)
-        named = _tournament(model=f"m@{other.url()}/v1", structured_output="json_schema")
-        assert Tournament(named).config.structured_output == "json_schema"
-        assert len(other.requests) == before
-
-
-def test_simulated_runs_resolve_auto_to_off_and_print_the_mode(tmp_path, capsys):
-    config = _tournament(model="sim-optimal", results_dir=str(tmp_path))
-    assert config.structured_output == "auto"
-    assert (
-        config.config_hash() == config.model_copy(update={"structured_output": "off"}).config_hash()
-    )
-    result = run_tournament(config, announce=print)
-    header = capsys.readouterr().out
-    assert "structured output off (auto: simulated models take no schema)" in header
-    assert result.summary["config"]["structured_output"] == "off"
-    assert "structured output `off`" in result.report
 
 
 def test_every_command_that_calls_a_model_takes_the_flag():
@@ -114,34 +44,6 @@ def test_every_command_that_calls_a_model_takes_the_flag():
 
 
 # ------------------------------------------------------------------ 2. fail fast
-def _evaluation(tmp_path, model: str, **fields) -> EvaluationConfig:
-    base = dict(
-        dataset=["samples/mc.jsonl"], method="standard", model=model, repeats=2,
-        concurrency=1, results_dir=str(tmp_path), **QUIET,
-    )  # fmt: skip
-    return EvaluationConfig(**{**base, **fields})
-
-
-@pytest.mark.parametrize(
-    ("fault", "words"),
-    [("malformed", "most replies named no answer"), ("illegal", "not allowed")],
-)
-def test_five_forfeits_first_stop_the_run_with_the_cause_and_the_flag(tmp_path, fault, words):
-    # Expected behaviour of a faulty model without --keep-going: the run stops.
-    config = _evaluation(tmp_path, f"sim-faulty:{fault}=1")
-    result = run_evaluation(config)
-    assert result.stopped.startswith("stopped after 5 forfeits: ")
-    assert words in result.stopped and "--structured-output json_schema" in result.stopped
-    assert "--keep-going" in result.stopped and result.hint == result.stopped
-    assert len(result.records) == 5 and not result.complete
-    count, why = result.failures["not run"]
-    assert count == 20 - 5 and why == result.stopped
-    # The same command resumes: the five are kept; --keep-going (not part of the run's
-    # identity) runs the rest into the same log, and the end says what helps.
-    again = run_evaluation(config.model_copy(update={"keep_going": True}))
-    assert again.log_path == result.log_path and again.played_now == 15
-    assert again.complete and again.stopped is None
-    assert again.hint.startswith("20 of 20 decisions gave no answer: ") and words in again.hint
 
 
 def test_a_forfeit_run_exits_3_with_one_hint_line(tmp_path, capsys):
@@ -156,35 +58,6 @@ def test_a_forfeit_run_exits_3_with_one_hint_line(tmp_path, capsys):
     assert len(hints) == 1 and hints[0].startswith("hint: stopped after 5 forfeits: ")
 
 
-def test_a_tournament_counts_model_decisions_not_episodes(tmp_path):
-    # Each episode ends at the agent's first forfeit; the solver opponent makes no decision.
-    config = _tournament(
-        model="sim-faulty:malformed=1", episodes=8, concurrency=1, results_dir=str(tmp_path)
-    )
-    result = run_tournament(config)
-    assert result.stopped.startswith("stopped after 5 forfeits")
-    assert len(result.records) == 5 and result.failures["not run"][0] == 3
-    kept = run_tournament(config.model_copy(update={"keep_going": True}))
-    assert kept.complete and len(kept.records) == 8
-
-
-def test_a_run_with_valid_answers_never_stops_for_forfeits(tmp_path):
-    result = run_evaluation(_evaluation(tmp_path, "sim-optimal"))
-    assert result.complete and result.stopped is None and result.hint is None
-
-
-def test_the_remedy_names_the_dominant_cause_for_the_mode():
-    from metanim.arena._forfeits import remedy
-
-    off = _tournament(model="sim-optimal", structured_output="off", max_completion_tokens=64)
-    on = off.model_copy(update={"structured_output": "json_schema"})
-    cut = {"truncated": 5, "unparsable": 1, "illegal": 0}
-    assert remedy(cut, off).startswith("most replies were cut at the 64-token completion cap")
-    assert "--structured-output json_schema" in remedy(cut, off)
-    assert "--reply-max-chars" in remedy(cut, on)
-    assert "did not keep to the schema" in remedy({"illegal": 3}, on)
-
-
 # ------------------------------------------------------------------ 3. schemas
 
 
@@ -192,165 +65,9 @@ def test_the_remedy_names_the_dominant_cause_for_the_mode():
 
 
 # ------------------------------------------------------------------ 5. timing
-def test_timing_columns_are_run_wall_time_per_decision_and_per_call_waits(tmp_path):
-    config = _evaluation(tmp_path, "sim-optimal:latency=0.01", concurrency=4)
-    result = run_evaluation(config)
-    (row,) = result.summary["games"]
-    timing = result.summary["timing"]
-    assert timing["decisions"] == row["graded"] == 20
-    assert timing["s_per_decision"] == pytest.approx(timing["wall_s"] / 20)
-    # Per call, from the calls the decision records hold (not from the counters).
-    calls = [c for r in result.records for c in r["decision"]["calls"]]
-    assert row["latency_per_call_s"] == pytest.approx(
-        sum(c["latency_s"] for c in calls) / len(calls)
-    )
-    assert row["queue_per_call_s"] == pytest.approx(sum(c["queue_s"] for c in calls) / len(calls))
-    assert "s/decision" in result.report and "latency s/call" in result.report
 
 
 # ------------------------------------------------------------------ 6. chance
-def _binomial_tail(k: int, n: int, p: float) -> float:
-    """P(X >= k) for X ~ Binomial(n, p), summed term by term."""
-    return sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
-
-
-def test_accuracy_chance_rows_on_critical_nim_states(tmp_path):
-    heap, k = 15, 3
-    records = build("nim", 8, seed=3, params={"heaps": [heap], "max_take": k})
-    path = write_jsonl(records, tmp_path / "nim.jsonl")
-    result = run_evaluation(
-        EvaluationConfig(dataset=[str(path)], method="standard", model="sim-optimal",
-                         repeats=1, results_dir=str(tmp_path), **QUIET)
-    )  # fmt: skip
-    (row,) = result.summary["games"]
-    # Nim, one heap h, takes 1..k: min(h, k) legal moves, listed from "take 1"; the one
-    # winning move takes h mod (k + 1).
-    heaps = [r.state[0] for r in records]
-    uniform = sum(Fraction(1, min(h, k)) for h in heaps) / len(heaps)
-    first = Fraction(sum(h % (k + 1) == 1 for h in heaps), len(heaps))
-    assert row["chance_accuracy"] == pytest.approx(float(uniform), abs=1e-12)
-    assert row["first_answer_accuracy"] == pytest.approx(float(first), abs=1e-12)
-    assert row["correct"] == len(heaps)  # the optimal model answers every item
-    expected = _binomial_tail(len(heaps), len(heaps), float(uniform))
-    assert row["chance_p_value"] == pytest.approx(expected, rel=1e-9)
-    assert row["above_chance"] is True
-
-
-def test_multiple_choice_chance_rows_and_a_random_model_flagged(tmp_path):
-    rows = [json.loads(line) for line in (SAMPLES / "mc.jsonl").read_text().splitlines()]
-    options = [len(r["choices"]) for r in rows]
-    first_label = [
-        (sorted(r["choices"]) if isinstance(r["choices"], dict) else ["A"])[0] for r in rows
-    ]
-    result = run_evaluation(_evaluation(tmp_path, "sim-random", repeats=1))
-    (row,) = result.summary["games"]
-    assert row["chance_accuracy"] == pytest.approx(sum(1 / n for n in options) / len(rows))
-    right_first = sum(r["answer"] == f for r, f in zip(rows, first_label, strict=True))
-    assert row["first_answer_accuracy"] == pytest.approx(right_first / len(rows))
-    expected = _binomial_tail(row["correct"], len(rows), row["chance_accuracy"])
-    assert row["chance_p_value"] == pytest.approx(expected, rel=1e-9)
-    assert row["above_chance"] is False and "⚠ not above chance" in result.report
-
-
-def _random_vs_solver(heap: int, k: int, misere: bool, epsilon: float) -> Fraction:
-    """The uniform-random player's chance to win Nim (one heap, takes 1..k) moving first
-    against a player that takes a winning move (uniform among them; any move when none
-    wins) and plays uniformly at random with probability `epsilon`. Exact, from the rules."""
-    eps = Fraction(epsilon).limit_denominator(1000)
-
-    def moves(h):
-        return range(1, min(h, k) + 1)
-
-    @cache
-    def mover_wins(h):  # the solver's own table: does the player to move win?
-        if h == 0:
-            return misere  # at the end, the player to move wins only in misère play
-        return any(not mover_wins(h - t) for t in moves(h))
-
-    @cache
-    def value(h, random_to_move):
-        if h == 0:
-            return Fraction(int(random_to_move == misere))
-        if random_to_move:
-            return sum(value(h - t, False) for t in moves(h)) / len(moves(h))
-        uniform = sum(value(h - t, True) for t in moves(h)) / len(moves(h))
-        best = [t for t in moves(h) if not mover_wins(h - t)] or list(moves(h))
-        optimal = sum(value(h - t, True) for t in best) / len(best)
-        return eps * uniform + (1 - eps) * optimal
-
-    return value(heap, True)
-
-
-@pytest.mark.parametrize(
-    ("misere", "opponent", "epsilon"),
-    [(False, "optimal", 0.0), (True, "optimal", 0.0), (False, "epsilon:0.5", 0.5),
-     (False, "random", 1.0)],
-)  # fmt: skip
-def test_win_rate_chance_is_the_random_players_exact_win_probability(
-    tmp_path, misere, opponent, epsilon
-):
-    heap, k = 10, 3
-    config = TournamentConfig(
-        games=[f'nim:{{"heaps":[{heap}],"max_take":{k},"misere":{json.dumps(misere)}}}'],
-        method="random", opponent=opponent, episodes=30, start=f"[{heap}]",
-        results_dir=str(tmp_path), **QUIET,
-    )  # fmt: skip
-    result = run_tournament(config)
-    group = next(g for g in result.summary["groups"] if g["seat"] == "all")
-    exact = _random_vs_solver(heap, k, misere, epsilon)
-    assert group["chance_win_rate"] == pytest.approx(float(exact), abs=1e-12)
-    # The random agent is chance itself: its distinct games' wins tested against it.
-    assert group["distinct_episodes"] <= group["finished"]
-
-
-def test_no_chance_row_against_a_model_opponent(tmp_path):
-    result = run_tournament(
-        _tournament(model="sim-optimal", opponent="react", opponent_model="sim-random",
-                    episodes=2, results_dir=str(tmp_path))
-    )  # fmt: skip
-    for group in result.summary["groups"]:
-        assert group["chance_win_rate"] is None and group["chance_p_value"] is None
-
-
-def test_identical_episodes_are_said_and_counted_once(tmp_path):
-    # Both sides always take the most they may: every episode from [9] is one game.
-    config = _tournament(
-        games=['nim:{"heaps":[9],"max_take":3}'], model="sim-biased:heuristic=max_take,p=1",
-        opponent="react", opponent_model="sim-biased:heuristic=max_take,p=1",
-        episodes=4, start="[9]", results_dir=str(tmp_path),
-    )  # fmt: skip
-    result = run_tournament(config)
-    group = next(g for g in result.summary["groups"] if g["seat"] == "all")
-    assert group["finished"] == 4 and group["distinct_episodes"] == 1
-    assert "the 4 finished episodes are 1 distinct game" in result.report
 
 
 # ------------------------------------------------------------------ 7. verdicts, JSON
-def test_a_decision_without_an_answer_has_the_verdict_forfeit(tmp_path):
-    for fault in ("malformed", "illegal"):
-        result = run_evaluation(_evaluation(tmp_path / fault, f"sim-faulty:{fault}=1",
-                                            repeats=1, keep_going=True))  # fmt: skip
-        assert {r["verdict"] for r in result.records} == {"forfeit"}
-        (row,) = result.summary["games"]
-        assert row["verdict_forfeit"] == row["graded"] == 10
-
-
-def _strict(text: str):
-    def refuse(constant):
-        raise ValueError(f"not JSON: {constant}")
-
-    return json.loads(text, parse_constant=refuse)
-
-
-def test_summaries_are_strict_json(tmp_path):
-    # Every decision an infrastructure error: no rate has a denominator.
-    config = _evaluation(tmp_path, "sim-faulty:http500=1", repeats=1, max_retries=0)
-    result = run_evaluation(config)
-    (row,) = result.summary["games"]
-    assert math.isnan(row["accuracy_mean"])  # in memory, NaN
-    written = _strict(result.log_path.with_suffix(".summary.json").read_text())
-    assert written["games"][0]["accuracy_mean"] is None
-    tournament = run_tournament(
-        _tournament(model="sim-faulty:http500=1", max_retries=0, results_dir=str(tmp_path))
-    )
-    _strict(tournament.log_path.with_suffix(".summary.json").read_text())

@@ -56,15 +56,13 @@ def test_play_plays_episode_0_of_the_tournament(
     assert len(transcript) >= 2
 
 
-def test_seeds_give_different_games() -> None:
+def test_seeds_give_different_games(run_metanim) -> None:
     """The comparison above can fail: another seed plays another game."""
     outs = []
     for seed in (0, 1):
-        proc = subprocess.run(
-            [sys.executable, "-m", "metanim", "play", "--game", "nim-31-k3", "--agent",
-             "react", *PLAYERS, "--seed", str(seed)],
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+        proc = run_metanim(
+            "play", "--game", "nim-31-k3", "--agent", "react", *PLAYERS, "--seed", str(seed)
+        )
         assert proc.returncode == 0, proc.stderr
         outs.append(_played(proc.stdout))
     assert outs[0] != outs[1]

@@ -1,16 +1,11 @@
-"""States past int64 and games with astronomically many moves, through every layer.
-
-The rules and the solver take any size (Nim has a closed form), so each layer above
-them either answers right or refuses with a one-line reason before doing any work:
-never an `OverflowError` from numpy, a listing of 10**20 moves, or a random playout
-that does not end.
-"""
+"""Runs at sizes past what a setting can hold: a tournament or an evaluation refuses a
+state past int64, a game with astronomically many moves, or one too long to play out,
+with a one-line reason before any episode; just inside each limit a run plays."""
 
 from __future__ import annotations
 
 import pytest
 
-import metanim  # noqa: F401 - registers the envs
 from metanim.arena.tournament import (
     MAX_EPISODE_MOVES,
     TournamentConfig,
