@@ -1,4 +1,5 @@
-"""Statistics against scipy and textbook values; debate metrics on hand-built traces."""
+"""Debate metrics on hand-built traces: entrenchment, conformity, identity bias, subversion
+and correction, outcome breakdowns."""
 
 from __future__ import annotations
 
@@ -19,12 +20,6 @@ from metanim.analysis.debate import (
     outcome_breakdown,
     subversion_correction,
 )
-
-scipy_stats = pytest.importorskip("scipy.stats")
-
-
-# ------------------------------------------------------------------------ stats
-
 
 # ------------------------------------------------------------ belief entrenchment
 def test_entrenchment_curve_eq1():
