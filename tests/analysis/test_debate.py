@@ -21,6 +21,7 @@ from metanim.analysis.debate import (
     subversion_correction,
 )
 
+
 # ------------------------------------------------------------ belief entrenchment
 def test_entrenchment_curve_eq1():
     curve = entrenchment_curve(0.6, rounds=3)

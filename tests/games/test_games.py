@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -222,55 +220,6 @@ def test_game_params_rebuild_the_game_and_are_json() -> None:
     for name in PRESETS:
         game = make_game(name, misere=True)
         assert type(game)(**json.loads(json.dumps(game.params))) == game
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "metanim.cli", *args], capture_output=True, text=True, timeout=120
-    )
-
-
-def test_cli_solve_prints_grundy_outcome_and_moves() -> None:
-    result = run_cli("solve", "nim", "[3, 4, 5]")
-    assert result.returncode == 0, result.stderr
-    assert "grundy (normal play): 2" in result.stdout  # 3 ^ 4 ^ 5
-    assert "outcome (normal play): N" in result.stdout
-    assert "winning moves: [0, 2]" in result.stdout
-
-
-def test_cli_solve_misere_and_bad_input() -> None:
-    result = run_cli("solve", "nim", "[1, 1]", "--misere")
-    assert "outcome (misère play): N" in result.stdout
-    bad = run_cli("solve", "chomp", "[1, 3]")
-    assert bad.returncode == 2 and "must not increase" in bad.stderr
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["solve", "nim", "abc"], "cannot read 'abc' as a NIM state"),
-        (["solve", "chomp", "[[1,1],[1]]"], "as a Chomp state"),
-        (["solve", "corner_queen", "[24, 16]"], "off the 20x20 board"),
-        (["solve", "nim", "[3]", "-p", "heapz=[3]"], "unknown parameter(s) heapz for nim"),
-        (["solve", "kayles", "1101"], "write them as JSON"),
-    ],
-)
-def test_cli_solve_rejects_bad_input_with_one_line(args: list[str], message: str) -> None:
-    result = run_cli(*args)
-    assert result.returncode == 2
-    assert message in result.stderr and "Traceback" not in result.stderr
-
-
-def test_cli_solve_reads_positions_as_the_paper_does() -> None:
-    # [4, 16] on the paper's 20x20 board, not on a board fitted to the position.
-    queen = run_cli("solve", "corner_queen", "[4, 16]")
-    assert (
-        "winning moves: [4, 9] (move the queen to row 4, column 9), "
-        "[18, 2] (move the queen to row 18, column 2)"
-    ) in queen.stdout
-    # A bare number is a Fibonacci pile at its start: 20 = 13 + 5 + 2, so take 2.
-    fib = run_cli("solve", "fibonacci", "20")
-    assert "state: [20, 19]" in fib.stdout and "winning moves: 2" in fib.stdout
 
 
 def _kayles_brute(rows: list[int], state: tuple[str, ...]) -> tuple[list, np.ndarray, np.ndarray]:

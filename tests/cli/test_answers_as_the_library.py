@@ -1,4 +1,4 @@
-"""Every CLI entry point answers what the library answers (issue 24).
+"""Every CLI entry point answers what the library answers.
 
 Each case runs one command line (`metanim solve`, text and `--json`, or `metanim dataset
 build`) and computes the same thing through the Python API: `make_game(name, **the
@@ -6,8 +6,8 @@ parameters the user gave, or the documented rule that fits a size to the state)`
 `metanim.solver.grundy / outcome / winning_moves`. The game (rules, variant, sizes),
 outcome, Grundy value and winning moves must agree, and a refusal on one side is a
 refusal on the other with the same message. The fitting rule is written out here from
-docs/solver.md, not imported. Commands run in-process through `metanim.cli.main`
-(a handful also as real subprocesses, which must print the same bytes).
+docs/solver.md, not imported. Commands run in-process through `metanim.cli.main`;
+tests/e2e/test_command_line.py checks that real processes print the same bytes.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""First contact and faults, driven through the real `metanim` command (issue #13).
+"""The command's edges: bad inputs and faults, through `metanim.cli.main` in this process.
 
-One table of bad inputs and faults: each row runs `python -m metanim ...` as a user
-would and asserts the exit code, the message, that no traceback is shown and what the
-results folder holds afterwards. The rows run as concurrent subprocesses (interpreter
-start-ups overlap). Then the cases that need a sequence: a real SIGINT and SIGTERM to
-a running tournament, a second writer of the same run, and a resume that neither loses
-nor doubles an episode.
+One table of bad inputs and faults: each row runs `metanim ...` as a user would and
+asserts the exit code, the message, that no traceback is shown and what the results
+folder holds afterwards. Then the cases that need a sequence: a cut log line set aside
+and its episode rerun, a refused key that stops the run at once, failed attempts shown
+as they happen. Real signals, a second writer and a full disk, which need a process of
+their own, are in tests/e2e/.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from metanim.llm.sim import SimServer
+from tests.conftest import main_exit_code as _main
 
 SOLVERS = ["--method", "optimal", "--opponent", "random", "--no-progress"]
 
@@ -324,16 +325,6 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
                                "--param", "models=sim-optimal|sim-random", "--opponent", "random"],
              0, "", episodes=1, env={"OPENAI_BASE_URL": dead}),
     ]  # fmt: skip
-
-
-def _main(args: list[str]) -> int:
-    """`metanim ARGS` in this process; argparse's own exits become their codes."""
-    from metanim.cli import main
-
-    try:
-        return main(args)
-    except SystemExit as exc:
-        return int(exc.code or 0)
 
 
 ROWS = len(_cases("", "", "", ""))
