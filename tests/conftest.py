@@ -1,5 +1,6 @@
 """Shared fixtures. `sim_server`: the simulated OpenAI-compatible server on loopback;
-`run_metanim`: the `metanim` command run in this process."""
+`run_metanim`: the `metanim` command run in this process; `demo`: a demo-like results
+folder with its report; `fresh_probes`: no structured-output probe remembered."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from metanim.analysis import render_report
 from metanim.cli import main
 from metanim.llm import forget_probes
 from metanim.llm.sim import SimServer
@@ -70,6 +72,27 @@ def run_metanim(
         return subprocess.CompletedProcess(["metanim", *args], code, out, err)
 
     return run
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A demo-like folder: DReaMAD vs ReAct on Fibonacci Nim, simulated models."""
+    from metanim.arena import TournamentConfig, run_tournament
+
+    root = tmp_path_factory.mktemp("demo")
+    # From the initial state the opponent, when it moves first, starts where it can win
+    # (a longer game with blunders to grade); the arena warns that the seat is losing.
+    with pytest.warns(UserWarning, match="starts where it loses"):
+        run_tournament(
+        TournamentConfig(
+            name="demo", games=["fibonacci-20"], method="dreamad",
+            model="sim-biased:heuristic=max_take,p=0.8", opponent="react",
+            opponent_model="sim-biased:heuristic=max_take,p=0.6", episodes=4,
+            seat="alternate", start="initial", seed=0, results_dir=str(root), progress=False,
+        )
+        )  # fmt: skip
+    render_report(root)
+    return root
 
 
 def need(module: str) -> Any:

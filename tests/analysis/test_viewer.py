@@ -28,27 +28,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A demo-like folder: DReaMAD vs ReAct on Fibonacci Nim, simulated models."""
-    from metanim.arena import TournamentConfig, run_tournament
-
-    root = tmp_path_factory.mktemp("demo")
-    # From the initial state the opponent, when it moves first, starts where it can win
-    # (a longer game with blunders to grade); the arena warns that the seat is losing.
-    with pytest.warns(UserWarning, match="starts where it loses"):
-        run_tournament(
-        TournamentConfig(
-            name="demo", games=["fibonacci-20"], method="dreamad",
-            model="sim-biased:heuristic=max_take,p=0.8", opponent="react",
-            opponent_model="sim-biased:heuristic=max_take,p=0.6", episodes=4,
-            seat="alternate", start="initial", seed=0, results_dir=str(root), progress=False,
-        )
-        )  # fmt: skip
-    render_report(root)
-    return root
-
-
 def _log_rows(folder: Path) -> list[dict[str, Any]]:
     (log,) = folder.glob("demo-*.jsonl")
     return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -695,28 +674,3 @@ def test_tables_stay_inside_their_cards_at_1280px(rich: Path, browser: Any):
         "return g.getBoundingClientRect().width <= g.parentElement.clientWidth + 1"
     )
     _no_console_errors(browser)
-
-
-def test_report_serve_shows_the_page_on_loopback(demo: Path):
-    import subprocess
-    import sys
-    import urllib.request
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "metanim", "report", str(demo), "--serve", "--no-browser", "--no-plots"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        url = ""
-        for line in proc.stdout:
-            if line.startswith("serving "):
-                url = re.search(r"http://127\.0\.0\.1:\d+/viewer\.html", line).group(0)
-                break
-        assert url, "the server never said where it listens"
-        with urllib.request.urlopen(url, timeout=10) as reply:
-            assert reply.status == 200
-            assert reply.read() == (demo / "viewer.html").read_bytes()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)

@@ -123,28 +123,6 @@ def test_call_chain_counts_sequential_calls_only() -> None:
     assert times.chain() == 3  # (0,1) -> (1,2) or (1.5,2.5) -> (2.5,3)
 
 
-# --------------------------------------------------------------------- logs
-
-
-def test_a_log_left_open_neither_keeps_the_process_alive_nor_loses_a_line(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    script = (
-        "import asyncio, sys\n"
-        "from metanim.records import AppendLog\n"
-        "async def main():\n"
-        "    log = AppendLog(sys.argv[1])\n"
-        "    await log.submit({'id': 1})\n"
-        "    log.submit({'id': 2})  # never awaited, never closed\n"
-        "asyncio.run(main())\n"
-    )
-    path = tmp_path / "log.jsonl"
-    done = subprocess.run([sys.executable, "-c", script, str(path)], timeout=60)
-    assert done.returncode == 0
-    assert [r["id"] for r in read_records(path)] == [1, 2]
-
-
 # -------------------------------------------------------------- tournaments
 def _check_accounting(result: Any) -> None:
     """Every planned episode is either finished, failed or not run — exactly once."""

@@ -1,18 +1,14 @@
 """`metanim play` is episode 0 of `metanim tournament`: the same loop, seeds and players.
 
-Both commands run through the real CLI entry point; the transcript `play` prints is
-compared move by move with the tournament's log. Then a real Ctrl-C to a `play`
-process: one line, exit 130, and none of aiohttp's or asyncio's leak reports.
+Both commands run through the CLI entry point, `metanim.cli.main`; the transcript `play`
+prints is compared move by move with the tournament's log. A real Ctrl-C to a `play`
+process is in tests/e2e/test_signals.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -66,30 +62,3 @@ def test_seeds_give_different_games(run_metanim) -> None:
         assert proc.returncode == 0, proc.stderr
         outs.append(_played(proc.stdout))
     assert outs[0] != outs[1]
-
-
-LEAKS = ("Unclosed client session", "Unclosed connector", "Task was destroyed", "Traceback")
-
-
-def test_play_prints_each_move_as_made_and_ctrl_c_leaves_no_leak(tmp_path: Path) -> None:
-    # The agent answers at once, the opponent after 30 s: the first move is printed
-    # while the second is awaited, and Ctrl-C lands in the middle of a call.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "metanim", "play", "--game", "nim-31-k3", "--agent", "react",
-         "--model", "sim-optimal", "--opponent", "react",
-         "--opponent-model", "sim-optimal:latency=30"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        env={**os.environ, "PYTHONWARNINGS": "default"},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
-    seen = []
-    assert proc.stdout is not None
-    while not any(MOVE.match(line) for line in seen):
-        line = proc.stdout.readline()
-        assert line, "play ended before its first move was printed"
-        seen.append(line)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert not [leak for leak in LEAKS if leak in out + err], err
-    assert len([line for line in err.splitlines() if line.strip()]) == 1, err

@@ -13,9 +13,6 @@ tests/e2e/test_command_line.py checks that real processes print the same bytes.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -242,23 +239,6 @@ def test_solve_answers_what_the_api_answers_for_every_game(
     assert_solve_agrees(name, state, given, capsys, misere_flag=misere)
     if misere:  # the same as a parameter
         assert_solve_agrees(name, state, {**given, "misere": True}, capsys)
-
-
-def test_the_command_line_prints_what_main_prints(capsys) -> None:
-    cases = [
-        ["solve", "nim-31-k3-misere", "[5]", "--json"],
-        ["solve", "nim", "[5, 6, 7]"],
-        ["solve", "fibonacci", "10952", "--misere", "--json"],
-    ]
-
-    def command_line(argv: list[str]) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "metanim", *argv]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-
-    with ThreadPoolExecutor(len(cases)) as pool:  # the interpreter start-ups overlap
-        results = list(pool.map(command_line, cases))
-    for argv, result in zip(cases, results, strict=True):
-        assert (result.returncode, result.stdout, result.stderr) == run(argv, capsys), argv
 
 
 # ---------------------------------------------------------------------- dataset build

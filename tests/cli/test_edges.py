@@ -15,11 +15,8 @@ import http.server
 import json
 import os
 import re
-import signal
 import socket
 import stat
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -32,19 +29,6 @@ from metanim.llm.sim import SimServer
 from tests.conftest import main_exit_code as _main
 
 SOLVERS = ["--method", "optimal", "--opponent", "random", "--no-progress"]
-
-
-def _popen(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "metanim", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        # A shell that started pytest in the background ignores SIGINT; the child must not.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
 
 
 def _log_lines(folder: Path) -> list[dict]:
@@ -465,46 +449,6 @@ def test_progress_shows_failed_attempts_as_they_happen(
     assert re.search(r"0/1 \[.*failed call attempts so far: timeout [1-3]", err), err
 
 
-@pytest.mark.slow
-def test_a_full_disk_keeps_whole_lines_and_says_what_was_saved(tmp_path: Path) -> None:
-    """A real full disk: a 300 KB tmpfs where the test may mount one, else a file-size
-    limit on the process (EFBIG: the same path through the code)."""
-    results = tmp_path / "results"
-    results.mkdir()
-    mounted = os.geteuid() == 0 and subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(results)], capture_output=True
-    ).returncode == 0  # fmt: skip
-    limit = None if mounted else 300_000
-
-    def fsize_limit() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        if limit is not None:
-            import resource
-
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write fails instead of a kill
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    args = ["tournament", "--episodes", "400", "--concurrency", "4", "--no-progress",
-            "--method", "react", "--model", "sim-optimal", "--opponent", "random"]  # fmt: skip
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "metanim", *args], capture_output=True, text=True,
-            cwd=tmp_path, timeout=600, preexec_fn=fsize_limit,
-        )  # fmt: skip
-        (log,) = results.glob("*.jsonl")
-        saved = [json.loads(x) for x in log.read_text().splitlines()]  # whole lines only
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(results)], check=True)
-    assert proc.returncode == 3, proc.stderr
-    (line,) = proc.stderr.strip().splitlines()
-    assert f"cannot write {Path('results') / log.name}" in line or "cannot write" in line
-    assert ("No space left on device" if mounted else "File too large") in line
-    assert f"{len(saved)} of 400 episodes finished and saved in" in line
-    assert "make room, then run the same command to resume" in line
-    assert 0 < len(saved) < 400 and len({r["id"] for r in saved}) == len(saved)
-
-
 def test_report_names_and_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -525,107 +469,3 @@ def test_dataset_files_are_group_readable(tmp_path: Path, monkeypatch: pytest.Mo
     os.umask(umask)
     (path,) = (tmp_path / "ds").glob("*.jsonl")
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
-
-
-def test_python_dash_m_metanim_runs_the_cli() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "metanim", "solve", "fibonacci", "[20, 19]"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert result.returncode == 0 and "winning moves" in result.stdout, result.stderr
-
-
-# ------------------------------------------------------- interrupts and the lock
-#: A run that lasts minutes (1 s per model call), so it is surely still running when the
-#: second writer starts and when the signal comes, however busy the machine is.
-SLOW = [
-    "tournament", "--episodes", "200", "--concurrency", "2", "--no-progress",
-    "--method", "react", "--model", "sim-optimal:latency=1", "--opponent", "random",
-]  # fmt: skip
-
-
-def _wait_for(predicate, timeout: float = 300.0) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.2)
-
-
-def _react_lines(results: Path) -> list[dict]:
-    return (
-        [r for r in _log_lines(results) if r["agent"].startswith("react")]
-        if results.exists()
-        else []
-    )
-
-
-@pytest.mark.slow
-def test_sigint_saves_and_resumes_and_a_second_writer_is_refused(tmp_path: Path) -> None:
-    results = tmp_path / "results"
-    first = _popen(SLOW, tmp_path)
-    _wait_for(lambda: len(_react_lines(results)) >= 1)
-    # The same run again, while the first writes: refused with the writer's PID.
-    second = _popen(SLOW, tmp_path)
-    # A different run (another seed) may share the folder.
-    other = _popen(["tournament", "--episodes", "2", "--seed", "7", *SOLVERS], tmp_path)
-    _, err = second.communicate(timeout=300)
-    assert second.returncode == 2, err
-    assert f"is being written by process {first.pid}" in err and "Traceback" not in err
-    assert other.wait(timeout=300) == 0
-    assert first.poll() is None  # still running: the refusal was not a race
-    # A real Ctrl-C: one line, exit 130, what finished saved and summarized.
-    first.send_signal(signal.SIGINT)
-    _, err = first.communicate(timeout=300)
-    assert first.returncode == 130, err
-    assert "Traceback" not in err, err
-    (line,) = [x for x in err.splitlines() if "interrupted" in x]
-    saved = _react_lines(results)
-    assert f"{len(saved)} of 200 episodes finished and saved in" in line
-    assert "run the same command to resume" in line
-    summaries = [json.loads(p.read_text()) for p in results.glob("*.summary.json")]
-    (summary,) = [s for s in summaries if s["config"]["method"] == "react"]
-    assert summary["stopped"] == "interrupted" and summary["episodes_logged"] == len(saved)
-    assert not list(results.glob("*.lock"))
-    # SIGTERM says the same.
-    term = _popen(SLOW, tmp_path)
-    # Inside the run loop: the lock is held and an episode was appended since it started.
-    logged = len(_react_lines(results))
-    _wait_for(lambda: any(results.glob("*.lock")) and len(_react_lines(results)) > logged)
-    term.send_signal(signal.SIGTERM)
-    _, err = term.communicate(timeout=300)
-    assert term.returncode == 130 and "Traceback" not in err and "saved in" in err, err
-    # The same run with fewer episodes (the count is not part of its identity) finishes
-    # its first 12: nothing lost, nothing doubled.
-    before = {r["id"]: r for r in _react_lines(results)}
-    resume = _popen([*SLOW[:2], "12", *SLOW[3:4], "12", *SLOW[5:]], tmp_path)
-    out, err = resume.communicate(timeout=300)
-    assert resume.returncode == 0, err
-    after = _react_lines(results)
-    assert len(after) == len({r["id"] for r in after})  # nothing doubled
-    assert all(before[r["id"]] == r for r in after if r["id"] in before)  # nothing rewritten
-    assert set(before) <= {r["id"] for r in after}  # nothing lost
-    assert {r["index"] for r in after} >= set(range(12))
-    new = sum(r["index"] < 12 and r["id"] not in before for r in after)
-    assert f"episodes: {new} run now, 12 planned" in out
-
-
-@pytest.mark.slow
-def test_sigint_during_a_dataset_build_says_what_was_written(tmp_path: Path) -> None:
-    args = ["dataset", "build", "--out", "ds", "--game", "kayles", "-n", "60000"]
-    proc = _popen([*args, "--variant", "misere"], tmp_path)
-    seen = ""
-    # Wait until records are being found (imports, numba compilation and the solver's
-    # tables are done): an interrupt inside a numba compile is out of our hands.
-    while not re.search(r"\| *[1-9][0-9]*/60000", seen):
-        char = proc.stderr.read(1)
-        assert char, f"the build ended early: {seen}"
-        seen += char
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 130, seen + err
-    assert "Traceback" not in err
-    assert "interrupted: 0 of 1 dataset files written under ds" in err
-    assert "run the same command" in err
-    # Written whole or not at all: no partial file, no temp file left behind.
-    assert not (tmp_path / "ds").exists() or not list((tmp_path / "ds").iterdir())

@@ -315,37 +315,6 @@ def test_simulator_answers_from_the_question_file_not_the_prompt(tmp_path: Path)
         assert d.status == "forfeit" and all(s.error == "unparsable" for s in d.samples)
 
 
-def test_serve_sim_cli_takes_question_files(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "metanim.cli", "serve-sim", "--port", "0", "--questions",
-         "samples/math.jsonl", "--questions", str(SAMPLES_DIR / "mc.jsonl")],
-        stdout=subprocess.PIPE, text=True, cwd=tmp_path,
-    )  # fmt: skip
-    try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        assert "answering 22 questions" in line, line
-        url = re.search(r"http://\S+/v1", line).group(0)  # type: ignore[union-attr]
-        task = QuestionTask(load_questions(SAMPLES_DIR / "math.jsonl")[1])  # 2\sqrt{3}
-
-        async def go():
-            client = make_client(f"sim-optimal@{url}", api_key="sim")
-            try:
-                return await build_method(
-                    "cot", "sim-optimal", client_factory=lambda _: client
-                ).decide(task, seed=0)
-            finally:
-                await client.aclose()
-
-        decision = asyncio.run(go())
-        assert task.is_correct(decision.move) and decision.answer == r"2\sqrt{3}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 def test_every_method_answers_questions(tmp_path: Path) -> None:
     from metanim.agents.registry import METHODS
 

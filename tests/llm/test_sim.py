@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import subprocess
-import sys
 
 import openai
 import pytest
@@ -15,8 +12,8 @@ from metanim.games import IllegalMoveError, MoveError, game_from_prompt, make_ga
 from metanim.llm import OpenAIChatClient, templates
 from metanim.llm.sim import ModelSpecError, parse_model_spec, template_keys
 from metanim.solver import winning_moves
+from tests.replies import FORMAT, move, parsed
 
-FORMAT = '\n#Output Format: ```json\n{"reasoning": "...", "action": <value>}\n```'
 # One N-position (a winning move exists) per game.
 CASES = [
     ("nim-31-k3", (31,)),
@@ -31,16 +28,6 @@ def ask(server, model, content, **kwargs):
     c = OpenAIChatClient(model, base_url=server.base_url, api_key="sk-test", backoff_s=0.001)
     messages = content if isinstance(content, list) else [{"role": "user", "content": content}]
     return asyncio.run(c.chat(messages, **kwargs))
-
-
-def parsed(text):
-    block = re.search(r"```json\n(.*?)\n```", text, re.DOTALL)
-    assert block, text
-    return json.loads(block.group(1))
-
-
-def move(game, state, text):
-    return game.parse_move(json.dumps(parsed(text)["action"]), state)
 
 
 @pytest.mark.parametrize(("preset", "state"), CASES)
@@ -168,27 +155,6 @@ def test_models_endpoint_through_the_sdk(sim_server):
             return [m.id async for m in sdk.models.list()]
 
     assert "sim-optimal" in asyncio.run(listing())
-
-
-def test_serve_sim_cli_answers_over_http(tmp_path):
-    log = tmp_path / "log.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "metanim.cli", "serve-sim", "--port", "0", "--log", str(log)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()
-        url = re.search(r"http://\S+/v1", line).group(0)
-        game = make_game("kayles-20")
-        c = OpenAIChatClient("sim-optimal", base_url=url, api_key="sk-test")
-        state = game.initial_state()
-        text = asyncio.run(c.chat([{"role": "user", "content": game.prompt(state) + FORMAT}])).text
-        assert move(game, state, text) in winning_moves(game, state)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    assert json.loads(log.read_text().splitlines()[0])["task"]["game"] == "kayles"
 
 
 # ------------------------------------------------------- layouts, temperature, faults

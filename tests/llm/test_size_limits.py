@@ -12,11 +12,9 @@ import pytest
 from metanim.games import make_game
 from metanim.llm import InfrastructureError, OpenAIChatClient
 from tests.oracles import take_k_winning
+from tests.replies import FORMAT
 
 BIG = 2**64  # one past the largest uint64; a multiple of 4
-
-
-FORMAT = '\n#Output Format: ```json\n{"reasoning": "...", "action": <value>}\n```'
 
 
 def ask(server, content: str, **kwargs):

@@ -1,6 +1,7 @@
 """Where the client's calls go and what they carry (hosted conventions, validation), how
-it classifies replies with no content, how it times calls, and that it closes its
-sessions: each against a loopback aiohttp server that records every request it gets."""
+it classifies replies with no content and how it times calls: each against a loopback
+aiohttp server that records every request it gets (`tests.loopback`). That it closes its
+sessions is in tests/e2e/test_interpreter.py."""
 
 from __future__ import annotations
 
@@ -9,9 +10,6 @@ import json
 import logging
 import pickle
 import socket
-import subprocess
-import sys
-import textwrap
 import threading
 import types
 import urllib.request
@@ -391,74 +389,3 @@ def test_loopback_addresses():
     for url in ("https://api.openai.com/v1", "http://10.0.0.1/v1", "http://[::2]/v1",
                 "http://localhost.example.com/v1", "http://128.0.0.1/v1"):  # fmt: skip
         assert not is_loopback(url), url
-
-
-# ---------------------------------------------------------- sessions are closed
-_SESSIONS_SCRIPT = textwrap.dedent(
-    """
-    import asyncio, gc, sys, warnings
-    warnings.simplefilter("always")
-    import aiohttp
-    from metanim.llm import OpenAIChatClient
-    from metanim.llm.sim import SimServer
-
-    MESSAGES = [{"role": "user", "content": "hi"}]
-    with SimServer() as server:
-        # The simple way: several asyncio.run calls (a notebook), then drop the client.
-        client = OpenAIChatClient("sim-optimal", base_url=server.base_url, api_key="k")
-        texts = [asyncio.run(client.chat(MESSAGES, seed=i)).text for i in range(3)]
-        del client
-        gc.collect()
-
-        async def managed():
-            async with OpenAIChatClient("sim-optimal", base_url=server.base_url) as c:
-                await c.chat(MESSAGES)
-                await c.aclose()
-                await c.chat(MESSAGES)  # reopens after aclose()
-
-        asyncio.run(managed())
-
-        async def dropped_while_the_loop_runs():
-            c = OpenAIChatClient("sim-optimal", base_url=server.base_url)
-            await c.chat(MESSAGES)
-            cyclic = OpenAIChatClient("sim-optimal", base_url=server.base_url)
-            await cyclic.chat(MESSAGES)
-            cyclic.me = cyclic  # freed by the cycle collector, not by its count
-            del c, cyclic
-            gc.collect()
-            await asyncio.sleep(0.1)  # the loop closes the dropped client's session
-
-        asyncio.run(dropped_while_the_loop_runs())
-        gc.collect()
-        print("calls", len(texts), flush=True)
-        print("--control--", file=sys.stderr, flush=True)
-
-        async def leak():  # a bare session left open: the warning this test looks for
-            session = aiohttp.ClientSession()
-            async with session.get(server.base_url + "/models") as response:
-                await response.read()
-
-        asyncio.run(leak())
-        gc.collect()
-    """
-)
-
-
-def test_client_closes_its_sessions_when_used_across_event_loops():
-    run = subprocess.run(
-        [sys.executable, "-X", "dev", "-c", _SESSIONS_SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    assert "calls 3" in run.stdout
-    ours, _, control = run.stderr.partition("--control--")
-    leaks = (
-        "Unclosed client session",
-        "Unclosed connector",
-        "unclosed transport",
-        "unclosed <socket",
-    )
-    assert not [w for w in leaks if w in ours], ours
-    assert "Unclosed client session" in control  # the capture sees a leak when there is one
