@@ -1,4 +1,11 @@
-"""Shared fixtures. `sim_server`: the simulated OpenAI-compatible server on loopback;
+"""The test tiers, and shared fixtures.
+
+Tiers: `pytest` runs the fast tier, every test not marked `slow` and not under
+tests/e2e/ (marked `e2e` here); `pytest --full` runs every test, which CI does. A marker
+expression of one's own (`-m ...`) replaces the tier, and a test file or node id named on
+the command line runs whatever its tier (see docs/testing.md).
+
+Fixtures: `sim_server`: the simulated OpenAI-compatible server on loopback;
 `run_metanim`: the `metanim` command run in this process; `demo`: a demo-like results
 folder with its report; `fresh_probes`: no structured-output probe remembered."""
 
@@ -18,6 +25,39 @@ from metanim.analysis import render_report
 from metanim.cli import main
 from metanim.llm import forget_probes
 from metanim.llm.sim import SimServer
+
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="run every tier: the fast tier and the tests marked slow or e2e (what CI runs)",
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if config.getoption("full") or config.getoption("markexpr"):
+        return "tier: full" if config.getoption("full") else "tier: the -m expression"
+    return "tier: fast (not slow, not e2e); --full runs every test"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.e2e)
+    if config.getoption("full") or config.getoption("markexpr"):
+        return
+    named = {Path(arg.split("::")[0]).resolve() for arg in config.args}
+    named = {path for path in named if path.is_file()}  # files and node ids, not folders
+    keep, drop = [], []
+    for item in items:
+        later = item.get_closest_marker("slow") or item.get_closest_marker("e2e")
+        (drop if later and item.path not in named else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(scope="session")

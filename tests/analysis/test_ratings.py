@@ -145,6 +145,7 @@ def _player_rows(ratings: Any) -> dict[str, Any]:
     return by_label
 
 
+@pytest.mark.slow
 def test_recovery_of_known_strengths(grid: Path):
     ratings = rate([grid], seed=0)
     rows = _player_rows(ratings)
@@ -180,6 +181,7 @@ def test_recovery_of_known_strengths(grid: Path):
     assert all(0 < w < 200 for w in widths)  # informative intervals, not the whole scale
 
 
+@pytest.mark.slow
 def test_ratings_predict_epsilon_win_rates(grid: Path):
     """The fitted ratings (and seat advantage) predict ε = 0.5's observed win rates
     against the optimal and the random player within their 95% Wilson intervals."""
@@ -352,6 +354,7 @@ def test_accuracy_column_comes_from_the_players_evaluations(tmp_path: Path):
     assert all(r.accuracy_items == 0 for r in table.players if r is not row)
 
 
+@pytest.mark.slow
 def test_cli_ratings(grid: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     from metanim.cli import main
 
@@ -380,6 +383,7 @@ def test_pairings_seen_from_one_side_only_are_named(tmp_path: Path):
     assert "winning start" not in table.note
 
 
+@pytest.mark.slow
 def test_cli_ratings_refuses_what_it_cannot_rate_before_fitting(
     grid: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):

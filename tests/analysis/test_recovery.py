@@ -46,6 +46,7 @@ def test_temperature_zero_takes_the_most_preferred_answer():
     assert recovery.heuristic_share("sim-biased:p=0.4", samples=70, temperature=0).value == 0.0
 
 
+@pytest.mark.slow
 def test_mad_entrenchment_follows_eq1_for_agents_that_read_their_peers():
     p0 = 0.6
     run = recovery.entrenchment(p0, agents=2, debates=600, rounds=3, seed=1)
@@ -65,6 +66,7 @@ def conform_interval(bias, level=LEVEL):
     return wilson_interval(c.hits, c.n, level)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("own", "peer", "ibc"), [(1, 3, 0.5), (3, 1, -0.5)])
 def test_identity_bias_is_recovered_and_anonymization_removes_it(own, peer, ibc):
     run = recovery.identity_bias(own, peer, debates=250 if own == 1 else 120, seed=2)

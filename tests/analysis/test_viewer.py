@@ -343,6 +343,7 @@ def _lines(folder: Path) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_page_in_headless_chromium(demo: Path, browser: Any, tmp_path: Path):
     from selenium.webdriver.common.by import By
@@ -409,6 +410,7 @@ def _md_blocks(text: str) -> tuple[list[list[str]], list[list[str]]]:
     return rows, lines
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_every_report_number_is_on_the_page(rich: Path, browser: Any):
     """Parse report.md (and each run's own report) and the page: every table row's
@@ -440,6 +442,7 @@ def test_every_report_number_is_on_the_page(rich: Path, browser: Any):
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_search_finds_moves_and_replies(rich: Path, browser: Any):
     from selenium.webdriver.common.by import By
@@ -470,6 +473,7 @@ def test_search_finds_moves_and_replies(rich: Path, browser: Any):
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_sorting_tables_and_records(rich: Path, browser: Any):
     from selenium.webdriver.common.by import By
@@ -514,6 +518,7 @@ def test_sorting_tables_and_records(rich: Path, browser: Any):
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_view_survives_the_address(rich: Path, browser: Any):
     """Filters, search, sort, the open record and the leaderboard's table go into the
@@ -571,6 +576,7 @@ def test_view_survives_the_address(rich: Path, browser: Any):
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 @pytest.mark.parametrize("setting", GAMES)
 def test_a_board_is_drawn_per_game(rich: Path, browser: Any, setting: str):
@@ -598,6 +604,7 @@ def test_a_board_is_drawn_per_game(rich: Path, browser: Any, setting: str):
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_boards_past_the_limits_are_described_not_drawn(rich: Path, browser: Any):
     from metanim.analysis.viewer import BOARD_LIMITS
@@ -622,6 +629,7 @@ def test_boards_past_the_limits_are_described_not_drawn(rich: Path, browser: Any
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_two_runs_side_by_side(rich: Path, browser: Any):
     from selenium.webdriver.common.by import By
@@ -648,6 +656,7 @@ def test_two_runs_side_by_side(rich: Path, browser: Any):
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=NEEDS_BROWSER)
 def test_tables_stay_inside_their_cards_at_1280px(rich: Path, browser: Any):
     (mad,) = [p.stem for p in rich.glob("e-mad-*.jsonl")]

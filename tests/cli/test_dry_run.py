@@ -101,6 +101,7 @@ def _case(draw: st.DrawFn) -> list[str]:
     return [*argv, "--dry-run"] if command in BASE else argv
 
 
+@pytest.mark.slow
 @settings(
     max_examples=250,
     deadline=None,

@@ -311,10 +311,17 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
     ]  # fmt: skip
 
 
-ROWS = len(_cases("", "", "", ""))
+#: Rows that wait out a timeout (seconds of nothing): left to the full tier.
+WAITING = {"hung server"}
 
 
-@pytest.mark.parametrize("index", range(ROWS))
+@pytest.mark.parametrize(
+    "index",
+    [
+        pytest.param(i, marks=pytest.mark.slow) if case.name in WAITING else i
+        for i, case in enumerate(_cases("", "", "", ""))
+    ],
+)
 def test_every_bad_input_and_fault(
     index: int,
     tmp_path: Path,
@@ -428,6 +435,7 @@ class _Hanging(_Scripted):
         time.sleep(30)
 
 
+@pytest.mark.slow
 def test_progress_shows_failed_attempts_as_they_happen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -91,6 +91,7 @@ def _batch_peak(game: str, obs: str, num_envs: int) -> tuple[int, bool]:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_a_batch_of_boards_past_the_memory_limit_is_refused_naming_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

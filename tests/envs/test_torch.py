@@ -24,6 +24,7 @@ CONFIGS = [(env_id, {}) for env_id in ENV_IDS] + [(env_id, RESIZED[env_id]) for 
 IDS = [f"{env_id}-{'resized' if kw else 'default'}" for env_id, kw in CONFIGS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "kwargs"), CONFIGS, ids=IDS)
 def test_torchrl_gym_env_and_check_env_specs(env_id: str, kwargs: dict[str, Any]) -> None:
     need("torch")
@@ -39,6 +40,7 @@ def test_torchrl_gym_env_and_check_env_specs(env_id: str, kwargs: dict[str, Any]
     assert set(rollout["next", "reward"].unique().tolist()) <= {-1.0, 0.0, 1.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "kwargs"), CONFIGS, ids=IDS)
 def test_stable_baselines3_env_checker(env_id: str, kwargs: dict[str, Any]) -> None:
     need("torch")
@@ -68,6 +70,7 @@ def _legal_ids(game: Any, obs: np.ndarray) -> list[int]:
     return sorted(game.action_id(m) for m in game.legal_moves(state))
 
 
+@pytest.mark.slow
 def test_torchrl_masked_policy_recipe_plays_only_legal_moves() -> None:
     """The recipe of docs/envs.md: `GymEnv` -> `ActionMask` -> a masked policy, 1,000 steps."""
     torch = need("torch")
@@ -115,6 +118,7 @@ class _Checked:
         vec.step_async = checked
 
 
+@pytest.mark.slow
 def test_maskable_ppo_trains_on_the_batched_env_through_the_sb3_adapter() -> None:
     torch = need("torch")
     need("stable_baselines3")
@@ -148,6 +152,7 @@ def test_maskable_ppo_trains_on_the_batched_env_through_the_sb3_adapter() -> Non
     assert trained >= 0.9 and rand <= 0.4, (trained, rand)
 
 
+@pytest.mark.slow
 def test_the_sb3_adapter_matches_sb3s_own_dummy_vec_env() -> None:
     """Same seeds and actions: SB3's DummyVecEnv over single envs and the adapter over the
     batched env return the same observations, rewards, dones and terminal observations."""

@@ -106,7 +106,10 @@ def test_the_block_stream_gives_the_words_of_the_formula() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:the start")  # [12] is a P-position on purpose
-@pytest.mark.parametrize("threads", [None, 2], ids=["serial", "threads"])
+# The threaded kernels are the serial loop's twin (`numba.prange`): compiled for --full only.
+@pytest.mark.parametrize(
+    "threads", [None, pytest.param(2, marks=pytest.mark.slow)], ids=["serial", "threads"]
+)
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES)
 def test_same_seeds_give_the_same_episodes_as_the_single_env(
     env_id: str, kwargs: dict[str, Any], threads: int | None

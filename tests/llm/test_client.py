@@ -7,6 +7,7 @@ import json
 import logging
 import pickle
 import re
+from collections.abc import Iterator
 
 import pytest
 
@@ -30,6 +31,15 @@ PROMPT = (
     + '\n#Output Format: ```json\n{"reasoning": "...", "action": <integer>}\n```'
 )
 MESSAGES = [{"role": "user", "content": PROMPT}]
+
+
+@pytest.fixture(scope="module")
+def sim_server() -> Iterator[SimServer]:
+    """This module's own simulated server. A call that times out here (2 s of latency, a
+    0.2 s timeout) is still served after its test, and its record lands in the log 2 s
+    later: on the shared server it could reach another module's test that reads the log."""
+    with SimServer(seed=0) as server:
+        yield server
 
 
 def client(server: SimServer, model: str = "sim-optimal", **kwargs) -> OpenAIChatClient:

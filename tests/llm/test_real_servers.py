@@ -248,6 +248,7 @@ def test_unknown_model_on_a_listing_server_warns(fake, caplog):
     assert not [r for r in caplog.records if "not listed" in r.getMessage()]
 
 
+@pytest.mark.slow
 def test_greedy_request_that_timed_out_is_resent_once(fake):
     server = fake(lambda body, i: 2.0)
     c = client(server, timeout_s=0.3, max_retries=4)

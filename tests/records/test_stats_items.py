@@ -142,6 +142,7 @@ def _coverage(truth: float, n_items: int, repeats: int, stochastic: bool) -> flo
     return hits / SEEDS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stochastic", [False, True], ids=["deterministic", "stochastic"])
 @pytest.mark.parametrize("repeats", [1, 5])
 @pytest.mark.parametrize("truth", [0.2, 0.6, 0.8])
