@@ -358,7 +358,7 @@ def test_tournament_flags_reach_every_call_and_name_the_policy(sim_server, tmp_p
         ]
     )  # fmt: skip
     # Every decision falls back: --keep-going plays the episodes out (without it the run
-    # stops after five; tests/test_first_contact.py).
+    # stops after five; tests/arena/test_forfeits.py).
     assert code == 0
     log = sim_server.log
     assert log and all(r["max_tokens"] == 77 for r in log)
