@@ -231,7 +231,10 @@ BASE_CASES: list[tuple[str, Any, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.parametrize("misere", [False, True], ids=["normal", "misere"])
+# Misère play of every size class in --full; the misère presets above stay in the fast tier.
+@pytest.mark.parametrize(
+    "misere", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["normal", "misere"]
+)
 @pytest.mark.parametrize(("name", "state", "given"), BASE_CASES, ids=range(len(BASE_CASES)))
 def test_solve_answers_what_the_api_answers_for_every_game(
     name: str, state: Any, given: dict[str, Any], misere: bool, capsys

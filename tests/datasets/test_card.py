@@ -84,6 +84,7 @@ def write_row(files) -> str:
     return next(iter(files.values()))[0].to_json_line()
 
 
+@pytest.mark.slow
 def test_huggingface_datasets_loads_the_build_with_the_card_features(tmp_path: Path, files) -> None:
     hf = pytest.importorskip("datasets")
     yaml = pytest.importorskip("yaml")

@@ -170,6 +170,7 @@ def test_loads_with_pandas(tmp_path, default_build):
     assert frame["features"].iloc[0]["stratum"] in {"easy", "medium", "hard"}
 
 
+@pytest.mark.slow
 def test_loads_with_huggingface_datasets(tmp_path, default_build):
     hf = pytest.importorskip("datasets")
     records = [r for records in default_build.values() for r in records]

@@ -22,7 +22,7 @@ from metanim.envs.vector import (
 from metanim.games import Kayles
 from metanim.solver import ReferenceSolver, outcome
 
-CASES: list[tuple[str, dict[str, Any]]] = [
+CASES: list[Any] = [
     ("MetaNIM/Nim-v0", {}),
     ("MetaNIM/Nim-v0", {"heaps": [3, 4, 5], "max_take": None, "misere": True}),
     ("MetaNIM/Fibonacci-v0", {"opponent": "random"}),
@@ -50,11 +50,17 @@ CASES: list[tuple[str, dict[str, Any]]] = [
         "MetaNIM/Kayles-v0",
         {"rows": [12, 12], "misere": True, "seat": "second", "opponent": "epsilon:0.5"},
     ),
-    # Encoded observations, as the single env encodes them.
-    ("MetaNIM/Nim-v0", {"heaps": [3, 4, 5], "observation": "onehot"}),
-    ("MetaNIM/Fibonacci-v0", {"n": 12, "observation": "binary", "seat": "second"}),
-    ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "observation": "onehot"}),
-    ("MetaNIM/Kayles-v0", {"rows": [3, 5], "observation": "binary", "opponent": "random"}),
+    # Encoded observations, as the single env encodes them: each encoding is another
+    # compilation of the kernels, left to --full.
+    *(
+        pytest.param(env_id, kwargs, marks=pytest.mark.slow)
+        for env_id, kwargs in [
+            ("MetaNIM/Nim-v0", {"heaps": [3, 4, 5], "observation": "onehot"}),
+            ("MetaNIM/Fibonacci-v0", {"n": 12, "observation": "binary", "seat": "second"}),
+            ("MetaNIM/Kayles-v0", {"preset": "kayles-20", "observation": "onehot"}),
+            ("MetaNIM/Kayles-v0", {"rows": [3, 5], "observation": "binary", "opponent": "random"}),
+        ]
+    ),
 ]
 
 
@@ -306,6 +312,7 @@ def test_random_n_starts_follow_the_documented_distribution() -> None:
     assert result.pvalue > 1e-3, (counts, law)
 
 
+@pytest.mark.slow
 def test_encoded_observations_have_the_single_env_space() -> None:
     """`observation=` gives the single env's encoding (values are compared in
     `test_same_seeds_give_the_same_episodes_as_the_single_env`)."""

@@ -183,6 +183,7 @@ def _docs_loop() -> str:
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)[0]
 
 
+@pytest.mark.slow
 def test_the_docs_loop_runs_unchanged_in_sync_async_and_the_batched_env() -> None:
     namespace: dict[str, Any] = {}
     exec(compile(_docs_loop(), "docs/envs.md[one loop]", "exec"), namespace)

@@ -156,6 +156,7 @@ def test_inspect_eval_with_the_default_openai_provider(openai_env, tmp_path: Pat
     assert accuracy(sc) == 1.0 and len(openai_env.log) >= 3 * 2
 
 
+@pytest.mark.slow
 def test_question_file_task_graded_against_the_gold_answer(tmp_path: Path) -> None:
     path = tmp_path / "qs.jsonl"
     rows = [

@@ -40,6 +40,7 @@ def test_auto_sends_schemas_only_to_servers_that_constrain_output(owner, props, 
         assert "does not say it constrains output" in choice.reason
 
 
+@pytest.mark.slow
 def test_auto_is_off_when_the_probe_times_out_or_nothing_listens():
     with RecordingServer(playing("llamacpp", delay=1.0)) as server:
         slow = structured_output_for(
