@@ -4,7 +4,7 @@ The prompts (tests/data/sim_prompts.json.gz) are message lists captured from the
 log of small tournaments and evaluations (every method layout, games and questions); the
 requests around them vary the model spec, temperature, n, seed, server seed and session,
 repeat bodies (attempt counts, bursts) and add malformed ones. `replay` answers them in
-order on fresh `SimApp`s; tests/test_sim_identity.py compares that with
+order on fresh `SimApp`s; tests/llm/test_sim_identity.py compares that with
 tests/data/sim_golden.json.gz, recorded from the code before the server was optimised:
 
     PYTHONPATH=/path/to/reference/checkout python tests/sim_golden.py --write

@@ -67,6 +67,7 @@ def test_a_bad_import_breaks_its_contract(
     assert f"metanim.{module.removesuffix('.py').replace('/', '.')}" in broken
 
 
+@pytest.mark.slow
 def test_one_runs_config_enters_each_file_at_most_twice() -> None:
     """scripts/trace_run.py: a one-episode tournament's config on its way to the first move."""
     result = subprocess.run(
