@@ -24,7 +24,7 @@ from metanim.analysis.debate import (
     outcome_breakdown,
     subversion_correction,
 )
-from metanim.records import (
+from metanim.stats import (
     bootstrap_ci,
     mcnemar_exact,
     mean_ci,

@@ -27,8 +27,9 @@ from metanim.arena._players import CallTimes
 from metanim.cli import main
 from metanim.games import make_game
 from metanim.llm.sim import SimServer
-from metanim.records import AppendLog, mean_ci, read_records, wilson_interval
+from metanim.records import AppendLog, read_records
 from metanim.solver import outcome, winning_moves
+from metanim.stats import mean_ci, wilson_interval
 from metanim.util import fastjson
 
 FAULTY = "sim-faulty:malformed=0.3,illegal=0.3,http500=0.15"

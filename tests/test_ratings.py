@@ -24,7 +24,8 @@ import pytest
 from scipy.special import expit
 from scipy.stats import binomtest
 
-from metanim.analysis.ratings import PRIOR_SIGMA, fit_bradley_terry, rate
+from metanim.analysis.ratings import rate
+from metanim.stats import PRIOR_SIGMA, fit_bradley_terry
 
 HEAP, TAKE = 31, 3
 BIASED = "sim-biased:heuristic=max_take,p={p}"

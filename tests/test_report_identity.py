@@ -139,7 +139,7 @@ def test_unpaired_runs_get_newcombe(tmp_path: Path):
     (diff,) = report.win_diffs
     assert not diff.paired and diff.n == 20
     # Newcombe (1998) method 10 for 8/10 vs 5/10, from the two Wilson intervals.
-    from metanim.records import newcombe_difference
+    from metanim.stats import newcombe_difference
 
     nc = newcombe_difference(8, 10, 5, 10)
     assert (diff.diff, diff.low, diff.high) == pytest.approx((0.3, nc.low, nc.high))

@@ -20,7 +20,8 @@ import pytest
 from metanim.analysis.reproduce import AGENTS, SEED004_CROWD
 from metanim.cli import main
 from metanim.llm.sim import parse_model_spec
-from metanim.records import item_accuracy, read_records, wilson_interval
+from metanim.records import read_records
+from metanim.stats import item_accuracy, wilson_interval
 
 pytestmark = pytest.mark.slow
 SEED000 = parse_model_spec(AGENTS["seed000"].roles["agent"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import metanim.records
+import metanim.stats
 from metanim.analysis.debate import (
     DebateTrace,
     EntrenchmentRow,
@@ -64,12 +64,11 @@ __all__ = [
     "trace_from_decision",
 ]
 
-#: The statistics moved below the arena, to `metanim.records`, which both arena and
-#: analysis read.
+#: The statistics live in `metanim.stats`, below every layer.
 __getattr__ = deprecated_aliases(
     __name__,
     {
-        name: (f"metanim.records.{name}", getattr(metanim.records, name))
+        name: (f"metanim.stats.{name}", getattr(metanim.stats, name))
         for name in (
             "MAJORITY_RULE", "AccuracySummary", "Interval", "Summary", "bootstrap_ci",
             "item_accuracy", "majority_verdict", "mcnemar_exact", "mcnemar_items", "mean_ci",

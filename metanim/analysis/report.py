@@ -54,24 +54,20 @@ from metanim.analysis.ratings import (
 from metanim.analysis.results import read_results
 from metanim.analysis.viewer import write_viewer
 from metanim.games import make_game
-from metanim.records import (
+from metanim.records import distinguishing_labels, md, signed, std_text, text_table
+from metanim.records import pct as _pct
+from metanim.solver import winning_moves
+from metanim.stats import (
     MAJORITY_RULE,
-    distinguishing_labels,
     item_accuracy,
     majority_verdict,
     mcnemar_exact,
     mcnemar_items,
-    md,
     newcombe_difference,
     paired_episode_difference,
     paired_item_difference,
-    signed,
-    std_text,
-    text_table,
     wilson_interval,
 )
-from metanim.records import pct as _pct
-from metanim.solver import winning_moves
 
 FINISHED = ("win", "loss")
 

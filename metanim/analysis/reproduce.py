@@ -57,19 +57,17 @@ from metanim.arena import (
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
 from metanim.llm import ModelSpec, check_base_url
 from metanim.llm.sim import check_simulated
-from metanim.records import (
+from metanim.records import latest_by_id, md, read_records
+from metanim.records import pct as _pct
+from metanim.stats import (
     MAJORITY_RULE,
     item_accuracy,
-    latest_by_id,
     majority_verdict,
     mcnemar_exact,
-    md,
     paired_item_difference,
-    read_records,
     tango_interval,
     wilson_interval,
 )
-from metanim.records import pct as _pct
 from metanim.util import Folder
 
 #: The four settings of seed 000's Figure 7 (left) and Table 12: NIM and Fibonacci Nim,

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from metanim.analysis import render_report
-from metanim.analysis.ratings import BOOTSTRAP, PRIOR_SIGMA, rate, ratings_plot, ratings_terminal
+from metanim.analysis.ratings import BOOTSTRAP, rate, ratings_plot, ratings_terminal
 from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
 from metanim.analysis.reproduce import plan as plan_reproduce
 from metanim.analysis.reproduce import reproduce as reproduce_artifact
@@ -16,6 +16,7 @@ from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
 from metanim.cli._config import add_config_arguments, config_from_args, kind
 from metanim.cli._registry import command
 from metanim.records import iter_logs
+from metanim.stats import PRIOR_SIGMA
 from metanim.util import PositiveFloat, PositiveInt, check_folder, port
 
 

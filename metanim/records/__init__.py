@@ -1,10 +1,11 @@
-"""What a run writes and analysis reads: records, logs, run identities and statistics.
+"""What a run writes and analysis reads: records, logs, run identities and summaries.
 
-The arena writes these (one `EpisodeRecord` line per episode, one decision line per
-evaluated item, a summary beside each log); `metanim.analysis` reads them back. The
-statistics (Wilson, item-level accuracy, McNemar, paired differences) serve both.
+The arena writes these (one `EpisodeRecord` line per episode, one `DecisionRecord` line
+per evaluated item, a summary beside each log); `metanim.analysis` reads them back, typed.
+The statistics they use live below, in `metanim.stats`.
 """
 
+import metanim.stats
 from metanim.records._episode import (
     Actor,
     EndReason,
@@ -40,26 +41,6 @@ from metanim.records._log import (
     read_records,
     run_config,
 )
-from metanim.records._stats import (
-    MAJORITY_RULE,
-    AccuracySummary,
-    Interval,
-    McNemarResult,
-    Summary,
-    binom_two_sided,
-    bootstrap_ci,
-    item_accuracy,
-    majority_verdict,
-    mcnemar_exact,
-    mcnemar_items,
-    mean_ci,
-    newcombe_difference,
-    paired_episode_difference,
-    paired_item_difference,
-    t_quantile,
-    tango_interval,
-    wilson_interval,
-)
 from metanim.records._summary import (
     RESULT_STATUSES,
     VERDICTS,
@@ -75,53 +56,39 @@ from metanim.records._summary import (
     summarize_tournament,
     text_table,
 )
+from metanim.util import deprecated_aliases
 
 __all__ = [
     "AMOUNT_ONLY",
-    "MAJORITY_RULE",
     "NOT_IDENTITY",
     "RESULT_STATUSES",
     "RUN_SETTINGS",
     "SIDES",
     "VERDICTS",
-    "AccuracySummary",
     "Actor",
     "AppendLog",
     "EndReason",
     "EpisodeRecord",
     "EpisodeStatus",
     "EvaluationTally",
-    "Interval",
     "LogLockedError",
-    "McNemarResult",
     "MoveRecord",
     "RunLock",
     "Seat",
     "SideTotals",
-    "Summary",
     "TournamentTally",
-    "binom_two_sided",
-    "bootstrap_ci",
     "config_identity",
     "current_prompt_versions",
     "distinguishing_labels",
     "game_key",
     "identity_hash",
     "identity_label",
-    "item_accuracy",
     "iter_logs",
     "iter_records",
     "latest_by_id",
     "log_identity",
     "log_kind",
-    "majority_verdict",
-    "mcnemar_exact",
-    "mcnemar_items",
     "md",
-    "mean_ci",
-    "newcombe_difference",
-    "paired_episode_difference",
-    "paired_item_difference",
     "pct",
     "read_records",
     "render_summary",
@@ -132,9 +99,18 @@ __all__ = [
     "std_text",
     "summarize_evaluation",
     "summarize_tournament",
-    "t_quantile",
-    "tango_interval",
     "text_table",
     "uses_prompts",
-    "wilson_interval",
 ]
+
+#: The statistics live in `metanim.stats`, below every layer; the old names still answer.
+__getattr__ = deprecated_aliases(
+    __name__,
+    {name: (f"metanim.stats.{name}", getattr(metanim.stats, name)) for name in (
+        "MAJORITY_RULE", "AccuracySummary", "Interval", "McNemarResult", "Summary",
+        "binom_two_sided", "bootstrap_ci", "item_accuracy", "majority_verdict",
+        "mcnemar_exact", "mcnemar_items", "mean_ci", "newcombe_difference",
+        "paired_episode_difference", "paired_item_difference", "t_quantile",
+        "tango_interval", "wilson_interval",
+    )},
+)  # fmt: skip

@@ -15,13 +15,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from metanim.envs import is_solver_player
-from metanim.records._chance import (
-    ALPHA,
-    chance_test,
-    item_outcomes,
-    random_win_probability,
-)
-from metanim.records._stats import item_accuracy, mean_ci, wilson_interval
+from metanim.records._chance import random_win_probability
+from metanim.stats import ALPHA, chance_test, item_accuracy, item_outcomes, mean_ci, wilson_interval
 
 #: Evaluation statuses that carry a result (graded); the others are failures.
 RESULT_STATUSES = ("ok", "fallback", "forfeit")
