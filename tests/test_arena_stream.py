@@ -12,7 +12,7 @@ import pytest
 
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.llm.sim import SimServer
-from metanim.records import iter_records, read_records
+from metanim.records import iter_records, read_log, read_records
 
 FAULTY = "sim-faulty:malformed=0.2,http500=0.3"
 
@@ -85,12 +85,12 @@ def test_streamed_summary_matches_the_whole_log_after_faults_resume_and_budget(t
         )
         first = run_tournament(config)
         assert "records" not in vars(first)  # not read from the log until asked for
-        failed = sum(r["status"] != "win" and r["status"] != "loss" for r in first.records)
+        failed = sum(r.status != "win" and r.status != "loss" for r in first.records)
         assert failed > 0  # http500 without retries: some episodes fail
         _check(first, 12)
         # A resume that reruns the failures under a call budget that stops it part way:
         # the failures it did not reach stay the latest records of their ids.
-        spent = sum(r["agent_totals"]["calls"] for r in read_records(first.log_path))
+        spent = sum(r.agent_totals.calls for r in read_log(first.log_path))
         budget = config.model_copy(update={"max_calls": spent + 2})
         assert budget.log_path == config.log_path  # a budget is not part of a run's identity
         second = run_tournament(budget)
@@ -101,7 +101,7 @@ def test_streamed_summary_matches_the_whole_log_after_faults_resume_and_budget(t
         assert third.summary["groups"][0]["not_run"] == 0
     # The first result's records are the log as it was when the first run ended.
     assert len(first.records) == 12
-    assert sum(r["status"] not in ("win", "loss") for r in first.records) == failed
+    assert sum(r.status not in ("win", "loss") for r in first.records) == failed
     assert len(list(iter_records(first.log_path))) == len(read_records(first.log_path))
 
 
@@ -156,9 +156,9 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
             back = Decision.model_validate(logged["decision"])
             assert back == made.model_copy(update={"move": None})
             kept += 1
-        # A line read back keeps its decisions as dicts (no method's model is guessed).
+        # A line read back is typed through its decisions (the method's `Decision`).
         again = EpisodeRecord.model_validate(line)
-        assert all(isinstance(m.decision, dict) for m in again.moves)
+        assert all(m.decision is None or isinstance(m.decision, Decision) for m in again.moves)
         assert again.model_dump(mode="json") == line
     assert kept >= 4
 

@@ -1,7 +1,12 @@
-"""The records of a played game: one per move, a player's totals, one per episode.
+"""The records a run writes: one per move, a player's totals, one per episode, and one
+per evaluated decision.
 
 A move record carries the decision's counters (`Counts`, defined once in the agents
-layer); a side's totals add them up. An episode record is one line of a tournament log.
+layer); a side's totals add them up. An episode record is one line of a tournament log,
+a decision record one line of an evaluation log; each line starts with the log format's
+version (`format`), and reading a line back gives the same record (`metanim.records.
+read_log`). A field added to a record is one edit here: the writer, every reader, the
+dataframes and the exports take it from the record.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.agents import Counts, Decision
+from metanim.records._versions import FORMAT
 from metanim.util import fastjson
 
 Seat = Literal["first", "second"]
@@ -38,7 +44,7 @@ class MoveRecord(Counts):
     error: str | None = None
     # The method's full record, when kept: its `Decision` in a live episode, its JSON
     # form (a dict, kept a dict) when read back from a log. Last, so a line can append it.
-    decision: dict[str, Any] | Decision | None = Field(None, union_mode="left_to_right")
+    decision: Decision | dict[str, Any] | None = Field(None, union_mode="left_to_right")
 
 
 class SideTotals(Counts):
@@ -67,6 +73,7 @@ class EpisodeRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    format: int = FORMAT  # the log format's version (metanim.records._versions)
     id: str
     setting: str
     index: int
@@ -103,4 +110,56 @@ class EpisodeRecord(BaseModel):
         line = self.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
         for out, move in zip(line["moves"], self.moves, strict=True):
             out["decision"] = fastjson.fragment(move.decision)
+        return line
+
+
+#: A decision's statuses: a graded result (ok, fallback, forfeit) or a failure.
+DecisionStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error", "error"]
+Verdict = Literal["correct", "wrong", "forfeit"]
+
+
+class DecisionRecord(Counts):
+    """One evaluated item's decision: one line of an evaluation log.
+
+    The item (a dataset record or a question), the repeat and seed, the verdict of the
+    final answer, the decision's counters and, when kept, the method's full record.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    format: int = FORMAT
+    id: str
+    record_id: str
+    kind: Literal["game", "question"] = "game"
+    game: str  # the game, or the question set's name
+    variant: str = "normal"
+    stratum: str | None = None
+    difficulty: str | None = None  # a dataset record's tier (easy, medium, hard)
+    question_type: str | None = None
+    # For the chance baselines: how many legal answers the item has (None: open), and
+    # whether the first of them is the gold one.
+    legal_answers: int | None = None
+    first_is_gold: bool | None = None
+    repeat: int = 0
+    seed: int = 0
+    optimal_move: str | None = None  # the gold answer's text
+    status: DecisionStatus
+    answer: str | None = None  # the answer played (a fallback's random move included)
+    correct: bool | None  # None when not graded (an infrastructure error, an error)
+    extracted: str | None = None
+    verdict: Verdict | None = None
+    # Each debate agent's verdict per round: {agent: True/False, None for no answer}.
+    round_verdicts: list[dict[str, bool | None]] | None = None
+    samples: int = 0
+    error: str | None = None
+    decision: Decision | dict[str, Any] | None = Field(None, union_mode="left_to_right")
+
+    @property
+    def graded(self) -> bool:
+        return self.correct is not None
+
+    def line(self) -> dict[str, Any]:
+        """The log line: the JSON form, a kept decision as its finished JSON text."""
+        line = self.model_dump(mode="json", exclude={"decision"})
+        line["decision"] = fastjson.fragment(self.decision)
         return line

@@ -19,10 +19,23 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from metanim.records._episode import DecisionRecord, EpisodeRecord
+from metanim.records._versions import FORMAT, upgrade
 from metanim.util import fastjson
 
 #: A log's kind: "episodes" (a tournament's) or "decisions" (an evaluation's).
 LogKind = str
+#: A log line read back: an episode (tournament) or a decision (evaluation).
+Record = EpisodeRecord | DecisionRecord
+RECORD_TYPES: dict[str, type[EpisodeRecord] | type[DecisionRecord]] = {
+    "episodes": EpisodeRecord,
+    "decisions": DecisionRecord,
+}
+#: How a line of the current format starts (orjson writes no space): such a line goes
+#: straight to pydantic-core's JSON validator; any other line through `upgrade`.
+_CURRENT = b'{"format":%d,' % FORMAT
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
@@ -41,6 +54,54 @@ def iter_records(path: str | Path, end: int | None = None) -> Iterator[dict[str,
     when it had that size).
     """
     path = Path(path)
+    for number, line in _lines(path, end):
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as exc:
+            _set_aside(path, number, line, exc.msg)
+
+
+def iter_log(
+    path: str | Path, end: int | None = None, kind: LogKind | None = None
+) -> Iterator[Record]:
+    """The records of a run's log, typed, one at a time (flat memory however long).
+
+    Lines of the current format are validated straight from their JSON text; a line of
+    an earlier format goes through `upgrade` first (the one place that knows them). A
+    line that is not a record (corrupt JSON, a record missing its fields) is set aside
+    as `iter_records` sets aside corrupt JSON. `kind` is the log's kind (default: read
+    from its first line); `end` as in `iter_records`.
+    """
+    path = Path(path)
+    kind = kind or log_kind(path)
+    if kind is None:
+        return
+    model = RECORD_TYPES[kind]
+    for number, line in _lines(path, end):
+        try:
+            if line.startswith(_CURRENT):
+                yield model.model_validate_json(line)
+            else:
+                yield model.model_validate(upgrade(json.loads(line), kind))
+        except json.JSONDecodeError as exc:
+            _set_aside(path, number, line, exc.msg)
+        except ValidationError as exc:
+            _set_aside(path, number, line, f"not a record: {exc.errors()[0]['msg']}")
+
+
+def read_log(path: str | Path, end: int | None = None) -> list[Record]:
+    """Every record of a run's log (`iter_log`), as a list."""
+    return list(iter_log(path, end))
+
+
+def latest(records: Iterable[Record]) -> dict[str, Record]:
+    """The last record of each id (a rerun of a failed item supersedes the failure)."""
+    return {record.id: record for record in records}
+
+
+def _lines(path: Path, end: int | None) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of every complete, non-blank line of `path` within its first
+    `end` bytes; nothing if the file does not exist."""
     if not path.exists():
         return
     with path.open("rb") as f:
@@ -52,10 +113,7 @@ def iter_records(path: str | Path, end: int | None = None) -> Iterator[dict[str,
             # Only the last line can lack its newline: a fragment of a cut write.
             if not line.endswith(b"\n") or not line.strip():
                 continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                _set_aside(path, number, line, exc.msg)
+            yield number, line
 
 
 # Corrupt lines already reported in this process: a log is read several times per run.
