@@ -53,7 +53,6 @@ from metanim.envs import is_solver_player
 from metanim.records import (
     SIDES,
     distinguishing_labels,
-    game_key,
     identity_hash,
     md,
     pct,
@@ -241,31 +240,26 @@ def _collect(results: Results) -> _Collected:
         identities.setdefault(h, identity)
         return h
 
-    for (run, setting), rows in sorted(results.episodes.items()):
+    for (run, setting), group in sorted(results.episodes.items()):
         players = [key_of(side) for side in sides[run]]
-        for row in rows.values():
+        games.setdefault(setting, group.game)
+        for (agent_name, opponent_name, seat, start, status, end), count in group.rated.items():
             if len(players) == 2:
                 agent, opponent = players
             else:  # a log without its config: the names its lines carry
-                agent = key_of({"method": str(row.get("agent", "?"))})
-                opponent = key_of({"method": str(row.get("opponent", "?"))})
-            params = row.get("game_params") or {}
-            games.setdefault(
-                setting,
-                game_key(str(row.get("game", setting)), "misere" if params.get("misere") else ""),
-            )
-            status, end = row.get("status"), row.get("end_reason", "game_over")
+                agent = key_of({"method": agent_name})
+                opponent = key_of({"method": opponent_name})
             if status not in ("win", "loss"):
-                excluded[setting]["failed"] += 1
+                excluded[setting]["failed"] += count
                 continue
             if end not in RESULT_ENDS:
-                excluded[setting]["capped"] += 1
+                excluded[setting]["capped"] += count
                 continue
-            agent_first = row.get("seat") == "first"
+            agent_first = seat == "first"
             first, second = (agent, opponent) if agent_first else (opponent, agent)
             first_won = (status == "win") == agent_first
-            start = str(row.get("start_outcome") or "?")
-            episodes.append(_Episode((run, setting), setting, start, first, second, first_won))
+            episode = _Episode((run, setting), setting, start, first, second, first_won)
+            episodes.extend([episode] * count)
     accuracy = _accuracy(results, sides, resolve, identities)
     return _Collected(episodes, excluded, identities, games, accuracy)
 
@@ -278,7 +272,7 @@ def _accuracy(
 ) -> dict[tuple[str, str | None], Verdicts]:
     """Verdicts per (player key, game key) and per (player key, None: every game)."""
     out: dict[tuple[str, str | None], Verdicts] = {}
-    for (run, game, dataset), rows in results.decisions.items():
+    for (run, game, dataset), group in results.decisions.items():
         if len(sides[run]) != 1:
             continue
         player = identity_hash(resolve(sides[run][0]))
@@ -286,12 +280,10 @@ def _accuracy(
             continue  # evaluated but never played: it has no rating to stand beside
         for scope in (game, None):
             verdicts, repeats = out.setdefault((player, scope), ({}, {}))
-            for row in rows.values():
-                if row.get("correct") is None:
-                    continue
-                item = f"{dataset}:{game}:{row.get('record_id')}"
-                verdicts.setdefault(item, []).append(bool(row["correct"]))
-                repeats.setdefault(item, []).append(int(row.get("repeat", 0)))
+            for item_id, said in group.all.verdicts.items():
+                item = f"{dataset}:{game}:{item_id}"
+                verdicts.setdefault(item, []).extend(said)
+                repeats.setdefault(item, []).extend(group.all.repeats[item_id])
     return out
 
 

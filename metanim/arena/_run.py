@@ -33,7 +33,15 @@ from metanim.arena._players import ClientPool, Side
 from metanim.arena._preflight import check_servers
 from metanim.llm import InfrastructureError, sim_url_from_env
 from metanim.llm.sim import SimServer
-from metanim.records import AppendLog, Record, RunLock, iter_log, latest, render_summary
+from metanim.records import (
+    AppendLog,
+    Record,
+    RunLock,
+    iter_log,
+    latest,
+    render_summary,
+    transcript_path,
+)
 from metanim.util import Interrupted, StorageError, fastjson
 
 
@@ -211,7 +219,8 @@ class Run:
         ticker = asyncio.ensure_future(self._tick(bar)) if self.config.progress else None
         began = time.perf_counter()
         try:
-            with AppendLog(self.job.log_path) as log, _cancel_on_sigterm():
+            transcripts = transcript_path(self.job.log_path)
+            with AppendLog(self.job.log_path, transcripts) as log, _cancel_on_sigterm():
                 queue = iter(todo)
                 workers = min(self.config.concurrency, len(todo))
                 await _start_staggered(self._worker(queue, log, bar) for _ in range(workers))
@@ -298,7 +307,7 @@ class Run:
             # In the summary as soon as the write is handed over: a cancel arriving while
             # it is awaited still finds the line on disk (the log's close waits for its
             # writer) and in the summary.
-            write = log.submit(record.line())
+            write = log.submit(record.line(), record.transcript_line())
             self.spent.add(self.job.spent(record))
             self.played += 1
             rid = record.id

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from metanim.analysis import render_report
+from metanim.analysis.frames import export, missing_module
 from metanim.analysis.ratings import BOOTSTRAP, rate, ratings_plot, ratings_terminal
 from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
 from metanim.analysis.reproduce import plan as plan_reproduce
@@ -32,6 +33,15 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=port, default=0, help="port of --serve (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="with --serve: print the URL only")
+    p.add_argument(
+        "--export",
+        choices=["parquet", "csv"],
+        help="also write the episodes, decisions and calls as files (needs pandas, and "
+        "pyarrow for parquet: the `data` extra)",
+    )
+    p.add_argument(
+        "--export-dir", type=Path, help="where --export writes (default: RESULTS/export)"
+    )
     _dry_run_flag(p)
 
 
@@ -67,8 +77,16 @@ def report(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(f"dry run: {_runs_found([args.results])}; nothing was written")
         return 0
+    if args.export:  # refused before the report, not after it
+        try:
+            missing_module(args.export)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
     result = render_report(args.results, write=not args.no_write, plots=not args.no_plots)
     print(result.terminal())
+    if args.export:
+        for path in export(args.results, args.export, args.export_dir):
+            print(f"export: {path}")
     if args.no_write:
         return 0
     print(f"report: {Path(args.results) / 'report.md'}")

@@ -17,6 +17,7 @@ from metanim.records._episode import (
     Seat,
     SideTotals,
     Verdict,
+    typed_decision,
 )
 from metanim.records._identity import (
     AMOUNT_ONLY,
@@ -39,12 +40,15 @@ from metanim.records._log import (
     LogLockedError,
     Record,
     RunLock,
+    first_decision,
     iter_log,
     iter_logs,
     iter_records,
     latest,
     latest_by_id,
+    log_ids,
     log_kind,
+    numbered_log,
     read_log,
     read_records,
     run_config,
@@ -74,6 +78,12 @@ from metanim.records._table import (
     std_text,
     text_table,
 )
+from metanim.records._transcripts import (
+    MAX_REASONING_CHARS,
+    MAX_REPLY_CHARS,
+    read_transcripts,
+    transcript_path,
+)
 from metanim.records._versions import FORMAT, NewerFormatError, upgrade
 from metanim.util import deprecated_aliases
 
@@ -81,6 +91,8 @@ __all__ = [
     "AMOUNT_ONLY",
     "EVALUATION_TABLE",
     "FORMAT",
+    "MAX_REASONING_CHARS",
+    "MAX_REPLY_CHARS",
     "NOT_IDENTITY",
     "RECORD_TYPES",
     "RESULT_STATUSES",
@@ -111,6 +123,7 @@ __all__ = [
     "config_identity",
     "current_prompt_versions",
     "distinguishing_labels",
+    "first_decision",
     "game_key",
     "identity_hash",
     "identity_label",
@@ -120,12 +133,15 @@ __all__ = [
     "latest",
     "latest_by_id",
     "log_identity",
+    "log_ids",
     "log_kind",
     "md",
     "missing",
+    "numbered_log",
     "pct",
     "read_log",
     "read_records",
+    "read_transcripts",
     "render_summary",
     "run_config",
     "run_identity",
@@ -137,6 +153,8 @@ __all__ = [
     "summarize_tournament",
     "summary_terminal",
     "text_table",
+    "transcript_path",
+    "typed_decision",
     "upgrade",
     "uses_prompts",
 ]

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.agents import Counts, Decision
+from metanim.records._transcripts import pack
 from metanim.records._versions import FORMAT
 from metanim.util import fastjson
 
@@ -86,7 +88,8 @@ class EpisodeRecord(BaseModel):
     start_state: Any  # None when the episode failed before its start was drawn
     start_outcome: Literal["N", "P"] | None  # for the first mover
     status: EpisodeStatus
-    end_reason: EndReason
+    # A later version's end (a move cap) reads as its name: no result, never a failure.
+    end_reason: EndReason | str
     winner: Actor | None
     plies: int
     agent_totals: SideTotals
@@ -96,21 +99,24 @@ class EpisodeRecord(BaseModel):
     error: str | None = None
     moves: list[MoveRecord] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
+    # Whether the moves' decision records are in the log's transcripts file (the line
+    # itself holds none: metanim.records._transcripts).
+    transcript: bool = False
 
     @property
     def finished(self) -> bool:
         return self.status in ("win", "loss")
 
     def line(self) -> dict[str, Any]:
-        """The log line: the JSON form, each kept decision as its finished JSON text.
-
-        A kept `Decision` goes to JSON in one pydantic-core call and into the line as
-        text written as it is, rather than as a tree of small dicts walked again.
-        """
+        """The log line: the JSON form without the decision records (`transcript_line`)."""
         line = self.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
-        for out, move in zip(line["moves"], self.moves, strict=True):
-            out["decision"] = fastjson.fragment(move.decision)
+        line["transcript"] = any(m.decision is not None for m in self.moves)
         return line
+
+    def transcript_line(self) -> bytes | None:
+        """The transcripts line of the kept decision records (None if none was kept)."""
+        kept = [(m.ply, _json(m.decision)) for m in self.moves if m.decision is not None]
+        return pack(self.id, kept) if kept else None
 
 
 #: A decision's statuses: a graded result (ok, fallback, forfeit) or a failure.
@@ -154,12 +160,36 @@ class DecisionRecord(Counts):
     error: str | None = None
     decision: Decision | dict[str, Any] | None = Field(None, union_mode="left_to_right")
 
+    transcript: bool = False  # whether the decision record is in the transcripts file
+
     @property
     def graded(self) -> bool:
         return self.correct is not None
 
     def line(self) -> dict[str, Any]:
-        """The log line: the JSON form, a kept decision as its finished JSON text."""
+        """The log line: the JSON form without the decision record (`transcript_line`)."""
         line = self.model_dump(mode="json", exclude={"decision"})
-        line["decision"] = fastjson.fragment(self.decision)
+        line["transcript"] = self.decision is not None
         return line
+
+    def transcript_line(self) -> bytes | None:
+        """The transcripts line of the kept decision record (None if none was kept)."""
+        return None if self.decision is None else pack(self.id, [(None, _json(self.decision))])
+
+
+def _json(decision: Decision | dict[str, Any]) -> dict[str, Any]:
+    """A decision record's JSON form (one pydantic-core call for a `Decision`)."""
+    if isinstance(decision, dict):
+        return decision
+    return orjson.loads(fastjson.fragment(decision).text)
+
+
+def typed_decision(decision: Decision | dict[str, Any] | None) -> Decision | dict[str, Any] | None:
+    """A decision record read back: the method's `Decision` where it validates as one
+    (a record of an earlier version may not: it stays its JSON)."""
+    if decision is None or isinstance(decision, Decision):
+        return decision
+    try:
+        return Decision.model_validate(decision)
+    except ValueError:
+        return decision

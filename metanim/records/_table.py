@@ -145,13 +145,17 @@ class Table:
         return out
 
     def markdown(self, rows: Sequence[Any]) -> list[str]:
-        """The Markdown table: every column, each cell escaped."""
+        """The Markdown table: every column; text cells (labels) escaped, numbers as
+        they read."""
         cols = self.columns
         lines = [
             "| " + " | ".join(m.header for m in cols) + " |",
             "|" + "---|" * len(cols),
         ]
-        lines += ["| " + " | ".join(md(m.text(r)) for m in cols) + " |" for r in rows]
+        lines += [
+            "| " + " | ".join(md(m.text(r)) if m.unit == "text" else m.text(r) for m in cols) + " |"
+            for r in rows
+        ]
         return lines
 
     def terminal(self, rows: Sequence[Any], width: int = WIDTH) -> list[str]:
