@@ -1,4 +1,5 @@
-"""Debate dynamics, reports, plots and the results page (docs/analysis.md)."""
+"""Debate dynamics, reports, plots, the results page and results as dataframes and files
+(docs/analysis.md)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from metanim.analysis.debate import (
     outcome_breakdown,
     subversion_correction,
 )
+from metanim.analysis.frames import calls_df, decisions_df, episodes_df, export
 from metanim.analysis.ratings import Ratings, rate, rate_results
 from metanim.analysis.report import Report, render_report, trace_from_decision
 from metanim.util import deprecated_aliases
@@ -41,8 +43,10 @@ __all__ = [
     "agent_accuracy",
     "answer_distribution",
     "any_correct_rate",
+    "calls_df",
     "conformity_by_peers",
     "conformity_obstinacy",
+    "decisions_df",
     "dominant_action",
     "entrenchment_curve",
     "entrenchment_fit",
@@ -50,7 +54,9 @@ __all__ = [
     "entrenchment_points",
     "entrenchment_row",
     "entrenchment_steps",
+    "episodes_df",
     "error_correction_rate",
+    "export",
     "identity_bias_ci",
     "identity_bias_coefficient",
     "majority_accuracy",

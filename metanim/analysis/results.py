@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from metanim.records import (
     DecisionRecord,
     EpisodeRecord,
     Record,
+    first_decision,
     game_key,
     identity_hash,
     iter_logs,
@@ -145,27 +146,43 @@ def find_logs(folders: Iterable[str | Path]) -> list[tuple[Path, str, dict[str, 
 
 
 def latest_records(
-    logs: list[tuple[Path, str, dict[str, Any]]], *, decisions: bool = False
+    logs: list[tuple[Path, str, dict[str, Any]]],
+    *,
+    decisions: bool | Callable[[Path], bool] = False,
 ) -> Iterator[tuple[int, str, Record]]:
     """(log number, identity hash, record) of the last record of every id, per identity,
     over `logs` in order: a later log's record of an id supersedes an earlier one's.
-    `decisions`: read the method's decision records with them (else None)."""
+    `decisions`: read the methods' decision records with them (else none), for every
+    log or for those a function of the log's path picks."""
     hashes = [identity_hash(log_identity(config, path, kind)) for path, kind, config in logs]
     last: dict[tuple[str, str], tuple[int, int]] = {}
     for n, (path, _, _) in enumerate(logs):
         for number, rid in log_ids(path):
             last[(hashes[n], rid)] = (n, number)
     for n, (path, kind, _) in enumerate(logs):
-        for number, record in numbered_log(path, kind=kind, decisions=decisions):
+        wanted = decisions(path) if callable(decisions) else decisions
+        for number, record in numbered_log(path, kind=kind, decisions=wanted):
             if last.get((hashes[n], record.id)) == (n, number):
                 yield n, hashes[n], record
 
 
-def read_results(folders: Iterable[str | Path], *, on_record: Any = None) -> Results:
+def debates(path: Path) -> bool:
+    """Whether a log's decisions are debates (two agents or more answer in rounds): the
+    report's debate metrics read their records; other logs are read without them."""
+    decision = first_decision(path)
+    rounds = (decision or {}).get("rounds") or []
+    return any(isinstance(r, dict) and len(r) > 1 for r in rounds)
+
+
+def read_results(
+    folders: Iterable[str | Path],
+    *,
+    on_record: Callable[[int, str, Record], None] | None = None,
+) -> Results:
     """Read every log under `folders` into per-group sums and keys (see above).
 
-    `on_record(log number, identity hash, record)` sees every record kept, with its
-    decision records (the report's debate traces read them); without it they are not read.
+    `on_record(log number, identity hash, record)` sees every record kept; the records
+    of debating logs (`debates`) come with their decision records.
     """
     out = Results()
     logs = find_logs(folders)
@@ -175,7 +192,7 @@ def read_results(folders: Iterable[str | Path], *, on_record: Any = None) -> Res
         out.identities[h] = identity
         out.logs.append((path, kind, config, h))
     datasets = [",".join(map(str, run_dataset(config))) for _, _, config in logs]
-    for n, h, record in latest_records(logs, decisions=on_record is not None):
+    for n, h, record in latest_records(logs, decisions=debates if on_record else False):
         if isinstance(record, EpisodeRecord):
             out.episodes[(h, record.setting)].add(record)
         else:

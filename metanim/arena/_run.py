@@ -261,14 +261,14 @@ class Run:
             self.config.model_dump_json(indent=2) + "\n"
         )
         last_line: dict[str, int] = {}
-        for number, record in enumerate(iter_log(log_path)):
+        for number, record in enumerate(iter_log(log_path, decisions=False)):
             self.spent.add(self.job.spent(record))
             self.status[record.id] = record.status
             last_line[record.id] = number
         todo = _left(self.job, self.status)
         todo_ids = {p.id for p in todo}
         if last_line:
-            for number, record in enumerate(iter_log(log_path)):
+            for number, record in enumerate(iter_log(log_path, decisions=False)):
                 rid = record.id
                 if last_line[rid] != number or rid not in self.ids:
                     continue
@@ -359,7 +359,7 @@ class Run:
         report = render_summary(summary)
         if self.write_error is not None:
             # Lines handed to the log may not have reached it: count what is on disk.
-            last = latest(iter_log(log_path))
+            last = latest(iter_log(log_path, decisions=False))
             self.results = sum(
                 r.status in job.finished for rid, r in last.items() if rid in self.ids
             )
@@ -428,7 +428,7 @@ class RunPlan:
 
 def plan(job: Job) -> RunPlan:
     """The plan of `job`: its items, those its log does not hold yet, its players."""
-    status = {r.id: r.status for r in iter_log(job.log_path)}
+    status = {r.id: r.status for r in iter_log(job.log_path, decisions=False)}
     players = [side.name for side in job.sides]
     return RunPlan(job.unit, len(job.planned), len(_left(job, status)), players, job.log_path)
 
@@ -571,7 +571,11 @@ def _sim_server(needed: bool, job: Job) -> Iterator[tuple[str | None, bool]]:
     if not needed or sim_url_from_env():
         yield sim_url_from_env() if needed else None, False
         return
-    session = sum(1 for _ in iter_log(job.log_path)) if Path(job.log_path).exists() else 0
+    session = (
+        sum(1 for _ in iter_log(job.log_path, decisions=False))
+        if Path(job.log_path).exists()
+        else 0
+    )
     # When a run is interrupted its clients hang up on requests in flight; aiohttp logs
     # each as "Error handling request". For our own in-process server that is the run
     # stopping, not a fault: those records are dropped.
