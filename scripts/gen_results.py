@@ -8,7 +8,7 @@ the id, index and seed the same run would give episode k (so the folder reads as
 run of `--episodes` episodes, and a resume with that many finds nothing left): playing
 100,000 episodes on a shared 2-core machine takes most of an hour, replaying them a
 minute. Every line of every log file of the run that carries an episode id is replayed
-(the log and any file beside it keyed by episode id); the other lines are kept once.
+(the log and its transcripts); the other lines are kept once.
 
     python scripts/gen_results.py /tmp/results-10k --episodes 10000
     python scripts/gen_results.py /tmp/old --episodes 1000 --code /tmp/oldcheckout
@@ -55,7 +55,7 @@ def play(out: Path, episodes: int, code: str | None = None, concurrency: int = 6
     ]  # fmt: skip
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
-    (log,) = out.glob("tournament-*.jsonl")
+    (log,) = (p for p in out.glob("tournament-*.jsonl") if p.name.count(".") == 1)
     return log
 
 
@@ -67,7 +67,7 @@ def derive_seed(seed: int, *parts: object) -> int:
 def replay(log: Path, episodes: int) -> None:
     """Extend the run of `log` to `episodes` episodes by copying its lines (see above)."""
     digest = log.stem.rsplit("-", 1)[1]
-    files = sorted(p for p in log.parent.glob(f"{log.stem}*.jsonl"))
+    files = [p for p in (log, log.with_suffix(".transcripts")) if p.exists()]
     rows = [json.loads(line) for line in log.open("rb")]
     base = {r["id"]: (r["setting"], r["index"]) for r in rows}
     count = len(rows)

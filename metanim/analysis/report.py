@@ -59,7 +59,7 @@ from metanim.analysis.results import (
     run_dataset,
 )
 from metanim.analysis.tables import ACCURACY_TABLE, WIN_TABLE
-from metanim.analysis.viewer import write_viewer
+from metanim.analysis.viewer import PAGE_RECORDS, write_viewer
 from metanim.games import make_game
 from metanim.records import (
     DecisionRecord,
@@ -84,6 +84,7 @@ from metanim.stats import (
     paired_item_difference,
     wilson_interval,
 )
+from metanim.util import aio
 
 FINISHED = ("win", "loss")
 
@@ -247,14 +248,27 @@ class Report(BaseModel):
 
 
 # ------------------------------------------------------------------------- report
-def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = True) -> Report:
-    """Read a results folder; with `write`, save report.md and (with `plots`) PNGs there.
+def render_report(
+    results_dir: str | Path,
+    *,
+    write: bool = True,
+    plots: bool = True,
+    page_records: int | None = PAGE_RECORDS,
+) -> Report:
+    """Read a results folder; with `write`, save report.md, the page (each run's first
+    `page_records` records; None: all) and (with `plots`) PNGs there.
 
     The folder is read once, streamed (`read_results`): per-group sums and small
     per-record keys, so memory stays flat in the number of episodes; the page then
     streams the same records again, a part at a time (`write_viewer`).
     """
-    results_dir = Path(results_dir)
+    # A folder is thousands of small records made and dropped: the cyclic collector
+    # would rescan the live ones each time (most of a big page's time, measured).
+    with aio.quiet_gc():
+        return _render_report(Path(results_dir), write, plots, page_records)
+
+
+def _render_report(results_dir: Path, write: bool, plots: bool, page_records: int | None) -> Report:
     traces: dict[tuple[str, str], list[DebateTrace]] = defaultdict(list)
     datasets_n: list[str] = []
 
@@ -322,7 +336,8 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     report.markdown = to_markdown(report)
     if write:
         (results_dir / "report.md").write_text(report.markdown, encoding="utf-8")
-        report.pages = [str(p) for p in write_viewer(report, results_dir)]
+        pages = write_viewer(report, results_dir, page_records=page_records)
+        report.pages = [str(p) for p in pages]
     return report
 
 

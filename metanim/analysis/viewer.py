@@ -30,13 +30,15 @@ import gzip
 import html
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
 from markdown_it import MarkdownIt
 
 from metanim.agents import Decision
@@ -57,6 +59,8 @@ from metanim.solver import winning_moves
 
 VIEWER_FILE = "viewer.html"
 MAX_ITEMS = 2000
+#: A run's records on the pages (the first, in log order); the rest are in its log.
+PAGE_RECORDS = 2000
 
 
 class Report(Protocol):
@@ -136,17 +140,30 @@ def _game(name: str, params: str) -> Any:
         return None
 
 
+@functools.lru_cache(maxsize=65_536)
+def _graded(name: str, params: str, state: str, move: str | None) -> tuple[Any, Any, str]:
+    """(winning moves, board, state text) of one logged position and move, solved once:
+    the episodes of a run pass through the same positions again and again."""
+    game = _game(name, params)
+    state_json = json.loads(state)
+    if game is None:
+        return None, None, _state_text(None, state_json)
+    winning, board = _position(game, state_json, move)
+    return winning, board, _state_text(game, state_json)
+
+
 def _episode(row: EpisodeRecord) -> dict[str, Any]:
-    game = _game(row.game, json.dumps(row.game_params, sort_keys=True))
+    params = json.dumps(row.game_params, sort_keys=True)
+    game = _game(row.game, params)
     moves = []
     for m in row.moves:
-        winning, board = _position(game, m.state, m.move) if game is not None else (None, None)
+        winning, board, state_text = _graded(row.game, params, json.dumps(m.state), m.move)
         grade = grade_move(m.move, m.status, m.position, winning, m.optimal)
         moves.append(
             {
                 "ply": m.ply,
                 "actor": m.actor,
-                "state": _state_text(game, m.state),
+                "state": state_text,
                 "board": board,
                 "position": m.position,
                 "status": m.status,
@@ -396,12 +413,6 @@ class _Run:
         }
 
 
-def _sorted(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if items and items[0]["kind"] == "episode":
-        return sorted(items, key=lambda e: (e["game"], e["index"] or 0))
-    return sorted(items, key=lambda e: (e["game"], str(e["record"]), e["repeat"] or 0))
-
-
 def _runs(results_dir: Path) -> list[_Run]:
     runs = [_Run(path, kind, config, results_dir) for path, kind, config in iter_logs(results_dir)]
     # The report's run identity and label, so a run reads the same on both pages.
@@ -414,7 +425,7 @@ def _runs(results_dir: Path) -> list[_Run]:
 def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
     """Every run (one log) under the folder, as the page's records (all in memory: for a
     folder that fits one page; `write_viewer` streams bigger ones)."""
-    return [run.head(_sorted(list(run.items()))) for run in _runs(Path(results_dir))]
+    return [run.head(sorted(run.items(), key=_sort_key)) for run in _runs(Path(results_dir))]
 
 
 # ------------------------------------------------------------------------ report
@@ -495,56 +506,81 @@ def _ratings_meta(report: Report) -> dict[str, Any] | None:
 BOARD_LIMITS = {"stones": 60, "cells": 400}
 
 
-def _interned(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The runs with every call's messages and replies, and each decision's parameters
-    and extra record (as JSON), as indices into one table of distinct texts: a run's
-    calls resend the same system prompt, rules and elicited knowledge thousands of
-    times, and the page would unpack and parse each copy."""
-    table: dict[str, int] = {}
+class _Texts:
+    """One table of distinct texts for a page: every call's messages and replies, and each
+    decision's parameters and extra record (as JSON), become indices into it: a run's calls
+    resend the same system prompt, rules and elicited knowledge thousands of times, and
+    the page would unpack and parse each copy."""
 
-    def intern(text: Any) -> int:
-        return table.setdefault(str(text or ""), len(table))
+    def __init__(self) -> None:
+        self.table: dict[str, int] = {}
 
-    out = []
-    for run in runs:
-        items = []
-        for item in run["items"]:
-            moves = []
-            for move in item["moves"]:
-                decision = move.get("decision")
-                if decision:
-                    calls = [
-                        {
-                            **call,
-                            "messages": [
-                                [m.get("role"), intern(m.get("content"))]
-                                for m in call.get("messages") or []
-                            ],
-                            "texts": [intern(t) for t in call.get("texts") or []],
-                        }
-                        for call in decision["calls"]
-                    ]
-                    shared = {
-                        k: intern(json.dumps(decision.get(k), sort_keys=True, default=str))
-                        for k in ("extra", "params")
+    def __call__(self, text: Any) -> int:
+        return self.table.setdefault(str(text or ""), len(self.table))
+
+    def item(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A page record with its decisions' texts as indices."""
+        moves = []
+        for move in item["moves"]:
+            decision = move.get("decision")
+            if decision:
+                calls = [
+                    {
+                        **call,
+                        "messages": [
+                            [m.get("role"), self(m.get("content"))]
+                            for m in call.get("messages") or []
+                        ],
+                        "texts": [self(t) for t in call.get("texts") or []],
                     }
-                    move = {**move, "decision": {**decision, "calls": calls, **shared}}
-                moves.append(move)
-            items.append({**item, "moves": moves})
-        out.append({**run, "items": items})
-    return {"runs": out, "texts": list(table)}
+                    for call in decision["calls"]
+                ]
+                shared = {
+                    k: self(
+                        orjson.dumps(
+                            decision.get(k), option=orjson.OPT_SORT_KEYS, default=str
+                        ).decode()
+                    )
+                    for k in ("extra", "params")
+                }
+                move = {**move, "decision": {**decision, "calls": calls, **shared}}
+            moves.append(move)
+        return {**item, "moves": moves}
 
 
-def _packed(runs: list[dict[str, Any]]) -> str:
-    data = _interned(runs)
-    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+def _sort_key(item: dict[str, Any]) -> tuple[Any, ...]:
+    if item["kind"] == "episode":
+        return (item["game"], item["index"] or 0)
+    return (item["game"], str(item["record"]), item["repeat"] or 0)
+
+
+def _packed(runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]]) -> str:
+    """The page's records as gzip + base64 JSON: `{"runs": [...], "texts": [...]}`.
+
+    `runs` holds (a run's head, its records): each record is encoded the moment it is
+    made (its texts interned), and the run's records sorted by their keys, so the page
+    holds JSON bytes, not the records' objects.
+    """
+    texts = _Texts()
+    chunks = [b'{"runs":[']
+    for n, (head, items) in enumerate(runs):
+        # orjson: the same compact UTF-8 JSON as json.dumps(separators, ensure_ascii=False),
+        # in a fraction of its time on a page of thousands of records.
+        encoded = sorted(
+            ((_sort_key(item), orjson.dumps(texts.item(item), default=str)) for item in items),
+            key=lambda pair: pair[0],
+        )
+        chunks.append((b"," if n else b"") + orjson.dumps({**head, "items": []})[:-3])
+        chunks.append(b"[" + b",".join(data for _, data in encoded) + b"]}")
+    chunks.append(b'],"texts":' + orjson.dumps(list(texts.table)) + b"}")
+    raw = b"".join(chunks)
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
 
 def _page(
     title: str,
     report: str,
-    runs: list[dict[str, Any]],
+    runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]],
     links: str,
     *,
     ratings: dict[str, Any] | None = None,
@@ -573,13 +609,19 @@ def _page(
 
 
 def write_viewer(
-    report: Report, results_dir: str | Path, *, max_items: int = MAX_ITEMS
+    report: Report,
+    results_dir: str | Path,
+    *,
+    max_items: int = MAX_ITEMS,
+    page_records: int | None = PAGE_RECORDS,
 ) -> list[Path]:
     """Write `viewer.html` (and, for a big folder, one page per run); return the pages.
 
     A folder of more than `max_items` records is written a page at a time: each run's
-    records stream from its log into parts of `max_items` (sorted within the part), so
-    memory holds one part, however big the folder.
+    records stream from its log into parts of `max_items` (sorted within the part), and
+    each record is encoded as it is made, so memory holds one part's JSON however big
+    the folder. A run's pages hold its first `page_records` records in log order (None:
+    all); the index says how many more its log holds (the exports have every one).
     """
     results_dir = Path(results_dir)
     runs = _runs(results_dir)
@@ -590,42 +632,68 @@ def write_viewer(
         "run_reports": run_reports_html(results_dir, [(r.file, r.label) for r in runs]),
     }
     index = results_dir / VIEWER_FILE
-    if sum(run.size for run in runs) <= max_items:
-        pages = [run.head(_sorted(list(run.items()))) for run in runs]
-        index.write_text(_page(title, body, pages, "", **extra), encoding="utf-8")
-        return [index]
     folder = results_dir / "viewer"
-    folder.mkdir(exist_ok=True)
     for old in folder.glob("*.html"):  # pages of an earlier, differently split report
         old.unlink()
-    pages, links = [], []
+    shown = {
+        run.file: run.size if page_records is None else min(run.size, page_records) for run in runs
+    }
+    if sum(shown.values()) <= max_items:
+        pages = [(run.head([]), islice(run.items(), shown[run.file])) for run in runs]
+        index.write_text(
+            _page(title, body, pages, _left_out(runs, shown), **extra), encoding="utf-8"
+        )
+        return [index]
+    folder.mkdir(exist_ok=True)
+    pages_written, links = [], []
     back = f"<p><a href='../{VIEWER_FILE}'>← all runs</a></p>"
     for run in runs:
         # A run bigger than a page itself is cut into parts of `max_items` records.
-        count = max(1, -(-run.size // max_items))
+        count = max(1, -(-shown[run.file] // max_items))
         unit = "episodes" if run.kind == "episodes" else "decisions"
-        stream = run.items()
+        stream = islice(run.items(), shown[run.file])
         for n in range(1, count + 1):
-            items = _sorted([item for _, item in zip(range(max_items), stream, strict=False)])
+            size = min(max_items, shown[run.file] - (n - 1) * max_items)
             suffix = f"-part{n}" if count > 1 else ""
             page = folder / f"{run.path.stem}{suffix}.html"
             part = f" (part {n} of {count})" if count > 1 else ""
             page.write_text(
-                _page(f"{title} — {run.label}{part}", "", [run.head(items)], back),
+                _page(
+                    f"{title} — {run.label}{part}", "", [(run.head([]), islice(stream, size))], back
+                ),
                 encoding="utf-8",
             )
-            pages.append(page)
+            pages_written.append(page)
             links.append(
                 f"<li><a href='viewer/{html.escape(page.name)}'>{html.escape(run.label)}"
-                f"{part}</a> — {len(items)} {unit} "
+                f"{part}</a> — {size} {unit} "
                 f"<span class='muted'>({html.escape(run.file)})</span></li>"
             )
     index_links = (
         "<section id='runlinks'><h2>Runs</h2><p class='note'>Too many records for one page "
-        f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul></section>"
+        f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul>"
+        f"{_left_out(runs, shown)}</section>"
     )
     index.write_text(_page(title, body, [], index_links, **extra), encoding="utf-8")
-    return [index, *pages]
+    return [index, *pages_written]
+
+
+def _left_out(runs: list[_Run], shown: dict[str, int]) -> str:
+    """A note naming the runs whose pages hold only their first records."""
+    cut = [run for run in runs if shown[run.file] < run.size]
+    if not cut:
+        return ""
+    items = "".join(
+        f"<li>{html.escape(run.label)}: the first {shown[run.file]:,} of {run.size:,} records "
+        f"<span class='muted'>({html.escape(run.file)})</span></li>"
+        for run in cut
+    )
+    return (
+        "<section id='leftout'><p class='note'>These runs' pages hold their first records "
+        "only (in log order); the report's tables count every record, and every one is in "
+        "the log and in <code>metanim report --export parquet</code> (<code>--page-records "
+        f"all</code> pages them all):</p><ul>{items}</ul></section>"
+    )
 
 
 # ------------------------------------------------------------------------ serving

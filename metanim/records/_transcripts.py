@@ -2,7 +2,7 @@
 
 The log holds what every reader needs (outcomes, moves, counters); the methods' decision
 records (every call's messages and replies, every sampled answer, debate rounds) go to
-`<log>.transcripts.jsonl`, one line per log record that kept any, written just before
+`<log>.transcripts` (JSON lines), one line per log record that kept any, written just before
 its log line (so a transcript is on disk before the line that names it; a crash between
 the two leaves an orphan transcript, which readers pass over). A line is
 `{"id": <record id>, "z": <base64 of zlib of the JSON list [[ply, decision], ...]>}`:
@@ -38,13 +38,13 @@ import orjson
 MAX_REPLY_CHARS = 32_000
 #: The most characters of one reasoning text (a reasoning model's thinking) it stores.
 MAX_REASONING_CHARS = 16_000
-SUFFIX = ".transcripts.jsonl"
+SUFFIX = ".transcripts"
 
 
 def transcript_path(log: str | Path) -> Path:
-    """The transcripts file of a run's log (`run.jsonl` -> `run.transcripts.jsonl`)."""
-    log = Path(log)
-    return log.with_name(log.name.removesuffix(".jsonl") + SUFFIX)
+    """The transcripts file of a run's log (`run.jsonl` -> `run.transcripts`: JSON lines,
+    named apart so that `*.jsonl` still finds the logs alone)."""
+    return Path(log).with_suffix(SUFFIX)
 
 
 def _cut(text: str, limit: int, where: str, cuts: list[dict[str, Any]]) -> str:
