@@ -27,10 +27,15 @@ from metanim.arena._players import CallTimes
 from metanim.cli import main
 from metanim.games import make_game
 from metanim.llm.sim import SimServer
-from metanim.records import AppendLog, read_log, read_records
+from metanim.records import (
+    AppendLog,
+    read_log,
+    read_records,
+    read_transcripts,
+    transcript_path,
+)
 from metanim.solver import outcome, winning_moves
 from metanim.stats import mean_ci, wilson_interval
-from metanim.util import fastjson
 
 FAULTY = "sim-faulty:malformed=0.3,illegal=0.3,http500=0.15"
 
@@ -727,7 +732,7 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
         listener.close()
 
 
-def test_a_method_with_its_own_record_model_is_still_recorded() -> None:
+def test_a_method_with_its_own_record_model_is_still_recorded(tmp_path: Path) -> None:
     # Only a metanim `Decision` is kept as the model; another method's pydantic record
     # is kept as its JSON form, as before.
     from pydantic import BaseModel
@@ -761,5 +766,9 @@ def test_a_method_with_its_own_record_model_is_still_recorded() -> None:
     )
     kept = [m.decision for m in record.moves if m.actor == "agent"]
     assert kept and all(d["note"] == "mine" and "move" not in d for d in kept)
-    line = json.loads(fastjson.dumps_line(record.line()))
-    assert line["moves"][0]["decision"]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}
+    log = tmp_path / "e.jsonl"
+    with AppendLog(log, transcript_path(log)) as out:
+        out.append(record.line(), record.transcript_line())
+    ((_, logged),) = read_transcripts(log)
+    assert logged[0]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}
+    assert logged[0]["note"] == "mine"

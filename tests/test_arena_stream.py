@@ -116,12 +116,15 @@ def test_progress_postfix_comes_from_status_counts():
 
 def test_logged_decisions_round_trip_to_the_decisions_made():
     import asyncio
+    import tempfile
 
     from metanim.agents import Decision
     from metanim.arena import ClientPool, Side, build_player, play_episode
     from metanim.games import make_game
-    from metanim.records import EpisodeRecord
+    from metanim.records import AppendLog, read_transcripts, transcript_path
     from metanim.util import fastjson
+
+    tmp = tempfile.mkdtemp()
 
     game = make_game("nim-31-k3")
     with SimServer() as server:
@@ -139,27 +142,38 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
 
         records = asyncio.run(episodes())
     kept = 0
-    for record in records:
-        line = json.loads(json.dumps(record.model_dump(mode="json")))
-        # The log's line (decisions as ready JSON text, written by orjson) is the same JSON.
-        assert json.loads(fastjson.dumps_line(record.line())) == line
-        for move, logged in zip(record.moves, line["moves"], strict=True):
+    for n, record in enumerate(records):
+        line = json.loads(fastjson.dumps_line(record.line()))
+        # The log's line is the record less its decisions, which go to the transcripts.
+        expected = record.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
+        assert line == {**expected, "transcript": True}
+        log = Path(tmp) / f"e{n}.jsonl"
+        with AppendLog(log, transcript_path(log)) as out:
+            out.append(record.line(), record.transcript_line())
+        ((rid, logged),) = read_transcripts(log)
+        assert rid == record.id
+        for move in record.moves:
             made = move.decision
             assert isinstance(made, Decision)
             # The Python move is never written; its JSON form is, and it is the move played.
-            assert "move" not in logged["decision"]
-            answer = logged["decision"]["answer"]
+            assert "move" not in logged[move.ply]
+            answer = logged[move.ply]["answer"]
             if move.move is None:
                 assert answer is None
             else:
                 assert game.move_text(tuple(answer)) == move.move == game.move_text(made.move)
-            back = Decision.model_validate(logged["decision"])
+            back = Decision.model_validate(logged[move.ply])
             assert back == made.model_copy(update={"move": None})
             kept += 1
-        # A line read back is typed through its decisions (the method's `Decision`).
-        again = EpisodeRecord.model_validate(line)
-        assert all(m.decision is None or isinstance(m.decision, Decision) for m in again.moves)
-        assert again.model_dump(mode="json") == line
+        # Read back, a record is typed through its decisions (the method's `Decision`).
+        (again,) = read_log(log)
+        assert all(isinstance(m.decision, Decision) for m in again.moves)
+        assert again == record.model_copy(
+            update={"transcript": True, "moves": [
+                m.model_copy(update={"decision": m.decision.model_copy(update={"move": None})})
+                for m in record.moves
+            ]}
+        )  # fmt: skip
     assert kept >= 4
 
 

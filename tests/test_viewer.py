@@ -23,7 +23,7 @@ import pytest
 from metanim.analysis import render_report
 from metanim.analysis.viewer import collect_runs, write_viewer
 from metanim.games import make_game
-from metanim.records import EpisodeRecord, SideTotals
+from metanim.records import EpisodeRecord, SideTotals, read_log
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -364,9 +364,11 @@ def rich(demo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _lines(folder: Path) -> list[str]:
+    """Each record of the folder's logs as its JSON, its decision records (replies and
+    all, from the transcripts) included."""
     return [
-        line for log in folder.glob("*.jsonl") if log.name != "d.jsonl"
-        for line in log.read_text().splitlines() if line.strip()
+        record.model_dump_json() for log in folder.glob("*.jsonl") if log.name != "d.jsonl"
+        for record in read_log(log)
     ]  # fmt: skip
 
 

@@ -36,8 +36,10 @@ from metanim.records import (
 
 FINISHED = ("win", "loss")
 #: The pairing key of an episode: two runs' episodes with the same index, seed, seat
-#: and start are a pair.
-EpisodeKey = tuple[Any, ...]
+#: and start are a pair. Kept as the hash of those four (this process's own `hash`:
+#: keys are compared within one reading only), an int where a tuple of four would
+#: hold a string, so a folder of 100,000 episodes keeps a few MB of keys.
+EpisodeKey = int
 #: What the ratings need of one episode: (agent, opponent, seat, start outcome, status,
 #: end reason); the agent and opponent named by the line (for a log without its config).
 Rated = tuple[str, str, str, str, str, str]
@@ -90,7 +92,7 @@ class EpisodeGroup:
         self.finished += 1
         self.wins += won
         self.forfeit_losses += not won and r.end_reason == "agent_forfeit"
-        self.pairs[(r.index, r.seed, r.seat, json.dumps(r.start_state))] = won
+        self.pairs[hash((r.index, r.seed, r.seat, json.dumps(r.start_state)))] = won
 
 
 @dataclass
@@ -155,14 +157,17 @@ def latest_records(
     `decisions`: read the methods' decision records with them (else none), for every
     log or for those a function of the log's path picks."""
     hashes = [identity_hash(log_identity(config, path, kind)) for path, kind, config in logs]
-    last: dict[tuple[str, str], tuple[int, int]] = {}
+    # Per identity: id -> where its last record is, as one int (log number << 32 | line).
+    last: dict[str, dict[str, int]] = {h: {} for h in hashes}
     for n, (path, _, _) in enumerate(logs):
+        ids = last[hashes[n]]
         for number, rid in log_ids(path):
-            last[(hashes[n], rid)] = (n, number)
+            ids[rid] = n << 32 | number
     for n, (path, kind, _) in enumerate(logs):
         wanted = decisions(path) if callable(decisions) else decisions
+        ids = last[hashes[n]]
         for number, record in numbered_log(path, kind=kind, decisions=wanted):
-            if last.get((hashes[n], record.id)) == (n, number):
+            if ids.get(record.id) == n << 32 | number:
                 yield n, hashes[n], record
 
 

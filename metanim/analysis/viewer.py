@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import base64
 import functools
-import gzip
 import html
 import json
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -554,15 +554,17 @@ def _sort_key(item: dict[str, Any]) -> tuple[Any, ...]:
     return (item["game"], str(item["record"]), item["repeat"] or 0)
 
 
-def _packed(runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]]) -> str:
-    """The page's records as gzip + base64 JSON: `{"runs": [...], "texts": [...]}`.
+def _packed(runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]]) -> Iterator[str]:
+    """The page's records as gzip + base64 JSON, `{"runs": [...], "texts": [...]}`, in
+    pieces of base64 text.
 
     `runs` holds (a run's head, its records): each record is encoded the moment it is
-    made (its texts interned), and the run's records sorted by their keys, so the page
-    holds JSON bytes, not the records' objects.
+    made (its texts interned) and the run's records sorted by their keys; the JSON is then
+    compressed and encoded a piece at a time, so a page holds its records' JSON bytes
+    once, never the records' objects nor whole copies of the page.
     """
     texts = _Texts()
-    chunks = [b'{"runs":[']
+    pieces = [b'{"runs":[']
     for n, (head, items) in enumerate(runs):
         # orjson: the same compact UTF-8 JSON as json.dumps(separators, ensure_ascii=False),
         # in a fraction of its time on a page of thousands of records.
@@ -570,14 +572,25 @@ def _packed(runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]]) -> str:
             ((_sort_key(item), orjson.dumps(texts.item(item), default=str)) for item in items),
             key=lambda pair: pair[0],
         )
-        chunks.append((b"," if n else b"") + orjson.dumps({**head, "items": []})[:-3])
-        chunks.append(b"[" + b",".join(data for _, data in encoded) + b"]}")
-    chunks.append(b'],"texts":' + orjson.dumps(list(texts.table)) + b"}")
-    raw = b"".join(chunks)
-    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+        pieces.append((b"," if n else b"") + orjson.dumps({**head, "items": []})[:-3] + b"[")
+        pieces += [(b"," if k else b"") + data for k, (_, data) in enumerate(encoded)]
+        pieces.append(b"]}")
+    pieces.append(b'],"texts":' + orjson.dumps(list(texts.table)) + b"}")
+    # gzip (wbits 31) with no time in its header: the same records give the same page.
+    gz = zlib.compressobj(6, zlib.DEFLATED, 31)
+    rest = b""
+    for piece in [*(gz.compress(p) for p in pieces), gz.flush()]:
+        rest += piece
+        cut = len(rest) - len(rest) % 3  # base64 encodes whole 3-byte groups
+        if cut:
+            yield base64.b64encode(rest[:cut]).decode("ascii")
+            rest = rest[cut:]
+    if rest:
+        yield base64.b64encode(rest).decode("ascii")
 
 
 def _page(
+    path: Path,
     title: str,
     report: str,
     runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]],
@@ -585,7 +598,8 @@ def _page(
     *,
     ratings: dict[str, Any] | None = None,
     run_reports: str = "",
-) -> str:
+) -> None:
+    """Write one page to `path`: the template with its parts, the records streamed in."""
     template = resources.files("metanim.analysis").joinpath("viewer_template.html").read_text()
     meta = {
         "title": title,
@@ -603,9 +617,13 @@ def _page(
         "__RUNREPORTS__": run_reports,
         "__LINKS__": links,
         "__META__": json.dumps(meta, default=str).replace("</", "<\\/"),
-        "__DATA__": _packed(runs),
     }
-    return re.sub("|".join(parts), lambda m: parts[m.group(0)], template)
+    head, tail = template.split("__DATA__")
+    with path.open("w", encoding="utf-8") as out:
+        out.write(re.sub("|".join(parts), lambda m: parts[m.group(0)], head))
+        for piece in _packed(runs):
+            out.write(piece)
+        out.write(re.sub("|".join(parts), lambda m: parts[m.group(0)], tail))
 
 
 def write_viewer(
@@ -640,9 +658,7 @@ def write_viewer(
     }
     if sum(shown.values()) <= max_items:
         pages = [(run.head([]), islice(run.items(), shown[run.file])) for run in runs]
-        index.write_text(
-            _page(title, body, pages, _left_out(runs, shown), **extra), encoding="utf-8"
-        )
+        _page(index, title, body, pages, _left_out(runs, shown), **extra)
         return [index]
     folder.mkdir(exist_ok=True)
     pages_written, links = [], []
@@ -657,12 +673,8 @@ def write_viewer(
             suffix = f"-part{n}" if count > 1 else ""
             page = folder / f"{run.path.stem}{suffix}.html"
             part = f" (part {n} of {count})" if count > 1 else ""
-            page.write_text(
-                _page(
-                    f"{title} — {run.label}{part}", "", [(run.head([]), islice(stream, size))], back
-                ),
-                encoding="utf-8",
-            )
+            records = [(run.head([]), islice(stream, size))]
+            _page(page, f"{title} — {run.label}{part}", "", records, back)
             pages_written.append(page)
             links.append(
                 f"<li><a href='viewer/{html.escape(page.name)}'>{html.escape(run.label)}"
@@ -674,7 +686,7 @@ def write_viewer(
         f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul>"
         f"{_left_out(runs, shown)}</section>"
     )
-    index.write_text(_page(title, body, [], index_links, **extra), encoding="utf-8")
+    _page(index, title, body, [], index_links, **extra)
     return [index, *pages_written]
 
 
