@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from metanim.analysis.results import Results, read_results
 from metanim.envs import is_solver_player
 from metanim.records import (
     SIDES,
+    WIDTH,
     distinguishing_labels,
     identity_hash,
     md,
@@ -565,15 +567,15 @@ def ratings_terminal(ratings: Ratings) -> str:
     """Plain-text rating tables for the terminal."""
     if not ratings.tables:
         return "no finished tournament episodes to rate"
-    out = [
+    out = _wrapped(
         f"Ratings: Bradley–Terry, prior σ = {ratings.prior_sigma:g} log-odds, optimal = 2000, "
         f"random = 1000; 95% bootstrap CI ({ratings.bootstrap:,} replicates)"
-    ]
+    )
     for t in ratings.tables:
         title = "pooled over " + ", ".join(t.settings) if t.scope == "pooled" else t.scope
-        out += ["", f"{title}: {table_facts(t)}"]
+        out += ["", *_wrapped(f"{title}: {table_facts(t)}")]
         if t.note:
-            out.append(f"note: {t.note}")
+            out += _wrapped(f"note: {t.note}")
         out += text_table(
             ["player", "kind", "rating", "95% CI", "log-odds", "episodes", "wins", "accuracy"],
             [
@@ -583,8 +585,14 @@ def ratings_terminal(ratings: Ratings) -> str:
                 ]
                 for r in t.players
             ],
+            width=WIDTH,
         )  # fmt: skip
     return "\n".join(out)
+
+
+def _wrapped(text: str) -> list[str]:
+    """A line of prose as terminal lines of at most `WIDTH` characters."""
+    return textwrap.wrap(text, WIDTH, subsequent_indent="  ", break_long_words=False) or [""]
 
 
 def ratings_plot(table: RatingTable, path: str | Path) -> Path:

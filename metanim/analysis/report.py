@@ -65,6 +65,7 @@ from metanim.records import (
     DecisionRecord,
     EpisodeRecord,
     Record,
+    decision_of,
     distinguishing_labels,
     game_key,
     md,
@@ -441,7 +442,7 @@ def trace_from_decision(
     Questions are graded by equivalence (0.75 = \\frac{3}{4}): every answer text the
     record's per-round verdicts (`round_verdicts`) mark right is a correct answer too.
     """
-    decision = _typed(record.decision)
+    decision = decision_of(record.decision)
     if decision is None:
         return None
     if correct is None:
@@ -450,16 +451,6 @@ def trace_from_decision(
             right |= {said[a] for a, ok in verdicts.items() if ok and said.get(a) is not None}
         correct = sorted(right)
     return _trace(decision, record.record_id, correct)
-
-
-def _typed(decision: Decision | dict[str, Any] | None) -> Decision | None:
-    """A kept decision as the method's record; None for none, or one no longer readable."""
-    if decision is None or isinstance(decision, Decision):
-        return decision
-    try:
-        return Decision.model_validate(decision)
-    except ValueError:
-        return None
 
 
 def _trace(decision: Decision, item_id: str, correct: list[str]) -> DebateTrace | None:
@@ -497,7 +488,7 @@ def _move_traces(episode: EpisodeRecord) -> Iterator[DebateTrace]:
     """Traces of the agent's debate decisions in one episode, graded by the solver."""
     game = None
     for move in episode.moves:
-        decision = _typed(move.decision)
+        decision = decision_of(move.decision)
         if move.actor != "agent" or move.position != "N" or decision is None:
             continue
         if len(decision.rounds) < 1:

@@ -47,6 +47,7 @@ from metanim.games import make_game
 from metanim.records import (
     DecisionRecord,
     EpisodeRecord,
+    decision_of,
     distinguishing_labels,
     game_key,
     identity_hash,
@@ -219,7 +220,7 @@ def _state_text(game: Any, state_json: Any) -> str:
 
 
 def _evaluation(row: DecisionRecord, config: dict[str, Any]) -> dict[str, Any]:
-    decision = _typed(row.decision)
+    decision = decision_of(row.decision)
     winning = [row.optimal_move] if row.optimal_move is not None else None
     task = decision.task if decision is not None else {}
     state, board, drawn = "?", None, None
@@ -269,16 +270,6 @@ def _evaluation(row: DecisionRecord, config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _typed(decision: Decision | dict[str, Any] | None) -> Decision | None:
-    """A kept decision as the method's record; None for none, or one no longer readable."""
-    if decision is None or isinstance(decision, Decision):
-        return decision
-    try:
-        return Decision.model_validate(decision)
-    except ValueError:
-        return None
-
-
 _REASONING = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 
 
@@ -313,7 +304,7 @@ def _reasoning(text: str | None, payload: dict[str, Any] | None = None) -> str:
 
 def _decision(decision: Decision | dict[str, Any] | None) -> dict[str, Any] | None:
     """What the page shows of a method's decision record."""
-    decision = _typed(decision)
+    decision = decision_of(decision)
     if decision is None:
         return None
     rounds = decision.rounds

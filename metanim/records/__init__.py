@@ -17,6 +17,7 @@ from metanim.records._episode import (
     Seat,
     SideTotals,
     Verdict,
+    decision_of,
     typed_decision,
 )
 from metanim.records._identity import (
@@ -122,6 +123,7 @@ __all__ = [
     "Verdict",
     "config_identity",
     "current_prompt_versions",
+    "decision_of",
     "distinguishing_labels",
     "first_decision",
     "game_key",

@@ -184,6 +184,13 @@ def _json(decision: Decision | dict[str, Any]) -> dict[str, Any]:
     return orjson.loads(fastjson.fragment(decision).text)
 
 
+def decision_of(decision: Decision | dict[str, Any] | None) -> Decision | None:
+    """A kept decision as the method's `Decision`; None for none, or for a record of an
+    earlier version that does not read as one."""
+    typed = typed_decision(decision)
+    return typed if isinstance(typed, Decision) else None
+
+
 def typed_decision(decision: Decision | dict[str, Any] | None) -> Decision | dict[str, Any] | None:
     """A decision record read back: the method's `Decision` where it validates as one
     (a record of an earlier version may not: it stays its JSON)."""

@@ -446,6 +446,16 @@ def _player_label(method: str, model: str) -> str:
     return f"`{method}`" if is_solver_player(method) else f"`{method}` on `{model}`"
 
 
+def _replies_line(cfg: dict[str, Any]) -> str:
+    """The header line of a run's report on invalid replies and how calls were made."""
+    return (
+        f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
+        f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
+        f"`{cfg.get('structured_output', 'off')}`; completion cap "
+        f"{cfg.get('max_completion_tokens', 'none')} tokens"
+    )
+
+
 def _copies_note(g: Any) -> str:
     return (
         f"- **identical episodes:** {g.setting}: the {g.finished} finished episodes are "
@@ -483,6 +493,11 @@ def vs_chance(row: Any) -> str:
     return text if p < ALPHA else f"{text} ⚠ not above chance"
 
 
+def _vs_chance_brief(row: Any) -> str:
+    """`vs_chance` for the terminal: the flag without its words (report.md has them)."""
+    return vs_chance(row).replace(" not above chance", "")
+
+
 def game_key(game: str, variant: str) -> str:
     """A game's column name: `nim`, or `nim (misere)` for another variant."""
     return game if variant in ("", "normal") else f"{game} ({variant})"
@@ -508,8 +523,9 @@ def _per_call(g: Any, what: str) -> float:
     return total / calls if calls else math.nan
 
 
-def _win_ci(g: Any) -> tuple[float, float]:
-    return g.win_ci95[0], g.win_ci95[1]
+def _ci(name: str) -> Any:
+    """The interval a summary row holds under `name`, as (low, high)."""
+    return lambda g: tuple(getattr(g, name)[:2])
 
 
 TOURNAMENT_TABLE = Table(
@@ -523,14 +539,14 @@ TOURNAMENT_TABLE = Table(
         Metric("finished/planned", "finished/planned", "text", "finished of planned",
                lambda g: f"{g.finished}/{g.planned}", json=False, terminal=True),
         Metric("win_rate", "win rate [95% CI]", "rate", "wins / finished episodes",
-               lambda g: g.win_rate, interval=_win_ci, interval_key="win_ci95",
+               lambda g: g.win_rate, interval=_ci("win_ci95"), interval_key="win_ci95",
                interval_how="Wilson score interval over finished episodes", terminal=True),
         Metric("chance_win_rate", "chance", "rate",
                "a uniformly random agent's exact win rate from the same starts and seats",
                lambda g: getattr(g, "chance_win_rate", None)),
         Metric("chance_p_value", "vs chance", "p",
                "one-sided exact binomial test of the distinct games' wins against chance",
-               lambda g: getattr(g, "chance_p_value", None), cell=lambda g: vs_chance(g),
+               lambda g: getattr(g, "chance_p_value", None), cell=vs_chance, brief=_vs_chance_brief,
                terminal=True),
         Metric("losses play/forfeit", "losses play/forfeit", "text",
                "losses by play / by forfeit (no valid answer after every re-ask)",
@@ -584,10 +600,7 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
             f"- {cfg['episodes']} episode{'s' if cfg['episodes'] != 1 else ''} per setting, "
             f"seat policy `{cfg['seat']}`, start "
             f"`{cfg['start'] or 'auto'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
-            f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
-            f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
-            f"`{cfg.get('structured_output', 'off')}`; completion cap "
-            f"{cfg.get('max_completion_tokens', 'none')} tokens",
+            _replies_line(cfg),
         ]
     rows = rows_of(summary)
     lines += _run_notes(summary)
@@ -614,10 +627,6 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _acc_ci(g: Any) -> tuple[float, float]:
-    return g.accuracy_ci95[0], g.accuracy_ci95[1]
-
-
 EVALUATION_TABLE = Table(
     title="Decision accuracy per game (mean ± std over repeats; 95% CI over items)",
     note="",
@@ -631,7 +640,7 @@ EVALUATION_TABLE = Table(
                json=False),
         Metric("accuracy_mean", "accuracy mean ± std [95% CI]", "rate",
                "per repeat, the share of graded decisions right; then mean ± std over repeats",
-               lambda g: g.accuracy_mean, interval=_acc_ci, interval_key="accuracy_ci95",
+               lambda g: g.accuracy_mean, interval=_ci("accuracy_ci95"), interval_key="accuracy_ci95",
                interval_how="Wilson on the effective number of items (repeats kept together)",
                cell=lambda g: f"{pct(g.accuracy_mean)} ± {std_text(g.accuracy_std)} "
                f"[{pct(g.accuracy_ci95[0])}, {pct(g.accuracy_ci95[1])}]", terminal=True),
@@ -641,7 +650,7 @@ EVALUATION_TABLE = Table(
                f"{pct(getattr(g, 'first_answer_accuracy', None))}", json=False),
         Metric("chance_p_value", "vs chance", "p",
                "one-sided exact binomial test of the items right against the random answer",
-               lambda g: getattr(g, "chance_p_value", None), cell=lambda g: vs_chance(g),
+               lambda g: getattr(g, "chance_p_value", None), cell=vs_chance, brief=_vs_chance_brief,
                terminal=True),
         Metric("accuracy_answered", "accuracy among answered", "rate",
                "right / decisions with a valid answer", lambda g: g.accuracy_answered),
@@ -689,12 +698,7 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
             f"repeat{'s' if cfg['repeats'] != 1 else ''}, seed {cfg['seed']}; "
             f"log `{summary.get('log', '')}`"
         )
-        lines.append(
-            f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
-            f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
-            f"`{cfg.get('structured_output', 'off')}`; completion cap "
-            f"{cfg.get('max_completion_tokens', 'none')} tokens"
-        )
+        lines.append(_replies_line(cfg))
     lines += _run_notes(summary)
     lines += [
         "",

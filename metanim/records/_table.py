@@ -14,7 +14,7 @@ folder report (`metanim.analysis`) declare their tables with it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +75,8 @@ class Metric:
     interval `(low, high)`, written under `interval_key`; `cell(row)` the table text
     (default: the value in its unit, then the interval). `json=False` for a column that
     only shows metrics declared elsewhere (`losses play/forfeit`), `table=False` for a
-    number the JSON keeps and the tables leave to a combined column.
+    number the JSON keeps and the tables leave to a combined column. `brief(row)` is
+    the terminal's cell where the file's is too long for 100 columns.
     """
 
     key: str
@@ -87,6 +88,7 @@ class Metric:
     interval_key: str | None = None
     interval_how: str = ""
     cell: Callable[[Any], str] | None = None
+    brief: Callable[[Any], str] | None = None  # the terminal's shorter cell, if any
     terminal: bool = False
     json: bool = True
     table: bool = True
@@ -114,17 +116,21 @@ class Table:
     def columns(self) -> list[Metric]:
         return [m for m in self.metrics if m.table]
 
+    def _values(self, row: Any) -> Iterator[tuple[Metric, Any, tuple[float, float] | None]]:
+        """(metric, value, interval or None) of every JSON metric of one row."""
+        for m in self.metrics:
+            if m.json:
+                yield m, m.value(row), m.interval(row) if m.interval is not None else None
+
     def json_rows(self, rows: Iterable[Any]) -> list[dict[str, Any]]:
         """One dict per row: every JSON metric (dotted keys nest), intervals as [low, high]."""
         out = []
         for row in rows:
             item: dict[str, Any] = {}
-            for m in self.metrics:
-                if not m.json:
-                    continue
-                _put(item, m.key, m.value(row))
-                if m.interval is not None and m.interval_key:
-                    _put(item, m.interval_key, list(m.interval(row)))
+            for m, value, interval in self._values(row):
+                _put(item, m.key, value)
+                if interval is not None and m.interval_key:
+                    _put(item, m.interval_key, list(interval))
             out.append(item)
         return out
 
@@ -134,13 +140,10 @@ class Table:
         out = []
         for row in rows:
             item: dict[str, Any] = {}
-            for m in self.metrics:
-                if not m.json:
-                    continue
-                item[m.key] = m.value(row)
-                if m.interval is not None:
-                    low, high = m.interval(row)
-                    item[f"{m.key}_low"], item[f"{m.key}_high"] = low, high
+            for m, value, interval in self._values(row):
+                item[m.key] = value
+                if interval is not None:
+                    item[f"{m.key}_low"], item[f"{m.key}_high"] = interval
             out.append(item)
         return out
 
@@ -162,7 +165,10 @@ class Table:
         """The plain-text table of the `terminal` metrics, at most `width` characters
         wide (a long label takes a line of its own)."""
         cols = [m for m in self.columns if m.terminal]
-        cells = [[m.header for m in cols], *[[m.text(r) for m in cols] for r in rows]]
+        cells = [
+            [m.header for m in cols],
+            *[[m.brief(r) if m.brief else m.text(r) for m in cols] for r in rows],
+        ]
         return text_table(cells[0], cells[1:], width=width)
 
 
