@@ -768,7 +768,7 @@ def test_a_method_with_its_own_record_model_is_still_recorded(tmp_path: Path) ->
     assert kept and all(d["note"] == "mine" and "move" not in d for d in kept)
     log = tmp_path / "e.jsonl"
     with AppendLog(log, transcript_path(log)) as out:
-        out.append(record.line(), record.transcript_line())
+        out.append(*record.lines())
     ((_, logged),) = read_transcripts(log)
     assert logged[0]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}
     assert logged[0]["note"] == "mine"

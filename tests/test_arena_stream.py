@@ -117,6 +117,7 @@ def test_progress_postfix_comes_from_status_counts():
 def test_logged_decisions_round_trip_to_the_decisions_made():
     import asyncio
     import tempfile
+    import zlib
 
     from metanim.agents import Decision
     from metanim.arena import ClientPool, Side, build_player, play_episode
@@ -143,13 +144,15 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
         records = asyncio.run(episodes())
     kept = 0
     for n, record in enumerate(records):
-        line = json.loads(fastjson.dumps_line(record.line()))
-        # The log's line is the record less its decisions, which go to the transcripts.
+        line, transcript = record.lines()
+        line = json.loads(fastjson.dumps_line(line))
+        # The log's line is the record less its decisions, which go to the transcripts,
+        # named by the CRC-32 of their line.
         expected = record.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
-        assert line == {**expected, "transcript": True}
+        assert line == {**expected, "transcript": zlib.crc32(transcript)}
         log = Path(tmp) / f"e{n}.jsonl"
         with AppendLog(log, transcript_path(log)) as out:
-            out.append(record.line(), record.transcript_line())
+            out.append(*record.lines())
         ((rid, logged),) = read_transcripts(log)
         assert rid == record.id
         for move in record.moves:
@@ -169,7 +172,7 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
         (again,) = read_log(log)
         assert all(isinstance(m.decision, Decision) for m in again.moves)
         assert again == record.model_copy(
-            update={"transcript": True, "moves": [
+            update={"transcript": zlib.crc32(transcript), "moves": [
                 m.model_copy(update={"decision": m.decision.model_copy(update={"move": None})})
                 for m in record.moves
             ]}

@@ -307,7 +307,7 @@ class Run:
             # In the summary as soon as the write is handed over: a cancel arriving while
             # it is awaited still finds the line on disk (the log's close waits for its
             # writer) and in the summary.
-            write = log.submit(record.line(), record.transcript_line())
+            write = log.submit(*record.lines())
             self.spent.add(self.job.spent(record))
             self.played += 1
             rid = record.id

@@ -18,7 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.agents import Counts, Decision
-from metanim.records._transcripts import pack
+from metanim.records._transcripts import pack, transcript_mark
 from metanim.records._versions import FORMAT
 from metanim.util import fastjson
 
@@ -99,24 +99,27 @@ class EpisodeRecord(BaseModel):
     error: str | None = None
     moves: list[MoveRecord] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
-    # Whether the moves' decision records are in the log's transcripts file (the line
-    # itself holds none: metanim.records._transcripts).
-    transcript: bool = False
+    # The moves' decision records are in the log's transcripts file (the line itself
+    # holds none: metanim.records._transcripts): the CRC-32 of their transcript line,
+    # which names it among reruns of the same id; 0 for none.
+    transcript: int = 0
 
     @property
     def finished(self) -> bool:
         return self.status in ("win", "loss")
 
-    def line(self) -> dict[str, Any]:
-        """The log line: the JSON form without the decision records (`transcript_line`)."""
-        line = self.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
-        line["transcript"] = any(m.decision is not None for m in self.moves)
-        return line
-
-    def transcript_line(self) -> bytes | None:
-        """The transcripts line of the kept decision records (None if none was kept)."""
+    def lines(self) -> tuple[dict[str, Any], bytes | None]:
+        """The log line (the JSON form without the decision records) and the transcripts
+        line of the kept decision records (None if none was kept)."""
         kept = [(m.ply, _json(m.decision)) for m in self.moves if m.decision is not None]
-        return pack(self.id, kept) if kept else None
+        transcript = pack(self.id, kept) if kept else None
+        line = self.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
+        line["transcript"] = transcript_mark(transcript)
+        return line, transcript
+
+    def line(self) -> dict[str, Any]:
+        """The log line alone (`lines`)."""
+        return self.lines()[0]
 
 
 #: A decision's statuses: a graded result (ok, fallback, forfeit) or a failure.
@@ -160,21 +163,25 @@ class DecisionRecord(Counts):
     error: str | None = None
     decision: Decision | dict[str, Any] | None = Field(None, union_mode="left_to_right")
 
-    transcript: bool = False  # whether the decision record is in the transcripts file
+    transcript: int = 0  # the CRC-32 of its transcripts line, 0 for none (as episodes)
 
     @property
     def graded(self) -> bool:
         return self.correct is not None
 
-    def line(self) -> dict[str, Any]:
-        """The log line: the JSON form without the decision record (`transcript_line`)."""
+    def lines(self) -> tuple[dict[str, Any], bytes | None]:
+        """The log line (the JSON form without the decision record) and the transcripts
+        line of the kept decision record (None if none was kept)."""
+        transcript = None
+        if self.decision is not None:
+            transcript = pack(self.id, [(None, _json(self.decision))])
         line = self.model_dump(mode="json", exclude={"decision"})
-        line["transcript"] = self.decision is not None
-        return line
+        line["transcript"] = transcript_mark(transcript)
+        return line, transcript
 
-    def transcript_line(self) -> bytes | None:
-        """The transcripts line of the kept decision record (None if none was kept)."""
-        return None if self.decision is None else pack(self.id, [(None, _json(self.decision))])
+    def line(self) -> dict[str, Any]:
+        """The log line alone (`lines`)."""
+        return self.lines()[0]
 
 
 def _json(decision: Decision | dict[str, Any]) -> dict[str, Any]:

@@ -16,14 +16,16 @@ import re
 import threading
 import warnings
 import weakref
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from metanim.records._episode import DecisionRecord, EpisodeRecord, typed_decision
-from metanim.records._transcripts import read_transcripts
+from metanim.records._transcripts import marked_lines, read_transcripts, unpack
 from metanim.records._versions import FORMAT, upgrade
 from metanim.util import fastjson
 
@@ -128,17 +130,21 @@ def _without_decisions(row: dict[str, Any]) -> dict[str, Any]:
 
 class _Transcripts:
     """A log's transcripts, read alongside it: each record that kept decisions finds its
-    transcript ahead in the file (written just before its line, in the same order)."""
+    transcript ahead in the file (written just before its line, in the same order), by
+    id and mark; lines between (a crash's orphans) are passed over unread."""
 
     def __init__(self, log: Path) -> None:
-        self.lines = read_transcripts(log)
+        self.lines = marked_lines(log)
 
     def join(self, record: Record) -> Record:
         if not record.transcript:
             return _typed(record)
-        for rid, decisions in self.lines:
-            if rid == record.id:
-                return _with(record, decisions)
+        for rid, mark, line in self.lines:
+            if rid == record.id and mark == record.transcript:
+                try:
+                    return _with(record, unpack(orjson.loads(line)))
+                except (orjson.JSONDecodeError, KeyError, ValueError, zlib.error):
+                    break
         return record  # the transcript is lost (a damaged file): the record stands alone
 
 

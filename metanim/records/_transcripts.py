@@ -5,7 +5,8 @@ records (every call's messages and replies, every sampled answer, debate rounds)
 `<log>.transcripts` (JSON lines), one line per log record that kept any, written just before
 its log line (so a transcript is on disk before the line that names it; a crash between
 the two leaves an orphan transcript, which readers pass over). A line is
-`{"id": <record id>, "z": <base64 of zlib of the JSON list [[ply, decision], ...]>}`:
+`{"id": <record id>, "z": <base64 of zlib of the JSON list [[ply, decision], ...]>}`,
+named by the log line's `transcript` mark (its CRC-32):
 
 - each reply is stored once: a sampled answer's text, and a re-ask's copy of the
   previous reply in its messages, point at the call's reply (`{"reply": [call, k]}`)
@@ -27,6 +28,7 @@ it back, whole: every call with its messages and replies.
 from __future__ import annotations
 
 import base64
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +41,8 @@ MAX_REPLY_CHARS = 32_000
 #: The most characters of one reasoning text (a reasoning model's thinking) it stores.
 MAX_REASONING_CHARS = 16_000
 SUFFIX = ".transcripts"
+#: A transcripts line starts with its record's id (orjson writes no space).
+_ID = re.compile(rb'^\{"id":"([^"\\\\]*)"')
 
 
 def transcript_path(log: str | Path) -> Path:
@@ -126,6 +130,13 @@ def restore(decision: dict[str, Any]) -> dict[str, Any]:
     return decision
 
 
+def transcript_mark(line: bytes | None) -> int:
+    """What a log line says of its transcript: the CRC-32 of the transcript's line (never
+    0), or 0 for none. A rerun of an id writes a new transcript; a crash between the
+    two writes leaves one whose log line never came; the mark finds the right one."""
+    return 0 if line is None else zlib.crc32(line) or 1
+
+
 def pack(record_id: str, decisions: list[tuple[int | None, dict[str, Any]]]) -> bytes:
     """One transcripts line (with its newline) of a record's kept decisions."""
     blob = orjson.dumps([[ply, compact(d)] for ply, d in decisions])
@@ -142,6 +153,16 @@ def unpack(line: dict[str, Any]) -> dict[int | None, dict[str, Any]]:
 def read_transcripts(log: str | Path) -> Iterator[tuple[str, dict[int | None, dict[str, Any]]]]:
     """(record id, its decisions by ply) of every line of a log's transcripts file, in
     order (an id that was rerun appears again, later)."""
+    for rid, _, line in marked_lines(log):
+        try:
+            yield rid, unpack(orjson.loads(line))
+        except (orjson.JSONDecodeError, KeyError, ValueError, zlib.error):
+            continue  # a damaged transcript: its record reads without its decisions
+
+
+def marked_lines(log: str | Path) -> Iterator[tuple[str, int, bytes]]:
+    """(record id, mark, line) of every whole line of a log's transcripts file, the id
+    read from the line's first bytes (nothing unpacked)."""
     path = transcript_path(log)
     if not path.exists():
         return
@@ -149,8 +170,6 @@ def read_transcripts(log: str | Path) -> Iterator[tuple[str, dict[int | None, di
         for line in f:
             if not line.endswith(b"\n"):
                 return  # a cut last write
-            try:
-                row = orjson.loads(line)
-                yield str(row["id"]), unpack(row)
-            except (orjson.JSONDecodeError, KeyError, ValueError, zlib.error):
-                continue  # a damaged transcript: its record reads without its decisions
+            match = _ID.match(line)
+            if match is not None:
+                yield match.group(1).decode(), transcript_mark(line), line

@@ -51,7 +51,7 @@ def _logged(tmp_path: Path) -> tuple[Path, DecisionRecord]:
     )  # fmt: skip
     log = tmp_path / "e.jsonl"
     with AppendLog(log, transcript_path(log)) as out:
-        out.append(record.line(), record.transcript_line())
+        out.append(*record.lines())
     return log, record
 
 
@@ -92,3 +92,22 @@ def test_each_reply_is_stored_once_and_read_back_in_place(tmp_path: Path) -> Non
     made = record.decision
     assert back.decision.status == made.status and back.decision.seed == made.seed
     assert [c.messages[0] for c in calls] == [c.messages[0] for c in made.calls]
+
+
+def test_a_crash_orphan_transcript_is_passed_over(tmp_path: Path) -> None:
+    """A transcript written just before a crash (its log line never came) shares its id
+    with the rerun's: the log line's mark picks the rerun's transcript."""
+    client = Huge()
+    first = asyncio.run(ReAct(client, max_reasks=0).decide(FIB, FIB.initial_state(), seed=1))
+    again = asyncio.run(ReAct(client, max_reasks=0).decide(FIB, FIB.initial_state(), seed=2))
+    log = tmp_path / "e.jsonl"
+    orphan = DecisionRecord(
+        id="d", record_id="r", game="fibonacci", status="forfeit", correct=False, decision=first
+    )
+    rerun = orphan.model_copy(update={"decision": again})
+    _, orphan_transcript = orphan.lines()
+    transcript_path(log).write_bytes(orphan_transcript)  # the crash: no log line
+    with AppendLog(log, transcript_path(log)) as out:
+        out.append(*rerun.lines())
+    (back,) = read_log(log)
+    assert back.decision.seed == 2 and back.decision.calls[0].texts[0].startswith("reply 2 ")
