@@ -44,8 +44,9 @@ class MoveRecord(Counts):
     optimal: bool | None = None  # None when no move was played
     seed: int = 0
     error: str | None = None
-    # The method's full record, when kept: its `Decision` in a live episode, its JSON
-    # form (a dict, kept a dict) when read back from a log. Last, so a line can append it.
+    # The method's full record, when kept: its `Decision`, in a live episode and read back
+    # from the log's transcripts alike; a method's own record model (or a record of an
+    # earlier version that no longer reads as a `Decision`) as its JSON form.
     decision: Decision | dict[str, Any] | None = Field(None, union_mode="left_to_right")
 
 
