@@ -38,6 +38,7 @@ from metanim.records import (
     Record,
     RunLock,
     iter_log,
+    iter_records,
     latest,
     render_summary,
     transcript_path,
@@ -571,11 +572,7 @@ def _sim_server(needed: bool, job: Job) -> Iterator[tuple[str | None, bool]]:
     if not needed or sim_url_from_env():
         yield sim_url_from_env() if needed else None, False
         return
-    session = (
-        sum(1 for _ in iter_log(job.log_path, decisions=False))
-        if Path(job.log_path).exists()
-        else 0
-    )
+    session = sum(1 for _ in iter_records(job.log_path)) if Path(job.log_path).exists() else 0
     # When a run is interrupted its clients hang up on requests in flight; aiohttp logs
     # each as "Error handling request". For our own in-process server that is the run
     # stopping, not a fault: those records are dropped.

@@ -106,10 +106,7 @@ def numbered_log(
             if line.startswith(_CURRENT):
                 record = model.model_validate_json(line)
             else:
-                row = upgrade(json.loads(line), kind)
-                if not decisions:
-                    row = _without_decisions(row)
-                record = model.model_validate(row)
+                record = model.model_validate(upgrade(json.loads(line), kind, decisions))
         except json.JSONDecodeError as exc:
             _set_aside(path, number, line, exc.msg)
             continue
@@ -119,13 +116,6 @@ def numbered_log(
         if transcripts is not None:
             record = transcripts.join(record)
         yield number, record
-
-
-def _without_decisions(row: dict[str, Any]) -> dict[str, Any]:
-    """A line of an earlier format (decisions inline) without its decision records."""
-    if "moves" in row:
-        return {**row, "moves": [{**m, "decision": None} for m in row.get("moves") or []]}
-    return {**row, "decision": None}
 
 
 class _Transcripts:
@@ -138,7 +128,7 @@ class _Transcripts:
 
     def join(self, record: Record) -> Record:
         if not record.transcript:
-            return _typed(record)
+            return record
         for rid, mark, line in self.lines:
             if rid == record.id and mark == record.transcript:
                 try:
@@ -146,20 +136,6 @@ class _Transcripts:
                 except (orjson.JSONDecodeError, KeyError, ValueError, zlib.error):
                     break
         return record  # the transcript is lost (a damaged file): the record stands alone
-
-
-def _typed(record: Record) -> Record:
-    """A record of an earlier format with its inline decisions typed."""
-    if isinstance(record, DecisionRecord):
-        if isinstance(record.decision, dict):
-            return record.model_copy(update={"decision": typed_decision(record.decision)})
-        return record
-    if any(isinstance(m.decision, dict) for m in record.moves):
-        moves = [
-            m.model_copy(update={"decision": typed_decision(m.decision)}) for m in record.moves
-        ]
-        return record.model_copy(update={"moves": moves})
-    return record
 
 
 def _with(record: Record, decisions: dict[int | None, dict[str, Any]]) -> Record:

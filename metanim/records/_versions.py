@@ -6,6 +6,8 @@ typed decision record); `upgrade` turns such a line into today's shape, so that 
 reader reads one record type per log kind and nothing else knows an old format.
 What format 1 lines may lack, by when it was added:
 
+- the decision records are inline (a move's `decision`, a decision line's), where
+  format 2 keeps them in the log's transcripts file;
 - episodes: `truncated`, `call_latency_s` and `queue_s` in the side totals and move
   records (counted 0: no line of that time had them), `chain_calls` (0), `extra` ({});
 - decisions: `kind` ("game"), `verdict` (from `correct` and `status`: a forfeit or a
@@ -32,8 +34,12 @@ class NewerFormatError(ValueError):
     """A log line written by a newer version of the project than this one."""
 
 
-def upgrade(row: dict[str, Any], kind: str) -> dict[str, Any]:
-    """A log line of any format, as a line of `FORMAT` (a new dict; `row` is kept)."""
+def upgrade(row: dict[str, Any], kind: str, decisions: bool = True) -> dict[str, Any]:
+    """A log line of any format, as a line of `FORMAT` (a new dict; `row` is kept).
+
+    Format 1 kept the decision records inline (format 2 keeps them in the transcripts):
+    with `decisions` False they are dropped here, unread.
+    """
     version = row.get("format", 1)
     if not isinstance(version, int) or version > FORMAT:
         raise NewerFormatError(
@@ -42,7 +48,16 @@ def upgrade(row: dict[str, Any], kind: str) -> dict[str, Any]:
         )
     if version < 2:
         row = _episode_1(row) if kind == "episodes" else _decision_1(row)
+        if not decisions:
+            row = _without_decisions(row)
     return {**row, "format": FORMAT}
+
+
+def _without_decisions(row: dict[str, Any]) -> dict[str, Any]:
+    """A format 1 line without its inline decision records."""
+    if "moves" in row:
+        return {**row, "moves": [{**m, "decision": None} for m in row.get("moves") or []]}
+    return {**row, "decision": None}
 
 
 def _episode_1(row: dict[str, Any]) -> dict[str, Any]:
