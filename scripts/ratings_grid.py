@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from metanim.analysis.ratings import PRIOR_SIGMA, fit_bradley_terry, rate, ratings_plot
+from metanim.analysis.ratings import rate, ratings_plot
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.games import PRESETS, make_game
 from metanim.solver import winning_moves
+from metanim.stats import PRIOR_SIGMA, fit_bradley_terry
 
 SETTING = "nim-31-k3"
 EPISODES = 120

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from metanim.analysis import recovery
 from metanim.analysis.debate import entrenchment_curve, two_agent_chain
-from metanim.records import newcombe_difference, wilson_interval
+from metanim.stats import newcombe_difference, wilson_interval
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "analysis.md"
 START, END = "<!-- recovery:start -->", "<!-- recovery:end -->"

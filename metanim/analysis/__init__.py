@@ -1,8 +1,9 @@
-"""Debate dynamics, reports, plots and the results page (docs/analysis.md)."""
+"""Debate dynamics, reports, plots, the results page and results as dataframes and files
+(docs/analysis.md)."""
 
 from __future__ import annotations
 
-import metanim.records
+import metanim.stats
 from metanim.analysis.debate import (
     DebateTrace,
     EntrenchmentRow,
@@ -28,6 +29,7 @@ from metanim.analysis.debate import (
     outcome_breakdown,
     subversion_correction,
 )
+from metanim.analysis.frames import calls_df, decisions_df, episodes_df, export
 from metanim.analysis.ratings import Ratings, rate, rate_results
 from metanim.analysis.report import Report, render_report, trace_from_decision
 from metanim.util import deprecated_aliases
@@ -41,8 +43,10 @@ __all__ = [
     "agent_accuracy",
     "answer_distribution",
     "any_correct_rate",
+    "calls_df",
     "conformity_by_peers",
     "conformity_obstinacy",
+    "decisions_df",
     "dominant_action",
     "entrenchment_curve",
     "entrenchment_fit",
@@ -50,7 +54,9 @@ __all__ = [
     "entrenchment_points",
     "entrenchment_row",
     "entrenchment_steps",
+    "episodes_df",
     "error_correction_rate",
+    "export",
     "identity_bias_ci",
     "identity_bias_coefficient",
     "majority_accuracy",
@@ -64,12 +70,11 @@ __all__ = [
     "trace_from_decision",
 ]
 
-#: The statistics moved below the arena, to `metanim.records`, which both arena and
-#: analysis read.
+#: The statistics live in `metanim.stats`, below every layer.
 __getattr__ = deprecated_aliases(
     __name__,
     {
-        name: (f"metanim.records.{name}", getattr(metanim.records, name))
+        name: (f"metanim.stats.{name}", getattr(metanim.stats, name))
         for name in (
             "MAJORITY_RULE", "AccuracySummary", "Interval", "Summary", "bootstrap_ci",
             "item_accuracy", "majority_verdict", "mcnemar_exact", "mcnemar_items", "mean_ci",

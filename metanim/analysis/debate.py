@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from metanim.records import Interval, bootstrap_ci, wilson_interval
+from metanim.stats import Interval, bootstrap_ci, wilson_interval
 
 
 class DebateTrace(BaseModel):

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,27 +47,21 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
-from scipy.optimize import minimize
-from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
 from metanim.analysis.plots import rating_plot
 from metanim.analysis.results import Results, read_results
 from metanim.envs import is_solver_player
 from metanim.records import (
     SIDES,
+    WIDTH,
     distinguishing_labels,
-    game_key,
     identity_hash,
-    item_accuracy,
     md,
     pct,
     text_table,
 )
+from metanim.stats import PRIOR_SIGMA, fit_bradley_terry, item_accuracy
 
-#: σ of the Gaussian prior on θ and h, in log-odds (weak: a player 3σ = 12 log-odds above
-#: another wins all but 6 in a million of their games).
-PRIOR_SIGMA = 4.0
 #: Bootstrap replicates behind each interval.
 BOOTSTRAP = 1000
 #: Bootstrap replicates fitted in one call.
@@ -177,84 +172,6 @@ def _kind(identity: Mapping[str, Any]) -> Kind:
     return "calibration" if method.startswith("epsilon:") else "player"
 
 
-# ------------------------------------------------------------------------------ fit
-def fit_bradley_terry(
-    first: np.ndarray,
-    second: np.ndarray,
-    setting: np.ndarray,
-    wins: np.ndarray,
-    games: np.ndarray,
-    *,
-    players: int,
-    settings: int,
-    prior_sigma: float = PRIOR_SIGMA,
-    start: np.ndarray | None = None,
-) -> np.ndarray:
-    """The posterior mode (θ of each player, then h of each setting) of the model above.
-
-    Each cell k holds `games[k]` episodes in which player `first[k]` moved first against
-    `second[k]` in setting `setting[k]`, `wins[k]` of them won by the first mover. With
-    `wins` and `games` of shape (B, cells), B independent data sets (bootstrap
-    replicates) are fitted in one call and the modes come back as (B, parameters).
-    """
-    batch = np.ndim(wins) == 2
-    wins, games = np.atleast_2d(wins).astype(float), np.atleast_2d(games).astype(float)
-    precision = 1.0 / prior_sigma**2
-    size = players + settings
-    # The design matrix: +1 for the first mover, −1 for the second, +1 for the advantage.
-    design = np.zeros((len(first), size))
-    rows = np.arange(len(first))
-    design[rows, first] += 1.0
-    design[rows, second] -= 1.0
-    design[rows, players + setting] += 1.0
-    shape = (len(wins), size)
-    advantage = players + np.asarray(setting)
-
-    def linear(x: np.ndarray) -> np.ndarray:
-        # X·x per data set by indexing, and Xᵀ·r below by einsum's own loops: both small,
-        # and a threaded BLAS call on matrices this size costs more than it computes.
-        return x[:, first] - x[:, second] + x[:, advantage]
-
-    def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        x = flat.reshape(shape)
-        eta = linear(x)
-        # −log-likelihood: w·log(1 + e^−η) + (n − w)·log(1 + e^η), written stably.
-        value = float(np.sum(games * np.logaddexp(0.0, -eta) + (games - wins) * eta))
-        grad = np.einsum("bk,kp->bp", games * expit(eta) - wins, design)
-        return value + 0.5 * precision * float(np.sum(x * x)), (grad + precision * x).ravel()
-
-    def hessian_times(flat: np.ndarray, vector: np.ndarray) -> np.ndarray:
-        # Block-diagonal over the data sets: each block Xᵀ diag(n p (1 − p)) X + I/σ².
-        x, v = flat.reshape(shape), vector.reshape(shape)
-        p = expit(linear(x))
-        product = np.einsum("bk,kp->bp", games * p * (1 - p) * linear(v), design)
-        return (product + precision * v).ravel()
-
-    x0 = np.zeros(shape) if start is None else np.broadcast_to(start, shape)
-    # Newton steps, conjugate gradients on the exact Hessian: the objective is smooth and
-    # strictly convex, so a handful reach the mode, and the data sets of a batch share
-    # them. One BLAS thread: on vectors this size, threads waiting on a busy machine
-    # cost many times the arithmetic.
-    with threadpool_limits(1, user_api="blas"):
-        result = minimize(
-            objective,
-            np.array(x0, dtype=float).ravel(),
-            jac=True,
-            hessp=hessian_times,
-            method="Newton-CG",
-            options={"xtol": 1e-9},
-        )
-    # Newton-CG may stop on a precision-loss line search a hair from the mode (the sum
-    # over a batch is only so precise); a gradient that is still large against the data
-    # is a fit gone wrong, never a rating to report.
-    if not np.isfinite(result.x).all() or (
-        not result.success and np.abs(result.jac).max() > 1e-6 * max(1.0, games.sum(1).max())
-    ):
-        raise RuntimeError(f"the Bradley–Terry fit did not converge: {result.message}")
-    x = np.asarray(result.x).reshape(shape)
-    return x if batch else x[0]
-
-
 # ------------------------------------------------------------------------ episodes
 @dataclass(frozen=True)
 class _Episode:
@@ -325,31 +242,26 @@ def _collect(results: Results) -> _Collected:
         identities.setdefault(h, identity)
         return h
 
-    for (run, setting), rows in sorted(results.episodes.items()):
+    for (run, setting), group in sorted(results.episodes.items()):
         players = [key_of(side) for side in sides[run]]
-        for row in rows.values():
+        games.setdefault(setting, group.game)
+        for (agent_name, opponent_name, seat, start, status, end), count in group.rated.items():
             if len(players) == 2:
                 agent, opponent = players
             else:  # a log without its config: the names its lines carry
-                agent = key_of({"method": str(row.get("agent", "?"))})
-                opponent = key_of({"method": str(row.get("opponent", "?"))})
-            params = row.get("game_params") or {}
-            games.setdefault(
-                setting,
-                game_key(str(row.get("game", setting)), "misere" if params.get("misere") else ""),
-            )
-            status, end = row.get("status"), row.get("end_reason", "game_over")
+                agent = key_of({"method": agent_name})
+                opponent = key_of({"method": opponent_name})
             if status not in ("win", "loss"):
-                excluded[setting]["failed"] += 1
+                excluded[setting]["failed"] += count
                 continue
             if end not in RESULT_ENDS:
-                excluded[setting]["capped"] += 1
+                excluded[setting]["capped"] += count
                 continue
-            agent_first = row.get("seat") == "first"
+            agent_first = seat == "first"
             first, second = (agent, opponent) if agent_first else (opponent, agent)
             first_won = (status == "win") == agent_first
-            start = str(row.get("start_outcome") or "?")
-            episodes.append(_Episode((run, setting), setting, start, first, second, first_won))
+            episode = _Episode((run, setting), setting, start, first, second, first_won)
+            episodes.extend([episode] * count)
     accuracy = _accuracy(results, sides, resolve, identities)
     return _Collected(episodes, excluded, identities, games, accuracy)
 
@@ -362,7 +274,7 @@ def _accuracy(
 ) -> dict[tuple[str, str | None], Verdicts]:
     """Verdicts per (player key, game key) and per (player key, None: every game)."""
     out: dict[tuple[str, str | None], Verdicts] = {}
-    for (run, game, dataset), rows in results.decisions.items():
+    for (run, game, dataset), group in results.decisions.items():
         if len(sides[run]) != 1:
             continue
         player = identity_hash(resolve(sides[run][0]))
@@ -370,12 +282,10 @@ def _accuracy(
             continue  # evaluated but never played: it has no rating to stand beside
         for scope in (game, None):
             verdicts, repeats = out.setdefault((player, scope), ({}, {}))
-            for row in rows.values():
-                if row.get("correct") is None:
-                    continue
-                item = f"{dataset}:{game}:{row.get('record_id')}"
-                verdicts.setdefault(item, []).append(bool(row["correct"]))
-                repeats.setdefault(item, []).append(int(row.get("repeat", 0)))
+            for item_id, said in group.all.verdicts.items():
+                item = f"{dataset}:{game}:{item_id}"
+                verdicts.setdefault(item, []).extend(said)
+                repeats.setdefault(item, []).extend(group.all.repeats[item_id])
     return out
 
 
@@ -657,15 +567,15 @@ def ratings_terminal(ratings: Ratings) -> str:
     """Plain-text rating tables for the terminal."""
     if not ratings.tables:
         return "no finished tournament episodes to rate"
-    out = [
+    out = _wrapped(
         f"Ratings: Bradley–Terry, prior σ = {ratings.prior_sigma:g} log-odds, optimal = 2000, "
         f"random = 1000; 95% bootstrap CI ({ratings.bootstrap:,} replicates)"
-    ]
+    )
     for t in ratings.tables:
         title = "pooled over " + ", ".join(t.settings) if t.scope == "pooled" else t.scope
-        out += ["", f"{title}: {table_facts(t)}"]
+        out += ["", *_wrapped(f"{title}: {table_facts(t)}")]
         if t.note:
-            out.append(f"note: {t.note}")
+            out += _wrapped(f"note: {t.note}")
         out += text_table(
             ["player", "kind", "rating", "95% CI", "log-odds", "episodes", "wins", "accuracy"],
             [
@@ -675,8 +585,14 @@ def ratings_terminal(ratings: Ratings) -> str:
                 ]
                 for r in t.players
             ],
+            width=WIDTH,
         )  # fmt: skip
     return "\n".join(out)
+
+
+def _wrapped(text: str) -> list[str]:
+    """A line of prose as terminal lines of at most `WIDTH` characters."""
+    return textwrap.wrap(text, WIDTH, subsequent_indent="  ", break_long_words=False) or [""]
 
 
 def ratings_plot(table: RatingTable, path: str | Path) -> Path:

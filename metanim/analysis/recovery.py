@@ -23,7 +23,7 @@ from metanim.agents import MAD, AceMAD, AnonymousMAD, Decision, DReaMAD, Method
 from metanim.analysis.debate import DebateTrace, IdentityBias, Rate, conformity_obstinacy
 from metanim.games import Game, make_game
 from metanim.llm.sim import SimApp, SimChatModel
-from metanim.records import Summary, mean_ci
+from metanim.stats import Summary, mean_ci
 
 #: NIM positions with one winning move (take 1) that the max_take heuristic (take 3) misses.
 NIM = make_game("nim-31-k3")

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metanim.agents import parse_spec
+from metanim.agents import Decision, parse_spec
 from metanim.analysis.debate import (
     OUTCOMES,
     DebateTrace,
@@ -51,27 +51,41 @@ from metanim.analysis.ratings import (
     ratings_plot,
     ratings_terminal,
 )
-from metanim.analysis.results import read_results
-from metanim.analysis.viewer import write_viewer
+from metanim.analysis.results import (
+    DecisionGroup,
+    EpisodeGroup,
+    Verdicts,
+    read_results,
+    run_dataset,
+)
+from metanim.analysis.tables import ACCURACY_TABLE, WIN_TABLE
+from metanim.analysis.viewer import PAGE_RECORDS, write_viewer
 from metanim.games import make_game
 from metanim.records import (
-    MAJORITY_RULE,
+    DecisionRecord,
+    EpisodeRecord,
+    Record,
+    decision_of,
     distinguishing_labels,
+    game_key,
+    md,
+    signed,
+    std_text,
+)
+from metanim.records import pct as _pct
+from metanim.solver import winning_moves
+from metanim.stats import (
+    MAJORITY_RULE,
     item_accuracy,
     majority_verdict,
     mcnemar_exact,
     mcnemar_items,
-    md,
     newcombe_difference,
     paired_episode_difference,
     paired_item_difference,
-    signed,
-    std_text,
-    text_table,
     wilson_interval,
 )
-from metanim.records import pct as _pct
-from metanim.solver import winning_moves
+from metanim.util import aio
 
 FINISHED = ("win", "loss")
 
@@ -203,41 +217,12 @@ class Report(BaseModel):
     markdown: str = ""
 
     def terminal(self) -> str:
-        """Plain-text tables for the terminal."""
+        """Plain-text tables for the terminal (100 columns; report.md has every column)."""
         out = [f"results: {self.results_dir}"]
         if self.win_rates:
-            out += ["", "Win rate (episodes, 95% Wilson CI)"]
-            out += text_table(
-                ["run", "game", "win rate", "95% CI", "n", "failed"],
-                [
-                    [
-                        r.method,
-                        r.game,
-                        _pct(r.rate),
-                        f"[{_pct(r.low)}, {_pct(r.high)}]",
-                        r.finished,
-                        r.failed,
-                    ]
-                    for r in self.win_rates
-                ],
-            )
+            out += ["", WIN_TABLE.title, *WIN_TABLE.terminal(self.win_rates)]
         if self.accuracy:
-            out += ["", "Decision accuracy (mean ± std over R repeats; 95% CI over items)"]
-            out += text_table(
-                ["run", "game", "accuracy", "95% CI", "items", "R", "decisions"],
-                [
-                    [
-                        r.method,
-                        r.game,
-                        f"{_pct(r.mean)} ± {std_text(r.std)}",
-                        f"[{_pct(r.low)}, {_pct(r.high)}]",
-                        r.items,
-                        r.repeats,
-                        r.decisions,
-                    ]
-                    for r in self.accuracy
-                ],
-            )
+            out += ["", ACCURACY_TABLE.title, *ACCURACY_TABLE.terminal(self.accuracy)]
         if self.ratings is not None:
             out += ["", ratings_terminal(self.ratings)]
         if not self.win_rates and not self.accuracy:
@@ -245,59 +230,106 @@ class Report(BaseModel):
         out += [f"plot: {p}" for p in self.plots]
         return "\n".join(out)
 
+    def frames(self) -> dict[str, Any]:
+        """The report's win-rate and accuracy tables as pandas DataFrames (a column per
+        metric, intervals as `_low`/`_high`): the `data` extra."""
+        import pandas as pd
+
+        return {
+            "win_rates": pd.DataFrame(WIN_TABLE.flat_rows(self.win_rates)),
+            "accuracy": pd.DataFrame(ACCURACY_TABLE.flat_rows(self.accuracy)),
+        }
+
+    def json_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """The report's win-rate and accuracy tables as JSON rows."""
+        return {
+            "win_rates": WIN_TABLE.json_rows(self.win_rates),
+            "accuracy": ACCURACY_TABLE.json_rows(self.accuracy),
+        }
+
 
 # ------------------------------------------------------------------------- report
-def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = True) -> Report:
-    """Read a results folder; with `write`, save report.md and (with `plots`) PNGs there."""
-    results_dir = Path(results_dir)
-    results = read_results([results_dir])
+def render_report(
+    results_dir: str | Path,
+    *,
+    write: bool = True,
+    plots: bool = True,
+    page_records: int | None = PAGE_RECORDS,
+) -> Report:
+    """Read a results folder; with `write`, save report.md, the page (each run's first
+    `page_records` records; None: all) and (with `plots`) PNGs there.
+
+    The folder is read once, streamed (`read_results`): per-group sums and small
+    per-record keys, so memory stays flat in the number of episodes; the page then
+    streams the same records again, a part at a time (`write_viewer`).
+    """
+    # A folder is thousands of small records made and dropped: the cyclic collector
+    # would rescan the live ones each time (most of a big page's time, measured).
+    with aio.quiet_gc():
+        return _render_report(Path(results_dir), write, plots, page_records)
+
+
+def _render_report(results_dir: Path, write: bool, plots: bool, page_records: int | None) -> Report:
+    traces: dict[tuple[str, str], list[DebateTrace]] = defaultdict(list)
+    datasets_n: list[str] = []
+
+    def on_record(n: int, h: str, record: Record) -> None:
+        if isinstance(record, DecisionRecord):
+            trace = trace_from_decision(record)
+            if trace is not None and trace.rounds >= 2:
+                key = game_key(record.game, record.variant)
+                traces[(h, f"{key}\0{n}")].append(trace)
+        else:
+            traces[(h, record.setting)].extend(t for t in _move_traces(record) if t.rounds >= 2)
+
+    results = read_results([results_dir], on_record=on_record)
     identities = results.identities
-    episodes, raw_decisions = results.episodes, results.decisions
     # One game column per dataset content: two different files of one game stay apart.
     datasets_of: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for h, game, dataset in raw_decisions:
+    for h, game, dataset in results.decisions:
         datasets_of[(h, game)].add(dataset)
-    decisions: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for (h, game, dataset), rows_by_id in raw_decisions.items():
-        column = game if len(datasets_of[(h, game)]) == 1 else f"{game} [{dataset[:8]}]"
-        decisions[(h, column)] = list(rows_by_id.values())
+
+    def column(h: str, game: str, dataset: str) -> str:
+        return game if len(datasets_of[(h, game)]) == 1 else f"{game} [{dataset[:8]}]"
+
+    decisions = {
+        (h, column(h, game, dataset)): group
+        for (h, game, dataset), group in results.decisions.items()
+    }
+    for _, kind, config, _ in results.logs:
+        datasets_n.append(",".join(map(str, run_dataset(config))) if kind == "decisions" else "")
+    per_game: dict[tuple[str, str], list[DebateTrace]] = defaultdict(list)
+    for (h, key), items in traces.items():
+        if "\0" in key:
+            game, n = key.split("\0")
+            key = column(h, game, datasets_n[int(n)])
+        per_game[(h, key)].extend(items)
     labels = distinguishing_labels(identities)
 
     report = Report(results_dir=str(results_dir))
     report.runs = {labels[h]: identities[h] for h in sorted(identities, key=labels.get)}
-    ep_lists = {k: list(v.values()) for k, v in episodes.items()}
-    for (h, game), rows in sorted(ep_lists.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
-        finished = [r for r in rows if r.get("status") in FINISHED]
-        wins = sum(r["status"] == "win" for r in finished)
-        ci = wilson_interval(wins, len(finished))
+    episodes = results.episodes
+    for (h, game), g in sorted(episodes.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
+        ci = wilson_interval(g.wins, g.finished)
         report.win_rates.append(
             WinRow(
-                method=labels[h],
-                game=game,
-                wins=wins,
-                finished=len(finished),
-                low=ci.low,
-                high=ci.high,
-                failed=len(rows) - len(finished),
-                identity=h,
-                forfeit_losses=sum(
-                    r["status"] == "loss" and r.get("end_reason") == "agent_forfeit"
-                    for r in finished
-                ),
+                method=labels[h], game=game, wins=g.wins, finished=g.finished, low=ci.low,
+                high=ci.high, failed=g.failed, identity=h, forfeit_losses=g.forfeit_losses,
                 on_failure=str(identities[h].get("on_failure") or "forfeit"),
             )
-        )
-    report.win_diffs = _win_diffs(ep_lists, labels)
-    for (h, game), rows in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
-        row = _accuracy_row(labels[h], game, rows)
+        )  # fmt: skip
+    report.win_diffs = _win_diffs(episodes, labels)
+    for (h, game), group in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
+        row = _accuracy_row(labels[h], game, group.all)
         report.accuracy.append(row.model_copy(update={"identity": h}))
     report.by_difficulty = _difficulty_rows(decisions, labels)
     report.paired = _paired(decisions, labels)
-    per_game = _traces(decisions, ep_lists)
-    traces = _pooled(per_game)
-    report.debate = _debate_rows(traces, labels)
-    report.identity_bias = _identity_bias_rows(traces, identities, labels)
-    report.cross = _cross_rows(per_game, decisions, identities, labels)
+    traces_by_run = _pooled({k: v for k, v in per_game.items() if v})
+    report.debate = _debate_rows(traces_by_run, labels)
+    report.identity_bias = _identity_bias_rows(traces_by_run, identities, labels)
+    report.cross = _cross_rows(
+        {k: v for k, v in per_game.items() if v}, decisions, identities, labels
+    )
     if episodes:
         report.ratings = rate_results(results)
     if write and plots and (report.win_rates or report.accuracy):
@@ -305,72 +337,46 @@ def render_report(results_dir: str | Path, *, write: bool = True, plots: bool = 
     report.markdown = to_markdown(report)
     if write:
         (results_dir / "report.md").write_text(report.markdown, encoding="utf-8")
-        report.pages = [str(p) for p in write_viewer(report, results_dir)]
+        pages = write_viewer(report, results_dir, page_records=page_records)
+        report.pages = [str(p) for p in pages]
     return report
 
 
-def _verdicts(rows: list[dict[str, Any]]) -> tuple[dict[str, list[bool]], dict[str, list[int]]]:
-    verdicts: dict[str, list[bool]] = defaultdict(list)
-    repeats: dict[str, list[int]] = defaultdict(list)
-    for r in rows:
-        if r.get("correct") is None:
-            continue
-        verdicts[str(r["record_id"])].append(bool(r["correct"]))
-        repeats[str(r["record_id"])].append(int(r.get("repeat", 0)))
-    return dict(verdicts), dict(repeats)
-
-
-def _accuracy_row(method: str, game: str, rows: list[dict[str, Any]]) -> AccuracyRow:
-    verdicts, repeats = _verdicts(rows)
-    failed = len(rows) - sum(len(v) for v in verdicts.values())
-    forfeits = sum(r.get("status") == "forfeit" for r in rows)
-    if not verdicts:
+def _accuracy_row(method: str, game: str, v: Verdicts) -> AccuracyRow:
+    if not v.verdicts:
         return AccuracyRow(
             method=method, game=game, repeats=0, decisions=0, mean=math.nan, std=math.nan,
-            low=math.nan, high=math.nan, failed=failed,
+            low=math.nan, high=math.nan, failed=v.failed,
         )  # fmt: skip
-    s = item_accuracy(verdicts, repeats)
+    s = item_accuracy(v.verdicts, v.repeats)
     return AccuracyRow(
-        method=method,
-        game=game,
-        repeats=s.repeats,
-        decisions=s.decisions,
-        mean=s.mean,
-        std=s.std,
-        low=s.low,
-        high=s.high,
-        failed=failed,
-        items=s.items,
-        forfeits=forfeits,
-    )
+        method=method, game=game, repeats=s.repeats, decisions=s.decisions, mean=s.mean,
+        std=s.std, low=s.low, high=s.high, failed=v.failed, items=s.items, forfeits=v.forfeits,
+    )  # fmt: skip
 
 
 def _difficulty_rows(
-    decisions: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
+    decisions: dict[tuple[str, str], DecisionGroup], labels: dict[str, str]
 ) -> list[AccuracyRow]:
     """Accuracy per (run, game, difficulty tier); `game` reads "nim · hard"."""
     out = []
-    for (h, game), rows in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
-        tiers: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            if r.get("difficulty"):
-                tiers[str(r["difficulty"])].append(r)
+    for (h, game), group in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
         for tier in ("easy", "medium", "hard"):
-            if tiers.get(tier):
-                out.append(_accuracy_row(labels[h], f"{game} · {tier}", tiers[tier]))
+            v = group.tiers.get(tier)
+            if v is not None and (v.verdicts or v.failed):
+                out.append(_accuracy_row(labels[h], f"{game} · {tier}", v))
     return out
 
 
 def _paired(
-    decisions: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
+    decisions: dict[tuple[str, str], DecisionGroup], labels: dict[str, str]
 ) -> list[PairedRow]:
     """McNemar's exact test (one verdict per item) between every two runs on one game,
     with Tango's interval of the accuracy difference over items."""
     by_game: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(dict)
-    for (h, game), rows in decisions.items():
-        verdicts, _ = _verdicts(rows)
-        if verdicts:
-            by_game[game][labels[h]] = verdicts
+    for (h, game), group in decisions.items():
+        if group.all.verdicts:
+            by_game[game][labels[h]] = group.all.verdicts
     out = []
     for game, per_run in sorted(by_game.items()):
         for a, b in combinations(sorted(per_run), 2):
@@ -395,27 +401,20 @@ def _paired_row(
     ]  # fmt: skip
 
 
-def _episode_key(r: dict[str, Any]) -> tuple[Any, ...]:
-    """Episodes of two runs pair when they share index, seed, seat and start state."""
-    return (r.get("index"), r.get("seed"), r.get("seat"), json.dumps(r.get("start_state")))
-
-
 def _win_diffs(
-    episodes: dict[tuple[str, str], list[dict[str, Any]]], labels: dict[str, str]
+    episodes: dict[tuple[str, str], EpisodeGroup], labels: dict[str, str]
 ) -> list[WinDiffRow]:
     """Win-rate differences between every two runs of one setting: paired (Tango's interval
     over episodes with the same seed, seat and start) when they share episodes, else Newcombe."""
-    by_game: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
-    for (h, game), rows in episodes.items():
-        by_game[game][labels[h]] = [r for r in rows if r.get("status") in FINISHED]
+    by_game: dict[str, dict[str, dict[Any, bool]]] = defaultdict(dict)
+    for (h, game), group in episodes.items():
+        by_game[game][labels[h]] = group.pairs
     out = []
     for game, per_run in sorted(by_game.items()):
         for a, b in combinations(sorted(per_run), 2):
-            ra, rb = per_run[a], per_run[b]
-            if not ra or not rb:
+            ka, kb = per_run[a], per_run[b]
+            if not ka or not kb:
                 continue
-            ka = {_episode_key(r): r["status"] == "win" for r in ra}
-            kb = {_episode_key(r): r["status"] == "win" for r in rb}
             shared = [k for k in ka if k in kb]
             if shared:
                 ci = paired_episode_difference([ka[k] for k in shared], [kb[k] for k in shared])
@@ -426,38 +425,46 @@ def _win_diffs(
                 paired, n = False, len(ka) + len(kb)
             out.append(
                 WinDiffRow(
-                    game=game,
-                    a=a,
-                    b=b,
-                    paired=paired,
-                    n=n,
-                    diff=ci.estimate,
-                    low=ci.low,
+                    game=game, a=a, b=b, paired=paired, n=n, diff=ci.estimate, low=ci.low,
                     high=ci.high,
                 )
-            )
+            )  # fmt: skip
     return out
 
 
 # ------------------------------------------------------------------------- debates
 def trace_from_decision(
-    row: dict[str, Any], correct: list[str] | None = None
+    record: DecisionRecord, correct: list[str] | None = None
 ) -> DebateTrace | None:
-    """A `DebateTrace` from a log line whose decision kept debate rounds
+    """A `DebateTrace` from an evaluation's record whose decision kept debate rounds
     (`decision.rounds`: one {agent: answer text} per round); None if it has none.
 
-    A debate that stopped early on consensus is padded with every agent's last answer
-    to its planned `rounds + 1` answer rounds (round 0 plus `rounds` updates), so every
-    trace of one run reaches the same debate step.
+    Questions are graded by equivalence (0.75 = \\frac{3}{4}): every answer text the
+    record's per-round verdicts (`round_verdicts`) mark right is a correct answer too.
     """
-    decision = row.get("decision") or {}
-    rounds = decision.get("rounds") or []
-    if not isinstance(rounds, list) or not rounds or not all(isinstance(r, dict) for r in rounds):
+    decision = decision_of(record.decision)
+    if decision is None:
+        return None
+    if correct is None:
+        right = {str(record.optimal_move or "")}
+        for verdicts, said in zip(record.round_verdicts or [], decision.rounds, strict=False):
+            right |= {said[a] for a, ok in verdicts.items() if ok and said.get(a) is not None}
+        correct = sorted(right)
+    return _trace(decision, record.record_id, correct)
+
+
+def _trace(decision: Decision, item_id: str, correct: list[str]) -> DebateTrace | None:
+    """A debate's trace: each agent's answer per round. A debate that stopped early on
+    consensus is padded with every agent's last answer to its planned `rounds + 1`
+    answer rounds (round 0 plus `rounds` updates), so every trace of one run reaches the
+    same debate step."""
+    rounds = decision.rounds
+    if not rounds:
         return None
     agents = list(dict.fromkeys(a for r in rounds for a in r))
     if len(agents) < 2:
         return None
-    planned = (decision.get("params") or {}).get("rounds")
+    planned = decision.params.get("rounds")
     total = max(len(rounds), int(planned) + 1 if isinstance(planned, int) else 0)
     answers: list[list[str | None]] = []
     for agent in agents:
@@ -466,59 +473,36 @@ def trace_from_decision(
             last = seq[-1] if seq else None
             seq.append(rounds[k].get(agent, last) if k < len(rounds) else last)
         answers.append(seq)
-    if correct is None:
-        # Questions are graded by equivalence (0.75 = \frac{3}{4}): every answer text the
-        # log's per-round verdicts (`round_verdicts`) mark right is a correct answer too.
-        right = {str(row.get("optimal_move", ""))}
-        for verdicts, said in zip(row.get("round_verdicts") or [], rounds, strict=False):
-            right |= {said[a] for a, ok in verdicts.items() if ok and said.get(a) is not None}
-        correct = sorted(right)
-    extra = decision.get("extra") or {}
-    peers = extra.get("peers") if isinstance(extra.get("peers"), dict) else None
+    peers = decision.extra.get("peers")
     return DebateTrace(
-        item_id=str(row.get("record_id", row.get("item_id", ""))),
+        item_id=item_id,
         agents=agents,
         answers=answers,
         correct=correct,
-        peers=peers,
-        anonymized=str(decision.get("method", "")).startswith("anonymous"),
+        peers=peers if isinstance(peers, dict) else None,
+        anonymized=decision.method.startswith("anonymous"),
     )
 
 
-def _move_traces(episode: dict[str, Any]) -> Iterator[DebateTrace]:
+def _move_traces(episode: EpisodeRecord) -> Iterator[DebateTrace]:
     """Traces of the agent's debate decisions in one episode, graded by the solver."""
-    try:
-        game = make_game(str(episode["game"]), **(episode.get("game_params") or {}))
-    except (KeyError, TypeError, ValueError):
-        return
-    for move in episode.get("moves") or []:
-        if move.get("actor") != "agent" or move.get("position") != "N" or not move.get("decision"):
+    game = None
+    for move in episode.moves:
+        decision = decision_of(move.decision)
+        if move.actor != "agent" or move.position != "N" or decision is None:
             continue
-        state = game.validate_state(move["state"])
+        if len(decision.rounds) < 1:
+            continue
+        if game is None:
+            try:
+                game = make_game(episode.game, **episode.game_params)
+            except (TypeError, ValueError):
+                return
+        state = game.validate_state(move.state)
         correct = [game.move_text(m) for m in winning_moves(game, state)]
-        trace = trace_from_decision(
-            {"decision": move["decision"], "record_id": f"{episode.get('id')}:{move.get('ply')}"},
-            correct,
-        )
+        trace = _trace(decision, f"{episode.id}:{move.ply}", correct)
         if trace is not None:
             yield trace
-
-
-def _traces(
-    decisions: dict[tuple[str, str], list[dict[str, Any]]],
-    episodes: dict[tuple[str, str], list[dict[str, Any]]],
-) -> dict[tuple[str, str], list[DebateTrace]]:
-    """Debate traces per (run, game or setting)."""
-    out: dict[tuple[str, str], list[DebateTrace]] = defaultdict(list)
-    for key, rows in decisions.items():
-        for row in rows:
-            trace = trace_from_decision(row)
-            if trace is not None and trace.rounds >= 2:
-                out[key].append(trace)
-    for key, rows in episodes.items():
-        for row in rows:
-            out[key].extend(t for t in _move_traces(row) if t.rounds >= 2)
-    return {k: items for k, items in out.items() if items}
 
 
 def _pooled(traces: dict[tuple[str, str], list[DebateTrace]]) -> dict[str, list[DebateTrace]]:
@@ -601,7 +585,7 @@ def _identity_bias_rows(
 
 def _cross_rows(
     traces: dict[tuple[str, str], list[DebateTrace]],
-    decisions: dict[tuple[str, str], list[dict[str, Any]]],
+    decisions: dict[tuple[str, str], DecisionGroup],
     identities: dict[str, dict[str, Any]],
     labels: dict[str, str],
 ) -> list[CrossRow]:
@@ -634,10 +618,10 @@ def _cross_rows(
         )  # fmt: skip
         # McNemar against every single-model run on the same items (any-correct vs its verdict).
         anyv = {t.item_id: any(t.is_correct(a[-1]) for a in t.answers) for t in items}
-        for (hb, game_b), rows in decisions.items():
+        for (hb, game_b), group in decisions.items():
             if hb == h or hb in debated or game_b != game:
                 continue
-            verdicts, _ = _verdicts(rows)
+            verdicts = group.all.verdicts
             shared = [k for k in anyv if k in verdicts]
             if not shared:
                 continue
@@ -742,15 +726,7 @@ def to_markdown(report: Report) -> str:
             "apart from losses by play, under each run's on_failure policy. A run is "
             "method · model vs opponent · model.",
             "",
-            "| run | game | win rate | 95% CI | finished | losses play/forfeit | on_failure "
-            "| failed |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {md(r.method)} | {md(r.game)} | {_pct(r.rate)} | [{_pct(r.low)}, {_pct(r.high)}] "
-            f"| {r.finished} | {r.finished - r.wins - r.forfeit_losses}/{r.forfeit_losses} "
-            f"| {md(r.on_failure)} | {r.failed} |"
-            for r in report.win_rates
+            *WIN_TABLE.markdown(report.win_rates),
         ]
         lines.append("")
     if report.win_diffs:

@@ -57,19 +57,17 @@ from metanim.arena import (
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
 from metanim.llm import ModelSpec, check_base_url
 from metanim.llm.sim import check_simulated
-from metanim.records import (
+from metanim.records import iter_log, latest, md
+from metanim.records import pct as _pct
+from metanim.stats import (
     MAJORITY_RULE,
     item_accuracy,
-    latest_by_id,
     majority_verdict,
     mcnemar_exact,
-    md,
     paired_item_difference,
-    read_records,
     tango_interval,
     wilson_interval,
 )
-from metanim.records import pct as _pct
 from metanim.util import Folder
 
 #: The four settings of seed 000's Figure 7 (left) and Table 12: NIM and Fibonacci Nim,
@@ -420,8 +418,14 @@ def _tournament(
     return run_tournament(config).log_path
 
 
+def _records(log: Path) -> list[Any]:
+    """The last record of each id, typed (decisions joined from the transcripts)."""
+    return list(latest(iter_log(log)).values())
+
+
 def _rows(log: Path) -> list[dict[str, Any]]:
-    return list(latest_by_id(read_records(log)).values())
+    """`_records` in their JSON form: the artifacts below read records as JSON."""
+    return [r.model_dump(mode="json") for r in _records(log)]
 
 
 def _write(folder: Path, name: str, lines: list[str]) -> Path:
@@ -709,10 +713,10 @@ def entrenchment(opts: ReproduceOptions) -> list[Path]:
         optimal[r["record_id"]] = r["optimal_move"]
         states[r["record_id"]] = ((r.get("decision") or {}).get("task") or {}).get("state")
     traces: dict[str, list[DebateTrace]] = defaultdict(list)
-    for r in _rows(mad_log):
-        t = trace_from_decision(r)
+    for record in _records(mad_log):
+        t = trace_from_decision(record)
         if t is not None:
-            traces[r["record_id"]].append(t)
+            traces[record.record_id].append(t)
     rows: list[EntrenchmentRow] = []
     for rid in sorted(samples):
         row = entrenchment_row(rid, samples[rid], traces.get(rid, []), optimal[rid])
@@ -1010,7 +1014,7 @@ def identity_bias(opts: ReproduceOptions, peers: int | None = None) -> list[Path
         for cond, method in (("vanilla", "mad"), ("anonymized", "anonymous_mad"))
     }
     traces = {
-        cond: [t for t in (trace_from_decision(r) for r in _rows(log)) if t is not None]
+        cond: [t for t in (trace_from_decision(r) for r in _records(log)) if t is not None]
         for cond, log in logs.items()
     }
     lines = _header(ARTIFACTS["identity-bias"], opts, cast)

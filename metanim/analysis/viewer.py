@@ -26,32 +26,42 @@ from __future__ import annotations
 
 import base64
 import functools
-import gzip
 import html
 import json
 import re
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
 from markdown_it import MarkdownIt
 
+from metanim.agents import Decision
 from metanim.analysis.ratings import RATINGS_NOTE, Ratings, table_facts
 from metanim.games import make_game
 from metanim.records import (
+    DecisionRecord,
+    EpisodeRecord,
+    decision_of,
     distinguishing_labels,
+    game_key,
     identity_hash,
     iter_logs,
     log_identity,
-    read_records,
+    log_ids,
+    numbered_log,
 )
 from metanim.solver import winning_moves
 
 VIEWER_FILE = "viewer.html"
 MAX_ITEMS = 2000
+#: A run's records on the pages (the first, in log order); the rest are in its log.
+PAGE_RECORDS = 2000
 
 
 class Report(Protocol):
@@ -118,88 +128,85 @@ def grade_move(
 
 
 # ------------------------------------------------------------------------ records
-def _latest(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last line per id: a resumed run appends a rerun after the failed attempt."""
-    out: dict[Any, dict[str, Any]] = {}
-    for k, row in enumerate(rows):
-        out[row.get("id", k)] = row
-    return list(out.values())
-
-
 def _method_of(spec: str) -> str:
     return spec.split("@", 1)[0]
 
 
-def _episode(row: dict[str, Any]) -> dict[str, Any]:
-    game_name = str(row.get("game", "?"))
-    params = row.get("game_params") or {}
+@functools.lru_cache(maxsize=64)
+def _game(name: str, params: str) -> Any:
+    """A game of a logged setting (None if this code cannot make it), made once."""
     try:
-        game = make_game(game_name, **params)
+        return make_game(name, **json.loads(params))
     except Exception:
-        game = None
+        return None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _graded(name: str, params: str, state: str, move: str | None) -> tuple[Any, Any, str]:
+    """(winning moves, board, state text) of one logged position and move, solved once:
+    the episodes of a run pass through the same positions again and again."""
+    game = _game(name, params)
+    state_json = json.loads(state)
+    if game is None:
+        return None, None, _state_text(None, state_json)
+    winning, board = _position(game, state_json, move)
+    return winning, board, _state_text(game, state_json)
+
+
+def _episode(row: EpisodeRecord) -> dict[str, Any]:
+    params = json.dumps(row.game_params, sort_keys=True)
+    game = _game(row.game, params)
     moves = []
-    for m in row.get("moves") or []:
-        winning, board = (
-            _position(game, m.get("state"), m.get("move")) if game is not None else (None, None)
-        )
-        grade = grade_move(
-            m.get("move"), str(m.get("status")), m.get("position"), winning, m.get("optimal")
-        )
+    for m in row.moves:
+        winning, board, state_text = _graded(row.game, params, json.dumps(m.state), m.move)
+        grade = grade_move(m.move, m.status, m.position, winning, m.optimal)
         moves.append(
             {
-                "ply": m.get("ply"),
-                "actor": m.get("actor"),
-                "state": _state_text(game, m.get("state")),
+                "ply": m.ply,
+                "actor": m.actor,
+                "state": state_text,
                 "board": board,
-                "position": m.get("position"),
-                "status": m.get("status"),
-                "move": m.get("move"),
+                "position": m.position,
+                "status": m.status,
+                "move": m.move,
                 "grade": grade,
                 "winning": winning,
                 **_usage(m),
-                "decision": _decision(m.get("decision")),
+                "decision": _decision(m.decision),
             }
         )
-    totals = row.get("agent_totals") or {}
-    opp = row.get("opponent_totals") or {}
+    totals, opp = row.agent_totals, row.opponent_totals
     return {
         "kind": "episode",
-        "id": row.get("id"),
-        "index": row.get("index"),
-        "game": str(row.get("setting") or game_name),
-        "seat": row.get("seat"),
-        "outcome": row.get("status"),
-        "end": row.get("end_reason"),
-        "start": row.get("start_state"),
-        "start_outcome": row.get("start_outcome"),
-        "board": {"game": game_name, "params": params} if game is not None else None,
-        "methods": {
-            "agent": _method_of(str(row.get("agent", "agent"))),
-            "opponent": _method_of(str(row.get("opponent", "opponent"))),
-        },
-        "agent": row.get("agent"),
-        "opponent": row.get("opponent"),
-        "plies": row.get("plies"),
-        "calls": int(totals.get("calls", 0) or 0) + int(opp.get("calls", 0) or 0),
-        "tokens": sum(
-            int(t.get(k, 0) or 0)
-            for t in (totals, opp)
-            for k in ("prompt_tokens", "completion_tokens")
-        ),
-        "cost": float(totals.get("cost_usd", 0) or 0) + float(opp.get("cost_usd", 0) or 0),
-        "error": row.get("error"),
+        "id": row.id,
+        "index": row.index,
+        "game": row.setting,
+        "seat": row.seat,
+        "outcome": row.status,
+        "end": row.end_reason,
+        "start": row.start_state,
+        "start_outcome": row.start_outcome,
+        "board": {"game": row.game, "params": row.game_params} if game is not None else None,
+        "methods": {"agent": _method_of(row.agent), "opponent": _method_of(row.opponent)},
+        "agent": row.agent,
+        "opponent": row.opponent,
+        "plies": row.plies,
+        "calls": totals.calls + opp.calls,
+        "tokens": sum(t.prompt_tokens + t.completion_tokens for t in (totals, opp)),
+        "cost": totals.cost_usd + opp.cost_usd,
+        "error": row.error,
         "moves": moves,
     }
 
 
-def _usage(row: dict[str, Any]) -> dict[str, Any]:
-    """What one move or decision line spent, and its error, as a page move shows them."""
+def _usage(row: Any) -> dict[str, Any]:
+    """What one move or decision record spent, and its error, as a page move shows them."""
     return {
-        "calls": row.get("calls", 0),
-        "tokens": int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0),
-        "cost": row.get("cost_usd", 0.0),
-        "latency": row.get("latency_s"),
-        "error": row.get("error"),
+        "calls": row.calls,
+        "tokens": row.prompt_tokens + row.completion_tokens,
+        "cost": row.cost_usd,
+        "latency": row.latency_s,
+        "error": row.error,
     }
 
 
@@ -212,59 +219,53 @@ def _state_text(game: Any, state_json: Any) -> str:
     return json.dumps(state_json)
 
 
-def _evaluation(row: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    decision = row.get("decision") or {}
-    optimal = row.get("optimal_move")
-    correct = row.get("correct")
-    winning = [str(optimal)] if optimal is not None else None
-    status = str(row.get("status"))
-    answer = row.get("answer")
-    task = decision.get("task") or {}
+def _evaluation(row: DecisionRecord, config: dict[str, Any]) -> dict[str, Any]:
+    decision = decision_of(row.decision)
+    winning = [row.optimal_move] if row.optimal_move is not None else None
+    task = decision.task if decision is not None else {}
     state, board, drawn = "?", None, None
     if task.get("game") and "state" in task:
-        try:
-            game_of_task = make_game(task["game"], **(task.get("params") or {}))
+        game_of_task = _game(
+            str(task["game"]), json.dumps(task.get("params") or {}, sort_keys=True)
+        )
+        if game_of_task is not None:
             state = _state_text(game_of_task, task["state"])
             board = {"game": task["game"], "params": task.get("params") or {}}
-            drawn = _position(game_of_task, task["state"], answer)[1]
-        except Exception:
+            drawn = _position(game_of_task, task["state"], row.answer)[1]
+        else:
             state = json.dumps(task["state"])
-    game = str(row.get("game", "?"))
-    variant = str(row.get("variant", ""))
-    if variant not in ("", "normal"):
-        game = f"{game} ({variant})"
     # A dataset record is a critical state: its one optimal move is the only winning one,
     # so the evaluation's own verdict (`correct`) is the grade.
-    grade = grade_move(answer, status, "N", None, correct)
-    method = str(config.get("method") or decision.get("method") or "?")
+    grade = grade_move(row.answer, row.status, "N", None, row.correct)
+    method = str(config.get("method") or (decision.method if decision is not None else "?"))
     move = {
         "ply": 0,
         "actor": "agent",
         "state": state,
         "board": drawn,
         "position": "N",
-        "status": status,
-        "move": answer,
+        "status": row.status,
+        "move": row.answer,
         "grade": grade,
         "winning": winning,
         **_usage(row),
         "decision": _decision(decision),
     }
-    outcome = "failed" if correct is None else ("correct" if correct else "wrong")
+    outcome = "failed" if row.correct is None else ("correct" if row.correct else "wrong")
     return {
         "kind": "decision",
-        "id": row.get("id"),
-        "record": row.get("record_id"),
-        "repeat": row.get("repeat", 0),
-        "game": game,
-        "stratum": row.get("stratum"),
+        "id": row.id,
+        "record": row.record_id,
+        "repeat": row.repeat,
+        "game": game_key(row.game, row.variant),
+        "stratum": row.stratum,
         "outcome": outcome,
         "board": board,
         "methods": {"agent": method},
         "calls": move["calls"],
         "tokens": move["tokens"],
         "cost": float(move["cost"] or 0),
-        "error": row.get("error"),
+        "error": row.error,
         "moves": [move],
     }
 
@@ -301,21 +302,21 @@ def _reasoning(text: str | None, payload: dict[str, Any] | None = None) -> str:
     return text
 
 
-def _decision(decision: dict[str, Any] | None) -> dict[str, Any] | None:
+def _decision(decision: Decision | dict[str, Any] | None) -> dict[str, Any] | None:
     """What the page shows of a method's decision record."""
-    if not decision:
+    decision = decision_of(decision)
+    if decision is None:
         return None
-    rounds = decision.get("rounds") or []
-    agents = {a for r in rounds if isinstance(r, dict) for a in r}
+    rounds = decision.rounds
+    agents = {a for r in rounds for a in r}
     samples = [
         s
-        for s in decision.get("samples") or []
-        if s.get("agent") in agents
-        and (s.get("answer_text") is not None or s.get("payload") or s.get("error"))
+        for s in decision.samples
+        if s.agent in agents and (s.answer_text is not None or s.payload or s.error)
     ]
     # Methods number their rounds differently (DReaMAD from 0, MPD and AceMAD from 1):
     # the k-th recorded round is the k-th round number the debaters' samples carry.
-    numbers = sorted({int(s.get("round") or 0) for s in samples})
+    numbers = sorted({s.round for s in samples})
     if len(numbers) != len(rounds):
         numbers = list(range(len(rounds)))
     row_of = {n: k for k, n in enumerate(numbers)}
@@ -323,81 +324,99 @@ def _decision(decision: dict[str, Any] | None) -> dict[str, Any] | None:
     # (the last answer-bearing sample of that agent in that round).
     cells: dict[str, dict[str, Any]] = {}
     for s in samples:
-        row = row_of.get(int(s.get("round") or 0))
+        row = row_of.get(s.round)
         if row is None:
             continue
-        key = f"{row}|{s.get('agent')}"
-        cells[key] = {
-            "answer": s.get("answer_text"),
-            "phase": s.get("phase"),
-            "reasoning": _reasoning(s.get("text"), s.get("payload")),
-            "error": s.get("error") or s.get("reason"),
+        cells[f"{row}|{s.agent}"] = {
+            "answer": s.answer_text,
+            "phase": s.phase,
+            "reasoning": _reasoning(s.text, s.payload),
+            "error": s.error or s.reason,
         }
     calls = [
         {
-            "agent": c.get("agent"),
-            "phase": c.get("phase"),
-            "round": c.get("round"),
-            "attempt": c.get("attempt"),
-            "model": c.get("model"),
-            "messages": c.get("messages"),
-            "texts": c.get("texts"),
-            "tokens": sum((c.get("usage") or {}).values()),
-            "cost": c.get("cost_usd"),
-            "latency": c.get("latency_s"),
-            "cached": c.get("cached"),
+            "agent": c.agent,
+            "phase": c.phase,
+            "round": c.round,
+            "attempt": c.attempt,
+            "model": c.model,
+            "messages": c.messages,
+            "texts": c.texts,
+            "tokens": c.usage.prompt_tokens + c.usage.completion_tokens,
+            "cost": c.cost_usd,
+            "latency": c.latency_s,
+            "cached": c.cached,
         }
-        for c in decision.get("calls") or []
+        for c in decision.calls
     ]
-    usage = decision.get("usage") or {}
     return {
-        "method": decision.get("method"),
-        "params": decision.get("params"),
-        "status": decision.get("status"),
-        "answer": decision.get("answer_text"),
+        "method": decision.method,
+        "params": decision.params,
+        "status": decision.status,
+        "answer": decision.answer_text,
         "rounds": rounds,
         "round_numbers": numbers,
         "cells": cells,
-        "extra": decision.get("extra") or {},
-        "tie_breaks": decision.get("tie_breaks") or [],
+        "extra": decision.extra,
+        "tie_breaks": [t.model_dump(mode="json") for t in decision.tie_breaks],
         "calls": calls,
-        "tokens": sum(int(v or 0) for v in usage.values()),
-        "cost": decision.get("cost_usd"),
-        "error": decision.get("error"),
+        "tokens": decision.usage.prompt_tokens + decision.usage.completion_tokens,
+        "cost": decision.cost_usd,
+        "error": decision.error,
     }
 
 
-def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
-    """Every run (one log) under the folder, as the page's records."""
-    results_dir = Path(results_dir)
+class _Run:
+    """One log as the page lists it: where it is, its kind, config and label."""
 
-    runs, identities = [], {}
-    for path, kind, config in iter_logs(results_dir):
-        rows = _latest(read_records(path))
-        # The report's run identity and label, so a run reads the same on both pages.
-        identity = log_identity(config, rows, kind)
-        identities[identity_hash(identity)] = identity
-        if kind == "episodes":
-            items = sorted((_episode(r) for r in rows), key=lambda e: (e["game"], e["index"] or 0))
-        else:
-            items = sorted(
-                (_evaluation(r, config) for r in rows),
-                key=lambda e: (e["game"], str(e["record"]), e["repeat"] or 0),
-            )
-        runs.append(
-            {
-                "id": path.stem,
-                "file": str(path.relative_to(results_dir)),
-                "kind": kind,
-                "label": identity_hash(identity),
-                "config": {k: v for k, v in config.items() if v not in (None, {}, [])},
-                "items": items,
-            }
-        )
-    labels = distinguishing_labels(identities)
+    def __init__(self, path: Path, kind: str, config: dict[str, Any], results_dir: Path) -> None:
+        self.path, self.kind, self.config = path, kind, config
+        self.identity = log_identity(config, path, kind)
+        self.file = str(path.relative_to(results_dir))
+        self.label = identity_hash(self.identity)
+        last: dict[str, int] = {}
+        for number, rid in log_ids(path):
+            last[rid] = number
+        self.keep = set(last.values())  # the line numbers of each id's last record
+
+    @property
+    def size(self) -> int:
+        return len(self.keep)
+
+    def items(self) -> Iterator[dict[str, Any]]:
+        """The page's records of this log, the last of each id, in the log's order."""
+        for number, record in numbered_log(self.path, kind=self.kind):
+            if number not in self.keep:
+                continue
+            if isinstance(record, EpisodeRecord):
+                yield _episode(record)
+            else:
+                yield _evaluation(record, self.config)
+
+    def head(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": self.path.stem,
+            "file": self.file,
+            "kind": self.kind,
+            "label": self.label,
+            "config": {k: v for k, v in self.config.items() if v not in (None, {}, [])},
+            "items": items,
+        }
+
+
+def _runs(results_dir: Path) -> list[_Run]:
+    runs = [_Run(path, kind, config, results_dir) for path, kind, config in iter_logs(results_dir)]
+    # The report's run identity and label, so a run reads the same on both pages.
+    labels = distinguishing_labels({r.label: r.identity for r in runs})
     for run in runs:
-        run["label"] = labels[run["label"]]
+        run.label = labels[run.label]
     return runs
+
+
+def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
+    """Every run (one log) under the folder, as the page's records (all in memory: for a
+    folder that fits one page; `write_viewer` streams bigger ones)."""
+    return [run.head(sorted(run.items(), key=_sort_key)) for run in _runs(Path(results_dir))]
 
 
 # ------------------------------------------------------------------------ report
@@ -478,61 +497,100 @@ def _ratings_meta(report: Report) -> dict[str, Any] | None:
 BOARD_LIMITS = {"stones": 60, "cells": 400}
 
 
-def _interned(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The runs with every call's messages and replies, and each decision's parameters
-    and extra record (as JSON), as indices into one table of distinct texts: a run's
-    calls resend the same system prompt, rules and elicited knowledge thousands of
-    times, and the page would unpack and parse each copy."""
-    table: dict[str, int] = {}
+class _Texts:
+    """One table of distinct texts for a page: every call's messages and replies, and each
+    decision's parameters and extra record (as JSON), become indices into it: a run's calls
+    resend the same system prompt, rules and elicited knowledge thousands of times, and
+    the page would unpack and parse each copy."""
 
-    def intern(text: Any) -> int:
-        return table.setdefault(str(text or ""), len(table))
+    def __init__(self) -> None:
+        self.table: dict[str, int] = {}
 
-    out = []
-    for run in runs:
-        items = []
-        for item in run["items"]:
-            moves = []
-            for move in item["moves"]:
-                decision = move.get("decision")
-                if decision:
-                    calls = [
-                        {
-                            **call,
-                            "messages": [
-                                [m.get("role"), intern(m.get("content"))]
-                                for m in call.get("messages") or []
-                            ],
-                            "texts": [intern(t) for t in call.get("texts") or []],
-                        }
-                        for call in decision["calls"]
-                    ]
-                    shared = {
-                        k: intern(json.dumps(decision.get(k), sort_keys=True, default=str))
-                        for k in ("extra", "params")
+    def __call__(self, text: Any) -> int:
+        return self.table.setdefault(str(text or ""), len(self.table))
+
+    def item(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A page record with its decisions' texts as indices."""
+        moves = []
+        for move in item["moves"]:
+            decision = move.get("decision")
+            if decision:
+                calls = [
+                    {
+                        **call,
+                        "messages": [
+                            [m.get("role"), self(m.get("content"))]
+                            for m in call.get("messages") or []
+                        ],
+                        "texts": [self(t) for t in call.get("texts") or []],
                     }
-                    move = {**move, "decision": {**decision, "calls": calls, **shared}}
-                moves.append(move)
-            items.append({**item, "moves": moves})
-        out.append({**run, "items": items})
-    return {"runs": out, "texts": list(table)}
+                    for call in decision["calls"]
+                ]
+                shared = {
+                    k: self(
+                        orjson.dumps(
+                            decision.get(k), option=orjson.OPT_SORT_KEYS, default=str
+                        ).decode()
+                    )
+                    for k in ("extra", "params")
+                }
+                move = {**move, "decision": {**decision, "calls": calls, **shared}}
+            moves.append(move)
+        return {**item, "moves": moves}
 
 
-def _packed(runs: list[dict[str, Any]]) -> str:
-    data = _interned(runs)
-    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str).encode()
-    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+def _sort_key(item: dict[str, Any]) -> tuple[Any, ...]:
+    if item["kind"] == "episode":
+        return (item["game"], item["index"] or 0)
+    return (item["game"], str(item["record"]), item["repeat"] or 0)
+
+
+def _packed(runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]]) -> Iterator[str]:
+    """The page's records as gzip + base64 JSON, `{"runs": [...], "texts": [...]}`, in
+    pieces of base64 text.
+
+    `runs` holds (a run's head, its records): each record is encoded the moment it is
+    made (its texts interned) and the run's records sorted by their keys; the JSON is then
+    compressed and encoded a piece at a time, so a page holds its records' JSON bytes
+    once, never the records' objects nor whole copies of the page.
+    """
+    texts = _Texts()
+    pieces = [b'{"runs":[']
+    for n, (head, items) in enumerate(runs):
+        # orjson: the same compact UTF-8 JSON as json.dumps(separators, ensure_ascii=False),
+        # in a fraction of its time on a page of thousands of records.
+        encoded = sorted(
+            ((_sort_key(item), orjson.dumps(texts.item(item), default=str)) for item in items),
+            key=lambda pair: pair[0],
+        )
+        pieces.append((b"," if n else b"") + orjson.dumps({**head, "items": []})[:-3] + b"[")
+        pieces += [(b"," if k else b"") + data for k, (_, data) in enumerate(encoded)]
+        pieces.append(b"]}")
+    pieces.append(b'],"texts":' + orjson.dumps(list(texts.table)) + b"}")
+    # gzip (wbits 31) with no time in its header: the same records give the same page.
+    gz = zlib.compressobj(6, zlib.DEFLATED, 31)
+    rest = b""
+    for piece in [*(gz.compress(p) for p in pieces), gz.flush()]:
+        rest += piece
+        cut = len(rest) - len(rest) % 3  # base64 encodes whole 3-byte groups
+        if cut:
+            yield base64.b64encode(rest[:cut]).decode("ascii")
+            rest = rest[cut:]
+    if rest:
+        yield base64.b64encode(rest).decode("ascii")
 
 
 def _page(
+    path: Path,
     title: str,
     report: str,
-    runs: list[dict[str, Any]],
+    runs: list[tuple[dict[str, Any], Iterable[dict[str, Any]]]],
     links: str,
     *,
     ratings: dict[str, Any] | None = None,
     run_reports: str = "",
-) -> str:
+) -> None:
+    """Write one page to `path`: the template with its parts, the records streamed in."""
     template = resources.files("metanim.analysis").joinpath("viewer_template.html").read_text()
     meta = {
         "title": title,
@@ -550,57 +608,95 @@ def _page(
         "__RUNREPORTS__": run_reports,
         "__LINKS__": links,
         "__META__": json.dumps(meta, default=str).replace("</", "<\\/"),
-        "__DATA__": _packed(runs),
     }
-    return re.sub("|".join(parts), lambda m: parts[m.group(0)], template)
+    head, tail = template.split("__DATA__")
+    with path.open("w", encoding="utf-8") as out:
+        out.write(re.sub("|".join(parts), lambda m: parts[m.group(0)], head))
+        for piece in _packed(runs):
+            out.write(piece)
+        out.write(re.sub("|".join(parts), lambda m: parts[m.group(0)], tail))
 
 
 def write_viewer(
-    report: Report, results_dir: str | Path, *, max_items: int = MAX_ITEMS
+    report: Report,
+    results_dir: str | Path,
+    *,
+    max_items: int = MAX_ITEMS,
+    page_records: int | None = PAGE_RECORDS,
 ) -> list[Path]:
-    """Write `viewer.html` (and, for a big folder, one page per run); return the pages."""
+    """Write `viewer.html` (and, for a big folder, one page per run); return the pages.
+
+    A folder of more than `max_items` records is written a page at a time: each run's
+    records stream from its log into parts of `max_items` (sorted within the part), and
+    each record is encoded as it is made, so memory holds one part's JSON however big
+    the folder. A run's pages hold its first `page_records` records in log order (None:
+    all); the index says how many more its log holds (the exports have every one).
+    """
     results_dir = Path(results_dir)
-    runs = collect_runs(results_dir)
+    runs = _runs(results_dir)
     title = f"MetaNIM results: {results_dir.name or results_dir}"
     body = markdown_html(report.markdown, results_dir)
     extra = {
         "ratings": _ratings_meta(report),
-        "run_reports": run_reports_html(results_dir, [(r["file"], r["label"]) for r in runs]),
+        "run_reports": run_reports_html(results_dir, [(r.file, r.label) for r in runs]),
     }
     index = results_dir / VIEWER_FILE
-    if sum(len(r["items"]) for r in runs) <= max_items:
-        index.write_text(_page(title, body, runs, "", **extra), encoding="utf-8")
-        return [index]
     folder = results_dir / "viewer"
-    folder.mkdir(exist_ok=True)
     for old in folder.glob("*.html"):  # pages of an earlier, differently split report
         old.unlink()
-    pages, links = [], []
+    shown = {
+        run.file: run.size if page_records is None else min(run.size, page_records) for run in runs
+    }
+    if sum(shown.values()) <= max_items:
+        pages = [(run.head([]), islice(run.items(), shown[run.file])) for run in runs]
+        _page(index, title, body, pages, _left_out(runs, shown), **extra)
+        return [index]
+    folder.mkdir(exist_ok=True)
+    pages_written, links = [], []
     back = f"<p><a href='../{VIEWER_FILE}'>← all runs</a></p>"
     for run in runs:
         # A run bigger than a page itself is cut into parts of `max_items` records.
-        parts = [run["items"][k : k + max_items] for k in range(0, len(run["items"]), max_items)]
-        unit = "episodes" if run["kind"] == "episodes" else "decisions"
-        for n, items in enumerate(parts or [[]], start=1):
-            suffix = f"-part{n}" if len(parts) > 1 else ""
-            page = folder / f"{run['id']}{suffix}.html"
-            part = f" (part {n} of {len(parts)})" if len(parts) > 1 else ""
-            page.write_text(
-                _page(f"{title} — {run['label']}{part}", "", [{**run, "items": items}], back),
-                encoding="utf-8",
-            )
-            pages.append(page)
+        count = max(1, -(-shown[run.file] // max_items))
+        unit = "episodes" if run.kind == "episodes" else "decisions"
+        stream = islice(run.items(), shown[run.file])
+        for n in range(1, count + 1):
+            size = min(max_items, shown[run.file] - (n - 1) * max_items)
+            suffix = f"-part{n}" if count > 1 else ""
+            page = folder / f"{run.path.stem}{suffix}.html"
+            part = f" (part {n} of {count})" if count > 1 else ""
+            records = [(run.head([]), islice(stream, size))]
+            _page(page, f"{title} — {run.label}{part}", "", records, back)
+            pages_written.append(page)
             links.append(
-                f"<li><a href='viewer/{html.escape(page.name)}'>{html.escape(run['label'])}"
-                f"{part}</a> — {len(items)} {unit} "
-                f"<span class='muted'>({html.escape(run['file'])})</span></li>"
+                f"<li><a href='viewer/{html.escape(page.name)}'>{html.escape(run.label)}"
+                f"{part}</a> — {size} {unit} "
+                f"<span class='muted'>({html.escape(run.file)})</span></li>"
             )
     index_links = (
         "<section id='runlinks'><h2>Runs</h2><p class='note'>Too many records for one page "
-        f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul></section>"
+        f"(over {max_items:,}): one page per run.</p><ul>{''.join(links)}</ul>"
+        f"{_left_out(runs, shown)}</section>"
     )
-    index.write_text(_page(title, body, [], index_links, **extra), encoding="utf-8")
-    return [index, *pages]
+    _page(index, title, body, [], index_links, **extra)
+    return [index, *pages_written]
+
+
+def _left_out(runs: list[_Run], shown: dict[str, int]) -> str:
+    """A note naming the runs whose pages hold only their first records."""
+    cut = [run for run in runs if shown[run.file] < run.size]
+    if not cut:
+        return ""
+    items = "".join(
+        f"<li>{html.escape(run.label)}: the first {shown[run.file]:,} of {run.size:,} records "
+        f"<span class='muted'>({html.escape(run.file)})</span></li>"
+        for run in cut
+    )
+    return (
+        "<section id='leftout'><p class='note'>These runs' pages hold their first records "
+        "only (in log order); the report's tables count every record, and every one is in "
+        "the log and in <code>metanim report --export parquet</code> (<code>--page-records "
+        f"all</code> pages them all):</p><ul>{items}</ul></section>"
+    )
 
 
 # ------------------------------------------------------------------------ serving

@@ -23,9 +23,9 @@ NO_ANSWER = ("forfeit", "fallback")
 CAUSES = ("truncated", "unparsable", "illegal")
 
 
-def gave_no_answer(decision: Mapping[str, Any]) -> bool:
-    """Whether a decision (a log line or a move record) gave no answer of its own."""
-    return decision.get("status") in NO_ANSWER
+def gave_no_answer(decision: Any) -> bool:
+    """Whether a decision (a decision or a move record) gave no answer of its own."""
+    return decision.status in NO_ANSWER
 
 
 class ForfeitWatch:
@@ -37,21 +37,21 @@ class ForfeitWatch:
 
     def __init__(self, config: Any) -> None:
         self.config = config
-        self.first: list[Mapping[str, Any]] = []  # this execution's first decisions
+        self.first: list[Any] = []  # this execution's first decisions
         self.decisions = 0  # every decision in the summary (earlier runs' included)
         self.forfeits = 0
         self.causes = dict.fromkeys(CAUSES, 0)
 
-    def count(self, decisions: Iterable[Mapping[str, Any]]) -> None:
+    def count(self, decisions: Iterable[Any]) -> None:
         """Decisions of a record in the summary (towards the end-of-run hint)."""
         for d in decisions:
             self.decisions += 1
             if gave_no_answer(d):
                 self.forfeits += 1
                 for cause in CAUSES:
-                    self.causes[cause] += int(d.get(cause) or 0)
+                    self.causes[cause] += getattr(d, cause)
 
-    def stop_reason(self, decisions: Iterable[Mapping[str, Any]]) -> str | None:
+    def stop_reason(self, decisions: Iterable[Any]) -> str | None:
         """Decisions that just finished in this execution: the reason to stop, when the
         first `FAIL_FAST` are all forfeits (never with `keep_going`)."""
         if self.config.keep_going or len(self.first) >= FAIL_FAST:
@@ -60,7 +60,7 @@ class ForfeitWatch:
         window = self.first[:FAIL_FAST]
         if len(window) < FAIL_FAST or not all(gave_no_answer(d) for d in window):
             return None
-        causes = {c: sum(int(d.get(c) or 0) for d in window) for c in CAUSES}
+        causes = {c: sum(getattr(d, c) for d in window) for c in CAUSES}
         return f"stopped after {FAIL_FAST} forfeits: " + remedy(causes, self.config)
 
     def hint(self) -> str | None:

@@ -35,15 +35,15 @@ from metanim.llm import InfrastructureError, sim_url_from_env
 from metanim.llm.sim import SimServer
 from metanim.records import (
     AppendLog,
+    Record,
     RunLock,
+    iter_log,
     iter_records,
-    latest_by_id,
-    read_records,
+    latest,
     render_summary,
+    transcript_path,
 )
 from metanim.util import Interrupted, StorageError, fastjson
-
-Record = dict[str, Any]
 
 
 class Planned(Protocol):
@@ -86,9 +86,9 @@ class Job(Protocol):
         """(calls, tokens, dollars) of one log line."""
         ...
 
-    def decisions(self, record: Record) -> list[Record]:
-        """The model decisions one log line holds that finished (with a status and the
-        truncated / unparsable / illegal counters), in the order they were made."""
+    def decisions(self, record: Record) -> list[Any]:
+        """The model decisions one record holds that finished (move or decision records:
+        a status and the truncated / unparsable / illegal counters), in order."""
         ...
 
     def progress(self, counts: Counter[str]) -> str: ...
@@ -124,8 +124,8 @@ class RunResult:
                 f"{self.log_path} is gone: a run's records are read from its log when "
                 "first used (read them before removing the log)"
             )
-        latest = latest_by_id(iter_records(self.log_path, self.end))
-        return [r for r in latest.values() if r["id"] in self.ids]
+        last = latest(iter_log(self.log_path, self.end))
+        return [r for r in last.values() if r.id in self.ids]
 
     @property
     def complete(self) -> bool:
@@ -220,7 +220,8 @@ class Run:
         ticker = asyncio.ensure_future(self._tick(bar)) if self.config.progress else None
         began = time.perf_counter()
         try:
-            with AppendLog(self.job.log_path) as log, _cancel_on_sigterm():
+            transcripts = transcript_path(self.job.log_path)
+            with AppendLog(self.job.log_path, transcripts) as log, _cancel_on_sigterm():
                 queue = iter(todo)
                 workers = min(self.config.concurrency, len(todo))
                 await _start_staggered(self._worker(queue, log, bar) for _ in range(workers))
@@ -261,15 +262,15 @@ class Run:
             self.config.model_dump_json(indent=2) + "\n"
         )
         last_line: dict[str, int] = {}
-        for number, record in enumerate(iter_records(log_path)):
+        for number, record in enumerate(iter_log(log_path, decisions=False)):
             self.spent.add(self.job.spent(record))
-            self.status[record["id"]] = record["status"]
-            last_line[record["id"]] = number
+            self.status[record.id] = record.status
+            last_line[record.id] = number
         todo = _left(self.job, self.status)
         todo_ids = {p.id for p in todo}
         if last_line:
-            for number, record in enumerate(iter_records(log_path)):
-                rid = record["id"]
+            for number, record in enumerate(iter_log(log_path, decisions=False)):
+                rid = record.id
                 if last_line[rid] != number or rid not in self.ids:
                     continue
                 if rid in todo_ids:
@@ -284,10 +285,10 @@ class Run:
         self.tallied.add(record)
         self.forfeits.count(self.job.decisions(record))
         self.logged += 1
-        if record["status"] in self.job.finished:
+        if record.status in self.job.finished:
             self.results += 1
         else:
-            self.unfinished[record["id"]] = record
+            self.unfinished[record.id] = record
 
     async def _worker(self, queue: Iterator[Any], log: AppendLog, bar: Any) -> None:
         # Workers share one iterator: items start in plan order, and only the items in
@@ -300,38 +301,38 @@ class Run:
                     self.stopped.append(reason)
                 return
             try:
-                line = await self.job.work(item)
+                record = await self.job.work(item)
             except Exception as exc:  # one broken item never aborts the run
                 reason = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
-                line = self.job.failed(item, reason)
+                record = self.job.failed(item, reason)
             # In the summary as soon as the write is handed over: a cancel arriving while
             # it is awaited still finds the line on disk (the log's close waits for its
             # writer) and in the summary.
-            write = log.submit(line)
-            self.spent.add(self.job.spent(line))
+            write = log.submit(*record.lines())
+            self.spent.add(self.job.spent(record))
             self.played += 1
-            rid = line["id"]
+            rid = record.id
             self.pending.pop(rid, None)
             if rid in self.ids:
-                self._final(line)
+                self._final(record)
             try:
                 await write
             except OSError as exc:  # a full disk, a lost mount: the line is not on disk
                 self.write_error = exc
                 raise _Stop from None
-            kind, message = error_kind(line)
-            if line["status"] == "infrastructure_error" and kind in REFUSALS:
+            kind, message = error_kind(record)
+            if record.status == "infrastructure_error" and kind in REFUSALS:
                 # A refused key refuses every later call too: nothing more is sent.
                 self.refused = InfrastructureError(message, kind=kind)
                 self.stopped.append(f"stopped at the first refusal ({kind})")
                 raise _Stop
             if rid in self.status:
                 self.counts[self.status[rid]] -= 1
-            self.status[rid] = line["status"]
-            self.counts[line["status"]] += 1
+            self.status[rid] = record.status
+            self.counts[record.status] += 1
             bar.set_postfix_str(self._postfix(), refresh=False)
             bar.update(1)
-            decisions = self.job.decisions(line)
+            decisions = self.job.decisions(record)
             self.decided += len(decisions)
             stop = self.forfeits.stop_reason(decisions)
             if stop is not None:
@@ -359,9 +360,9 @@ class Run:
         report = render_summary(summary)
         if self.write_error is not None:
             # Lines handed to the log may not have reached it: count what is on disk.
-            latest = latest_by_id(iter_records(log_path))
+            last = latest(iter_log(log_path, decisions=False))
             self.results = sum(
-                r["status"] in job.finished for rid, r in latest.items() if rid in self.ids
+                r.status in job.finished for rid, r in last.items() if rid in self.ids
             )
         saved = f"{self.results} of {len(self.planned)} {job.unit} finished and saved in {log_path}"
         try:
@@ -428,7 +429,7 @@ class RunPlan:
 
 def plan(job: Job) -> RunPlan:
     """The plan of `job`: its items, those its log does not hold yet, its players."""
-    status = {r["id"]: r["status"] for r in iter_records(job.log_path)}
+    status = {r.id: r.status for r in iter_log(job.log_path, decisions=False)}
     players = [side.name for side in job.sides]
     return RunPlan(job.unit, len(job.planned), len(_left(job, status)), players, job.log_path)
 
@@ -494,7 +495,7 @@ def error_kind(record: Record) -> tuple[str, str]:
     """(kind, message) of a log line's error: an infrastructure error's kind (`auth`,
     `connection`, ...), an exception's type, or "unknown"."""
     # "kind: message", "ExceptionType: message", or "agent: ExceptionType: message".
-    parts = (record.get("error") or "").strip().split("\n")[0].split(": ")
+    parts = (record.error or "").strip().split("\n")[0].split(": ")
     while len(parts) > 1 and parts[0] in ("agent", "opponent"):
         parts = parts[1:]
     kind = parts[0] if len(parts) > 1 and " " not in parts[0] else "unknown"
@@ -523,10 +524,10 @@ def failure_causes(
     """
     out: dict[str, tuple[int, str]] = {}
     for r in records:
-        if r["status"] in finished:
+        if r.status in finished:
             continue
         kind, message = error_kind(r)
-        cause = f"{r['status']} ({kind})"
+        cause = f"{r.status} ({kind})"
         count, first = out.get(cause, (0, message))
         out[cause] = (count + 1, first)
     missing = planned - (len(records) if logged is None else logged)
@@ -571,7 +572,7 @@ def _sim_server(needed: bool, job: Job) -> Iterator[tuple[str | None, bool]]:
     if not needed or sim_url_from_env():
         yield sim_url_from_env() if needed else None, False
         return
-    session = len(read_records(job.log_path)) if Path(job.log_path).exists() else 0
+    session = sum(1 for _ in iter_records(job.log_path)) if Path(job.log_path).exists() else 0
     # When a run is interrupted its clients hang up on requests in flight; aiohttp logs
     # each as "Error handling request". For our own in-process server that is the run
     # stopping, not a fault: those records are dropped.

@@ -23,6 +23,7 @@ from pydantic import Field
 from metanim.arena._run import Run
 from metanim.arena.evaluate import Evaluation, EvaluationConfig, EvaluationResult
 from metanim.datasets.questions import is_question_file, question_from_row
+from metanim.records import DecisionRecord
 from metanim.util import FileName, aio
 
 
@@ -95,15 +96,15 @@ def _raw_lines(path: str) -> dict[str, str]:
     return out
 
 
-def per_item(records: Iterable[dict[str, Any]], planned: list[Any]) -> list[ItemAccuracy]:
-    """Correct and graded runs per planned item, from the latest log line per decision."""
-    latest = {r["id"]: r for r in records}
+def per_item(records: Iterable[DecisionRecord], planned: list[Any]) -> list[ItemAccuracy]:
+    """Correct and graded runs per planned item, from the latest record per decision."""
+    latest = {r.id: r for r in records}
     counts: dict[tuple[str, str], list[int]] = {}
     for p in planned:
         tally = counts.setdefault((p.file, p.record.id), [0, 0])  # every item, even unrun
         line = latest.get(p.id)
-        if line is not None and line.get("correct") is not None:
-            tally[0] += bool(line["correct"])
+        if line is not None and line.correct is not None:
+            tally[0] += line.correct
             tally[1] += 1
     return [ItemAccuracy(f, i, c, g) for (f, i), (c, g) in counts.items()]
 

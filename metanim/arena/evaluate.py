@@ -6,7 +6,7 @@ each line records the extracted answer and its verdict (`correct`, `wrong`, or
 `forfeit` when the method gave no answer of its own), and for debates every agent's verdict
 per round (`round_verdicts`).
 
-Each decision is one JSONL line, appended and fsynced the moment it is made; ids come
+Each decision is one `DecisionRecord` line, appended and fsynced the moment it is made; ids come
 from the config hash, the record id and the repeat, so rerunning the same command
 resumes. Accuracy per game is computed per repeat over the decisions that produced a
 result (ok, fallback or forfeit; a fallback or a forfeit is wrong), then reported as
@@ -35,7 +35,7 @@ from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_str
 from metanim.arena._run import Run, RunResult
 from metanim.datasets.questions import is_question_file, resolve_path
 from metanim.games import SizeLimitError
-from metanim.records import RESULT_STATUSES, EvaluationTally
+from metanim.records import RESULT_STATUSES, DecisionRecord, EvaluationTally
 from metanim.util import FileName, PositiveInt, aio, derive_seed
 
 
@@ -151,18 +151,17 @@ class Evaluation:
                 except SizeLimitError as exc:
                     raise SizeLimitError(f"record {item.id}: {exc}") from None
 
-    async def work(self, item: PlannedDecision) -> dict[str, Any]:
+    async def work(self, item: PlannedDecision) -> DecisionRecord:
         return await decide_one(self.method, item, record_decisions=self.config.record_decisions)
 
-    def failed(self, item: PlannedDecision, reason: str) -> dict[str, Any]:
-        return _line(item, None, "error", reason, record_decisions=False)
+    def failed(self, item: PlannedDecision, reason: str) -> DecisionRecord:
+        return _record(item, None, "error", reason, record_decisions=False)
 
-    def spent(self, record: dict[str, Any]) -> tuple[int, int, float]:
-        tokens = record["prompt_tokens"] + record["completion_tokens"]
-        return record["calls"], tokens, record["cost_usd"]
+    def spent(self, record: DecisionRecord) -> tuple[int, int, float]:
+        return record.calls, record.prompt_tokens + record.completion_tokens, record.cost_usd
 
-    def decisions(self, record: dict[str, Any]) -> list[dict[str, Any]]:
-        return [record] if record["status"] in RESULT_STATUSES else []
+    def decisions(self, record: DecisionRecord) -> list[DecisionRecord]:
+        return [record] if record.status in RESULT_STATUSES else []
 
     def progress(self, counts: Counter[str]) -> str:
         return ""
@@ -190,21 +189,21 @@ async def arun_evaluation(
 
 async def decide_one(
     method: Any, item: PlannedDecision, *, record_decisions: bool = True
-) -> dict[str, Any]:
-    """One decision on one item, as a log line (never raises for the model's faults)."""
+) -> DecisionRecord:
+    """One decision on one item, as its record (never raises for the model's faults)."""
     decision, status, error = await item.record.decide(method, item.seed)
-    return _line(item, decision, status, error, record_decisions=record_decisions)
+    return _record(item, decision, status, error, record_decisions=record_decisions)
 
 
-def _line(
+def _record(
     item: PlannedDecision,
     decision: Any,
     status: str,
     error: str | None,
     *,
     record_decisions: bool,
-) -> dict[str, Any]:
-    """A decision's log line: the item, the verdict, the decision's counters and record."""
+) -> DecisionRecord:
+    """A decision's record: the item, the verdict, the decision's counters and record."""
     record = item.record
     # A fallback is a random move the method did not choose: recorded, and never correct.
     correct = extracted = verdict = None
@@ -213,16 +212,15 @@ def _line(
         correct = verdict == "correct"
     moved = decision is not None and status in ("ok", "fallback") and decision.move is not None
     counts = Counts.of(decision) if decision is not None else Counts()
-    return {
-        "id": item.id, **record.fields(), "repeat": item.repeat, "seed": item.seed,
-        "optimal_move": record.gold_text, "status": status,
-        "answer": decision.answer_text if moved else None,
-        "correct": correct, "extracted": extracted, "verdict": verdict,
-        "round_verdicts": round_verdicts(record, decision.rounds)
+    return DecisionRecord(
+        id=item.id, **record.fields(), repeat=item.repeat, seed=item.seed,
+        optimal_move=record.gold_text, status=status,
+        answer=decision.answer_text if moved else None,
+        correct=correct, extracted=extracted, verdict=verdict,
+        round_verdicts=round_verdicts(record, decision.rounds)
         if decision is not None and decision.rounds else None,
         **dict(counts),
-        "samples": len(decision.samples) if decision is not None else 0,
-        "error": error,
-        "decision": decision.model_dump(mode="json", exclude={"move"})
-        if decision is not None and record_decisions else None,
-    }  # fmt: skip
+        samples=len(decision.samples) if decision is not None else 0,
+        error=error,
+        decision=decision if decision is not None and record_decisions else None,
+    )  # fmt: skip

@@ -109,9 +109,5 @@ def play_hint(config: TournamentConfig, record: EpisodeRecord) -> str | None:
         if not is_solver_player(method)
     }
     watch = ForfeitWatch(resolve_structured_output(config, parse_sides(config))[0])
-    watch.count(
-        m.model_dump(include={"status", "truncated", "unparsable", "illegal"})
-        for m in record.moves
-        if m.actor in models and m.status != "infrastructure_error"
-    )
+    watch.count(m for m in record.moves if m.actor in models and m.status != "infrastructure_error")
     return watch.hint()

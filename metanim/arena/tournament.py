@@ -228,10 +228,10 @@ class Tournament:
             episode_id=item.id, setting=item.setting, index=item.index, on_move=on_move,
         )  # fmt: skip
 
-    async def work(self, item: PlannedEpisode) -> dict[str, Any]:
-        return (await self.play(item)).line()
+    async def work(self, item: PlannedEpisode) -> EpisodeRecord:
+        return await self.play(item)
 
-    def failed(self, item: PlannedEpisode, reason: str) -> dict[str, Any]:
+    def failed(self, item: PlannedEpisode, reason: str) -> EpisodeRecord:
         game = self.games[item.setting]
         return EpisodeRecord(
             id=item.id, setting=item.setting, index=item.index, seed=item.seed, seat=item.seat,
@@ -239,23 +239,23 @@ class Tournament:
             game_params=game.params, start_state=None, start_outcome=None, status="error",
             end_reason="error", winner=None, plies=0, agent_totals=SideTotals(),
             opponent_totals=SideTotals(), error=reason,
-        ).model_dump(mode="json")  # fmt: skip
+        )  # fmt: skip
 
-    def spent(self, record: dict[str, Any]) -> tuple[int, int, float]:
-        sides = (record["agent_totals"], record["opponent_totals"])
+    def spent(self, record: EpisodeRecord) -> tuple[int, int, float]:
+        sides = (record.agent_totals, record.opponent_totals)
         return (
-            sum(t["calls"] for t in sides),
-            sum(t["prompt_tokens"] + t["completion_tokens"] for t in sides),
-            sum(t["cost_usd"] for t in sides),
+            sum(t.calls for t in sides),
+            sum(t.prompt_tokens + t.completion_tokens for t in sides),
+            sum(t.cost_usd for t in sides),
         )
 
-    def decisions(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+    def decisions(self, record: EpisodeRecord) -> list[MoveRecord]:
         # A solver player's moves are no model's decisions.
         models = {"agent": self.sides[0].model, "opponent": self.sides[1].model}
         return [
             m
-            for m in record.get("moves") or []
-            if models[m["actor"]] is not None and m["status"] in ("ok", "fallback", "forfeit")
+            for m in record.moves
+            if models[m.actor] is not None and m.status in ("ok", "fallback", "forfeit")
         ]
 
     def progress(self, counts: Counter[str]) -> str:

@@ -8,14 +8,16 @@ from collections import Counter
 from pathlib import Path
 
 from metanim.analysis import render_report
-from metanim.analysis.ratings import BOOTSTRAP, PRIOR_SIGMA, rate, ratings_plot, ratings_terminal
+from metanim.analysis.frames import export, missing_module
+from metanim.analysis.ratings import BOOTSTRAP, rate, ratings_plot, ratings_terminal
 from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
 from metanim.analysis.reproduce import plan as plan_reproduce
 from metanim.analysis.reproduce import reproduce as reproduce_artifact
-from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
+from metanim.analysis.viewer import PAGE_RECORDS, VIEWER_FILE, serve_viewer
 from metanim.cli._config import add_config_arguments, config_from_args, kind
 from metanim.cli._registry import command
 from metanim.records import iter_logs
+from metanim.stats import PRIOR_SIGMA
 from metanim.util import PositiveFloat, PositiveInt, check_folder, port
 
 
@@ -31,7 +33,29 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=port, default=0, help="port of --serve (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="with --serve: print the URL only")
+    p.add_argument(
+        "--page-records",
+        type=_page_records,
+        default=PAGE_RECORDS,
+        help=f"records of each run on the page (the first, in log order; default "
+        f"{PAGE_RECORDS:,}; 'all' for every one)",
+    )
+    p.add_argument(
+        "--export",
+        choices=["parquet", "csv"],
+        help="also write the episodes, decisions and calls as files (needs pandas, and "
+        "pyarrow for parquet: the `data` extra)",
+    )
+    p.add_argument(
+        "--export-dir", type=Path, help="where --export writes (default: RESULTS/export)"
+    )
     _dry_run_flag(p)
+
+
+def _page_records(text: str) -> int | None:
+    if text.strip().lower() == "all":
+        return None
+    return kind(PositiveInt)(text)
 
 
 def _dry_run_flag(p: argparse.ArgumentParser) -> None:
@@ -66,8 +90,21 @@ def report(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(f"dry run: {_runs_found([args.results])}; nothing was written")
         return 0
-    result = render_report(args.results, write=not args.no_write, plots=not args.no_plots)
+    if args.export:  # refused before the report, not after it
+        try:
+            missing_module(args.export)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
+    result = render_report(
+        args.results,
+        write=not args.no_write,
+        plots=not args.no_plots,
+        page_records=args.page_records,
+    )
     print(result.terminal())
+    if args.export:
+        for path in export(args.results, args.export, args.export_dir):
+            print(f"export: {path}")
     if args.no_write:
         return 0
     print(f"report: {Path(args.results) / 'report.md'}")

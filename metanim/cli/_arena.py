@@ -35,6 +35,7 @@ from metanim.arena import (
 )
 from metanim.cli._config import add_config_arguments, config_from_args
 from metanim.cli._registry import command
+from metanim.records import summary_terminal
 from metanim.util import EXIT_FAILED, EXIT_OK
 
 #: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
@@ -273,7 +274,8 @@ def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
     stderr: counts by cause, the first message of each, and the command that reruns them.
     """
     log_path = result.log_path
-    print(result.report)
+    # The terminal's table (100 columns); report.md beside the log has every column.
+    print(summary_terminal(result.summary))
     print(f"{unit}: {result.played_now} run now, {result.planned} planned; log {log_path}")
     print(
         f"summary {log_path.with_suffix('.summary.json')}, report {log_path.with_suffix('.report.md')}"

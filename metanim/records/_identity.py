@@ -21,6 +21,8 @@ import metanim.games
 from metanim.agents import prompts
 from metanim.envs import is_solver_player
 from metanim.llm import ModelSpec
+from metanim.records._episode import EpisodeRecord
+from metanim.records._log import first_decision, iter_log
 
 #: Config fields that say how a run is run, not what it plays or decides (its name, and
 #: every run setting but the seed): a rerun with another concurrency or budget resumes
@@ -184,29 +186,28 @@ def distinguishing_labels(identities: Mapping[str, Mapping[str, Any]]) -> dict[s
     return out
 
 
-def _prompt_versions(row: Mapping[str, Any]) -> dict[str, str] | None:
-    """The prompt versions a log line's decision recorded (None when it kept none)."""
-    decisions = [row.get("decision")] + [m.get("decision") for m in row.get("moves") or []]
-    for d in decisions:
-        if isinstance(d, dict) and d.get("prompt_version"):
-            return {
-                "method": str(d["prompt_version"]),
-                "game": str(d.get("game_prompt_version", "")),
-            }
-    return None
+def _prompt_versions(decision: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The prompt versions a decision record kept (None when none was kept)."""
+    if decision is None or not decision.get("prompt_version"):
+        return None
+    return {
+        "method": str(decision["prompt_version"]),
+        "game": str(decision.get("game_prompt_version", "")),
+    }
 
 
-def log_identity(
-    config: Mapping[str, Any], rows: list[dict[str, Any]], kind: str
-) -> dict[str, Any]:
+def log_identity(config: Mapping[str, Any], path: str | Path, kind: str) -> dict[str, Any]:
     """The run identity of a log read back: its config (minus run settings; the dataset
-    apart: it is a report's column, not its row) with the prompt versions its first line
-    that kept a decision recorded. A log without its config is known by its method."""
-    sample = next((r for r in rows if _prompt_versions(r)), rows[0] if rows else {})
+    apart: it is a report's column, not its row) with the prompt versions of its first
+    kept decision. A log without its config is known by its method (its first line's)."""
+    decision = first_decision(path)
     if not config:
-        decision = sample.get("decision") or {}
-        name = sample.get("agent") if kind == "episodes" else decision.get("method")
+        if kind == "episodes":
+            first = next(iter_log(path), None)
+            name = first.agent if isinstance(first, EpisodeRecord) else None
+        else:
+            name = (decision or {}).get("method")
         return {"method": str(name or "?")}
-    identity = run_identity(config, _prompt_versions(sample))
+    identity = run_identity(config, _prompt_versions(decision))
     identity.pop("dataset", None)
     return identity

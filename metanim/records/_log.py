@@ -12,17 +12,34 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import threading
 import warnings
 import weakref
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+from pydantic import ValidationError
+
+from metanim.records._episode import DecisionRecord, EpisodeRecord, typed_decision
+from metanim.records._transcripts import marked_lines, read_transcripts, unpack
+from metanim.records._versions import FORMAT, upgrade
 from metanim.util import fastjson
 
 #: A log's kind: "episodes" (a tournament's) or "decisions" (an evaluation's).
 LogKind = str
+#: A log line read back: an episode (tournament) or a decision (evaluation).
+Record = EpisodeRecord | DecisionRecord
+RECORD_TYPES: dict[str, type[EpisodeRecord] | type[DecisionRecord]] = {
+    "episodes": EpisodeRecord,
+    "decisions": DecisionRecord,
+}
+#: How a line of the current format starts (orjson writes no space): such a line goes
+#: straight to pydantic-core's JSON validator; any other line through `upgrade`.
+_CURRENT = b'{"format":%d,' % FORMAT
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
@@ -41,6 +58,150 @@ def iter_records(path: str | Path, end: int | None = None) -> Iterator[dict[str,
     when it had that size).
     """
     path = Path(path)
+    for number, line in _lines(path, end):
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as exc:
+            _set_aside(path, number, line, exc.msg)
+
+
+def iter_log(
+    path: str | Path,
+    end: int | None = None,
+    kind: LogKind | None = None,
+    *,
+    decisions: bool = True,
+) -> Iterator[Record]:
+    """The records of a run's log, typed (`numbered_log` without the line numbers)."""
+    for _, record in numbered_log(path, end, kind=kind, decisions=decisions):
+        yield record
+
+
+def numbered_log(
+    path: str | Path,
+    end: int | None = None,
+    *,
+    kind: LogKind | None = None,
+    decisions: bool = True,
+) -> Iterator[tuple[int, Record]]:
+    """The records of a run's log, typed, one at a time (flat memory however long).
+
+    Lines of the current format are validated straight from their JSON text; a line of
+    an earlier format goes through `upgrade` first (the one place that knows them). A
+    line that is not a record (corrupt JSON, a record missing its fields) is set aside
+    as `iter_records` sets aside corrupt JSON. `kind` is the log's kind (default: read
+    from its first line); `end` as in `iter_records`. Each record comes with its line
+    number (as `log_ids` numbers it). `decisions`: join each record's decision records
+    from the transcripts file (typed, `typed_decision`); without, a record has none and
+    the transcripts are not read (what the summaries and the report need is in the log).
+    """
+    path = Path(path)
+    kind = kind or log_kind(path)
+    if kind is None:
+        return
+    model = RECORD_TYPES[kind]
+    transcripts = _Transcripts(path) if decisions else None
+    for number, line in _lines(path, end):
+        try:
+            if line.startswith(_CURRENT):
+                record = model.model_validate_json(line)
+            else:
+                record = model.model_validate(upgrade(json.loads(line), kind, decisions))
+        except json.JSONDecodeError as exc:
+            _set_aside(path, number, line, exc.msg)
+            continue
+        except ValidationError as exc:
+            _set_aside(path, number, line, f"not a record: {exc.errors()[0]['msg']}")
+            continue
+        if transcripts is not None:
+            record = transcripts.join(record)
+        yield number, record
+
+
+class _Transcripts:
+    """A log's transcripts, read alongside it: each record that kept decisions finds its
+    transcript ahead in the file (written just before its line, in the same order), by
+    id and mark; lines between (a crash's orphans) are passed over unread."""
+
+    def __init__(self, log: Path) -> None:
+        self.lines = marked_lines(log)
+
+    def join(self, record: Record) -> Record:
+        if not record.transcript:
+            return record
+        for rid, mark, line in self.lines:
+            if rid == record.id and mark == record.transcript:
+                try:
+                    return _with(record, unpack(orjson.loads(line)))
+                except (orjson.JSONDecodeError, KeyError, ValueError, zlib.error):
+                    break
+        return record  # the transcript is lost (a damaged file): the record stands alone
+
+
+def _with(record: Record, decisions: dict[int | None, dict[str, Any]]) -> Record:
+    if isinstance(record, DecisionRecord):
+        return record.model_copy(update={"decision": typed_decision(decisions.get(None))})
+    moves = [
+        m.model_copy(update={"decision": typed_decision(decisions.get(m.ply))})
+        if m.ply in decisions
+        else m
+        for m in record.moves
+    ]
+    return record.model_copy(update={"moves": moves})
+
+
+def read_log(path: str | Path, end: int | None = None) -> list[Record]:
+    """Every record of a run's log (`iter_log`), as a list."""
+    return list(iter_log(path, end))
+
+
+#: A line's id, where the line starts with it (after the format): read without parsing.
+_ID = re.compile(rb'^\{(?:"format":\d+,)?"id":"([^"\\]*)"')
+
+
+def log_ids(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, id) of every line of a log, read from each line's first bytes
+    where it starts with its id (a whole parse otherwise): a cheap first pass for
+    readers that keep only the last record of each id."""
+    for number, line in _lines(Path(path), None):
+        match = _ID.match(line)
+        if match is not None:
+            yield number, match.group(1).decode()
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            yield number, str(row["id"])
+
+
+def first_decision(path: str | Path, limit: int = 1000) -> dict[str, Any] | None:
+    """The first kept decision record of a log (a move's, or a decision line's), as its
+    JSON: from its transcripts, else (a log of an earlier format) among its first
+    `limit` lines; None if they kept none."""
+    for _, decisions in read_transcripts(path):
+        for decision in decisions.values():
+            return decision
+    for k, row in enumerate(iter_records(path)):
+        if k >= limit:
+            break
+        if not isinstance(row, dict):
+            continue
+        for decision in [row.get("decision"), *(m.get("decision") for m in row.get("moves") or [])]:
+            if isinstance(decision, dict):
+                return decision
+    return None
+
+
+def latest(records: Iterable[Record]) -> dict[str, Record]:
+    """The last record of each id (a rerun of a failed item supersedes the failure)."""
+    return {record.id: record for record in records}
+
+
+def _lines(path: Path, end: int | None) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of every complete, non-blank line of `path` within its first
+    `end` bytes; nothing if the file does not exist."""
     if not path.exists():
         return
     with path.open("rb") as f:
@@ -52,10 +213,7 @@ def iter_records(path: str | Path, end: int | None = None) -> Iterator[dict[str,
             # Only the last line can lack its newline: a fragment of a cut write.
             if not line.endswith(b"\n") or not line.strip():
                 continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                _set_aside(path, number, line, exc.msg)
+            yield number, line
 
 
 # Corrupt lines already reported in this process: a log is read several times per run.
@@ -142,14 +300,20 @@ class AppendLog:
     the event loop driving the other episodes never waits on it.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, transcripts: str | Path | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._drop_partial_tail()
+        self._drop_partial_tail(self.path)
         # Unbuffered: after a failed write no buffered remainder can reach the file later.
         self._file = self.path.open("ab", buffering=0)
+        # The transcripts file beside the log: a line's transcript is written (and
+        # fsynced) before the line, in the same batch.
+        self._transcripts = None
+        if transcripts is not None:
+            self._drop_partial_tail(Path(transcripts))
+            self._transcripts = Path(transcripts).open("ab", buffering=0)  # noqa: SIM115 - closed in close()
         self._broken: BaseException | None = None  # the write error that stopped this log
-        self._waiting: list[tuple[bytes, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[bytes, bytes | None, asyncio.Future[None]]] = []
         self._closing = False
         self._ready = threading.Condition()  # guards `_waiting` and `_closing`
         self._io = threading.Lock()  # one write-and-fsync at a time
@@ -159,19 +323,36 @@ class AppendLog:
         self._writer.start()
         self._at_exit = weakref.finalize(self, self.close)
 
-    def _drop_partial_tail(self) -> None:
-        if not self.path.exists():
+    @staticmethod
+    def _drop_partial_tail(path: Path) -> None:
+        if not path.exists():
             return
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with self.path.open("r+b") as f:
-                f.truncate(data.rfind(b"\n") + 1)
+        with path.open("r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            if not size:
+                return
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            data = path.read_bytes()
+            f.truncate(data.rfind(b"\n") + 1)
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one record as one line and make it durable before returning."""
+    def append(self, record: dict[str, Any], transcript: bytes | None = None) -> None:
+        """Write one record as one line (its transcript first) and make it durable
+        before returning."""
         line = fastjson.dumps_line(record)
         with self._io:  # never between the writer thread's write and its fsync
+            if transcript is not None:
+                self._write_transcripts(transcript)
             self._write(line)
+
+    def _write_transcripts(self, data: bytes) -> None:
+        if self._transcripts is None:
+            raise RuntimeError(f"the log {self.path} was opened without a transcripts file")
+        view = memoryview(data)
+        while view:
+            view = view[self._transcripts.write(view) :]
+        os.fsync(self._transcripts.fileno())
 
     def _write(self, data: bytes) -> None:
         """Append `data` and fsync it; on an error (a full disk), cut the file back to
@@ -191,19 +372,22 @@ class AppendLog:
                 os.ftruncate(self._file.fileno(), end)
             raise
 
-    def submit(self, record: dict[str, Any]) -> asyncio.Future[None]:
-        """Hand `record` to the writer thread now; the future is done once it is on disk.
+    def submit(
+        self, record: dict[str, Any], transcript: bytes | None = None
+    ) -> asyncio.Future[None]:
+        """Hand `record` (and its transcript line) to the writer thread now; the future
+        is done once both are on disk.
 
         The record is serialised here (later changes to it are not written); the write
         goes ahead even if the awaiting task is cancelled (`close` waits for it).
         """
-        # orjson (`fastjson`): a recorded episode's line is long, and this runs per line.
+        # orjson (`fastjson`): this runs per line.
         line = fastjson.dumps_line(record)
         done = asyncio.get_running_loop().create_future()
         with self._ready:
             if self._closing:
                 raise RuntimeError(f"the log {self.path} is closed")
-            self._waiting.append((line, done))
+            self._waiting.append((line, transcript, done))
             self._ready.notify()
         return done
 
@@ -218,10 +402,13 @@ class AppendLog:
             error: BaseException | None = None
             try:
                 with self._io:
-                    self._write(b"".join(line for line, _ in batch))
+                    transcripts = b"".join(t for _, t, _ in batch if t is not None)
+                    if transcripts:
+                        self._write_transcripts(transcripts)
+                    self._write(b"".join(line for line, _, _ in batch))
             except BaseException as exc:  # a full disk: every caller in the batch sees it
                 error = exc
-            for _, done in batch:
+            for _, _, done in batch:
                 # A closed loop has nobody waiting any more.
                 with contextlib.suppress(RuntimeError):
                     done.get_loop().call_soon_threadsafe(_settle, done, error)
@@ -234,6 +421,8 @@ class AppendLog:
             self._ready.notify()
         self._writer.join()
         self._file.close()
+        if self._transcripts is not None:
+            self._transcripts.close()
 
     def __enter__(self) -> AppendLog:
         return self

@@ -1,27 +1,46 @@
-"""A run's summary: the sums and rates a run writes beside its log, and its Markdown.
+"""A run's summary: the sums and rates a run writes beside its log, and its tables.
 
 A tournament is summarized per setting and seat (plus "all" seats): win rate with a
 95% Wilson interval over finished episodes; an evaluation per game: accuracy mean ± std
 over repeats with a 95% interval over items. Failed and unplayed work stays visible, as
-counts beside the rates. `render_summary` is the one renderer of a run's report; the
-table helpers below it serve every Markdown and terminal table of the package.
+counts beside the rates. The tallies read typed records one at a time and keep sums
+(and, for the item-level interval, one verdict list per item), never the records.
+`TOURNAMENT_TABLE` and `EVALUATION_TABLE` declare each column once; the run's Markdown
+report (`render_summary`), its terminal table (`summary_terminal`, 100 columns) and the
+JSON summary's rows are rendered from them.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import Any
 
 from metanim.envs import is_solver_player
-from metanim.records._chance import (
+from metanim.records._chance import random_win_probability
+from metanim.records._episode import DecisionRecord, EpisodeRecord
+from metanim.records._table import (
+    WIDTH,
+    Metric,
+    Table,
+    md,
+    pct,
+    seconds,
+    signed,
+    std_text,
+    text_table,
+)
+from metanim.stats import (
     ALPHA,
     chance_test,
-    item_outcomes,
-    random_win_probability,
+    item_accuracy,
+    majority_chance,
+    mean_ci,
+    wilson_interval,
 )
-from metanim.records._stats import item_accuracy, mean_ci, wilson_interval
 
 #: Evaluation statuses that carry a result (graded); the others are failures.
 RESULT_STATUSES = ("ok", "fallback", "forfeit")
@@ -29,6 +48,22 @@ RESULT_STATUSES = ("ok", "fallback", "forfeit")
 #: forfeit or a fallback), whatever its replies were (truncated, unparsable and illegal
 #: replies are counted apart).
 VERDICTS = ("correct", "wrong", "forfeit")
+
+__all__ = [
+    "EVALUATION_TABLE", "RESULT_STATUSES", "TOURNAMENT_TABLE", "VERDICTS", "EvaluationTally",
+    "TournamentTally", "game_key", "md", "pct", "render_summary", "seconds", "signed",
+    "std_text", "summarize_evaluation", "summarize_tournament", "summary_terminal",
+    "text_table", "vs_chance",
+]  # fmt: skip
+
+
+def rows_of(summary: dict[str, Any]) -> list[SimpleNamespace]:
+    """A summary's rows (its JSON, as written), read by attribute."""
+    key = "games" if "games" in summary else "groups"
+    return [
+        json.loads(json.dumps(row), object_hook=lambda d: SimpleNamespace(**d))
+        for row in summary[key]
+    ]
 
 
 def render_summary(summary: dict[str, Any]) -> str:
@@ -38,8 +73,17 @@ def render_summary(summary: dict[str, Any]) -> str:
     return _tournament_markdown(summary)
 
 
+def summary_terminal(summary: dict[str, Any]) -> str:
+    """A run's table for the terminal: the columns marked for it, 100 characters wide
+    (every column is in `<log>.report.md`)."""
+    table = EVALUATION_TABLE if "games" in summary else TOURNAMENT_TABLE
+    lines = [table.title, *table.terminal(rows_of(summary))]
+    lines += [textwrap.fill(n, WIDTH, subsequent_indent="  ") for n in _run_notes(summary)]
+    return "\n".join(lines)
+
+
 def summarize_tournament(
-    records: Iterable[dict[str, Any]],
+    records: Iterable[EpisodeRecord],
     *,
     planned: Iterable[tuple[str, str]] = (),
     stopped: str | None = None,
@@ -66,10 +110,10 @@ class TournamentTally:
         self.logged = 0
         self.planned = list(planned)
 
-    def add(self, r: dict[str, Any]) -> None:
+    def add(self, r: EpisodeRecord) -> None:
         self.logged += 1
-        for seat in (r["seat"], "all"):
-            key = (r["setting"], seat)
+        for seat in (r.seat, "all"):
+            key = (r.setting, seat)
             group = self.groups.get(key)
             if group is None:
                 group = self.groups[key] = _GroupTally()
@@ -99,8 +143,6 @@ _SIDE_SUMS = (
     "moves", "optimal_moves", "illegal", "unparsable", "truncated", "forfeits", "fallbacks",
     "calls", "prompt_tokens", "completion_tokens", "cost_usd", "call_latency_s", "queue_s",
 )  # fmt: skip
-#: Counters an older log's lines may lack (read as 0).
-_NEWER = frozenset({"truncated", "call_latency_s", "queue_s"})
 
 
 class _GroupTally:
@@ -126,36 +168,36 @@ class _GroupTally:
         self.chances: list[float | None] = []
         self.distinct: dict[str, tuple[bool, float | None]] = {}
 
-    def add(self, r: dict[str, Any]) -> None:
-        status = r["status"]
+    def add(self, r: EpisodeRecord) -> None:
+        status = r.status
         self.episodes += 1
         if status in ("win", "loss"):
             self.finished += 1
             if status == "win":
                 self.wins += 1
-                self.wins_by_forfeit += r["end_reason"] == "opponent_forfeit"
+                self.wins_by_forfeit += r.end_reason == "opponent_forfeit"
             else:
                 # A loss by forfeit (every answer stayed invalid: a format failure) is not
                 # a loss by play; both are losses under on_failure=forfeit, shown apart.
-                self.losses_by_forfeit += r["end_reason"] == "agent_forfeit"
+                self.losses_by_forfeit += r.end_reason == "agent_forfeit"
             chance = random_win_probability(
-                r["game"], r["game_params"], r["start_state"], r["seat"], r["opponent"]
+                r.game, r.game_params, r.start_state, r.seat, r.opponent
             )
             self.chances.append(chance)
-            game = json.dumps([r["start_state"], r["seat"], [m["move"] for m in r["moves"]]])
+            game = json.dumps([r.start_state, r.seat, [m.move for m in r.moves]])
             self.distinct[game] = (status == "win", chance)
         self.infrastructure_errors += status == "infrastructure_error"
         self.errors += status == "error"
-        if r["start_outcome"] in self.start_outcomes:
-            self.start_outcomes[r["start_outcome"]] += 1
-        self.end_reasons[r["end_reason"]] = self.end_reasons.get(r["end_reason"], 0) + 1
-        self.wall_s += r["wall_s"]
+        if r.start_outcome in self.start_outcomes:
+            self.start_outcomes[r.start_outcome] += 1
+        self.end_reasons[r.end_reason] = self.end_reasons.get(r.end_reason, 0) + 1
+        self.wall_s += r.wall_s
         for side, sums in self.sides.items():
-            t = r[f"{side}_totals"]
+            t = r.agent_totals if side == "agent" else r.opponent_totals
             for name in _SIDE_SUMS:
-                sums[name] += t.get(name, 0) if name in _NEWER else t[name]
-            sums["latency_s"] += t["latency_s"]
-            sums["decisions"] += sum(1 for m in r["moves"] if m["actor"] == side)
+                sums[name] += getattr(t, name)
+            sums["latency_s"] += t.latency_s
+            sums["decisions"] += sum(1 for m in r.moves if m.actor == side)
 
     def summary(self) -> dict[str, Any]:
         ci = wilson_interval(self.wins, self.finished)
@@ -212,6 +254,188 @@ def per_call(total: float, calls: int) -> float:
     return total / calls if calls else math.nan
 
 
+class EvaluationTally:
+    """`summarize_evaluation` fed one record at a time, in flat memory: sums per game, and
+    per item its verdicts and repeats (the interval over items needs them, not the
+    records). `planned` holds the (game, variant, repeat) of every planned decision."""
+
+    def __init__(self, planned: Iterable[tuple[str, str, int]] = ()) -> None:
+        self.planned_counts: dict[str, int] = {}
+        self.repeats: set[int] = set()
+        for game, variant, repeat in planned:
+            key = game_key(game, variant)
+            self.planned_counts[key] = self.planned_counts.get(key, 0) + 1
+            self.repeats.add(repeat)
+        self.games: dict[str, _GameTally] = {k: _GameTally() for k in self.planned_counts}
+        self.logged = 0
+
+    def add(self, r: DecisionRecord) -> None:
+        self.logged += 1
+        self.repeats.add(r.repeat)
+        key = game_key(r.game, r.variant)
+        game = self.games.get(key)
+        if game is None:
+            game = self.games[key] = _GameTally()
+        game.add(r)
+
+    def finish(self, *, stopped: str | None = None) -> dict[str, Any]:
+        rows = [
+            game.summary(key, self.planned_counts.get(key, game.decisions), sorted(self.repeats))
+            for key, game in sorted(self.games.items())
+        ]
+        return {"games": rows, "stopped": stopped, "decisions_logged": self.logged}
+
+
+def summarize_evaluation(
+    records: Iterable[DecisionRecord],
+    *,
+    planned: Iterable[tuple[str, str, int]] = (),
+    stopped: str | None = None,
+) -> dict[str, Any]:
+    """Per game: accuracy mean ± std and 95% CI over repeats, rates, usage and failure
+    counts; `planned` holds the (game, variant, repeat) of every planned decision."""
+    tally = EvaluationTally(planned)
+    for r in records:
+        tally.add(r)
+    return tally.finish(stopped=stopped)
+
+
+_DECISION_SUMS = (
+    "samples", "unparsable", "illegal", "truncated", "calls", "prompt_tokens",
+    "completion_tokens", "cost_usd", "latency_s", "call_latency_s", "queue_s",
+)  # fmt: skip
+
+
+class _GameTally:
+    """One game's running sums of an evaluation; `summary()` is its row."""
+
+    def __init__(self) -> None:
+        self.decisions = 0
+        self.status = dict.fromkeys(
+            ("ok", "fallback", "forfeit", "infrastructure_error", "error"), 0
+        )
+        self.sums = dict.fromkeys(_DECISION_SUMS, 0)
+        self.graded = 0
+        self.correct = 0
+        self.wrong_by_play = 0
+        self.verdicts = dict.fromkeys(VERDICTS, 0)
+        self.by_repeat: dict[int, list[int]] = {}  # repeat -> [correct, graded]
+        self.items: dict[str, list[bool]] = {}  # record id -> verdicts, in order
+        self.item_repeats: dict[str, list[int]] = {}
+        # Chance baselines: the sums over graded decisions, and each item's chance of a
+        # right answer (None where a decision has no finite answer set).
+        self.chance_sum = 0.0
+        self.first_sum = 0
+        self.known = True
+        self.item_chance: dict[str, float] = {}
+
+    def add(self, r: DecisionRecord) -> None:
+        self.decisions += 1
+        self.status[r.status] = self.status.get(r.status, 0) + 1
+        for name in _DECISION_SUMS:
+            self.sums[name] += getattr(r, name)
+        if r.status not in RESULT_STATUSES:
+            return
+        right = bool(r.correct)
+        self.graded += 1
+        self.correct += right
+        self.wrong_by_play += r.status == "ok" and not right
+        if r.verdict in self.verdicts:
+            self.verdicts[r.verdict] += 1
+        rep = self.by_repeat.setdefault(r.repeat, [0, 0])
+        rep[0] += right
+        rep[1] += 1
+        self.items.setdefault(r.record_id, []).append(right)
+        self.item_repeats.setdefault(r.record_id, []).append(r.repeat)
+        if r.legal_answers:
+            self.chance_sum += 1 / r.legal_answers
+            self.first_sum += bool(r.first_is_gold)
+            self.item_chance.setdefault(r.record_id, 1 / r.legal_answers)
+        else:
+            self.known = False
+
+    def summary(self, key: str, planned: int, repeats: list[int]) -> dict[str, Any]:
+        per_repeat = [
+            c / g for rep in repeats if (c_g := self.by_repeat.get(rep)) for c, g in [c_g]
+        ]
+        mean = std = math.nan
+        if per_repeat:
+            # With one repeat the spread cannot be estimated: no std rather than 0.
+            spread = mean_ci(per_repeat)
+            mean, std = spread.mean, spread.std if spread.n > 1 else math.nan
+        # The interval has the item as its unit (repeats of one record together), so a
+        # deterministic method on 20 records never gets a zero-width interval.
+        low = high = math.nan
+        if self.items:
+            acc = item_accuracy(self.items, self.item_repeats)
+            low, high = acc.low, acc.high
+        sums, samples, calls = self.sums, self.sums["samples"], self.sums["calls"]
+        answered = self.status["ok"]
+        return {
+            "game": key,
+            "planned": planned,
+            "decisions": self.decisions,
+            "graded": self.graded,
+            "correct": self.correct,
+            "accuracy_per_repeat": per_repeat,
+            # A repeat with no graded decision has no accuracy: it is left out of
+            # the mean, and this says so (n of the mean ± std, against all repeats).
+            "repeats_in_mean": len(per_repeat),
+            "repeats": len(repeats),
+            "accuracy_mean": mean,
+            "accuracy_std": std,
+            "accuracy_ci95": [low, high],
+            "items": len(self.items),
+            "forfeits": self.status["forfeit"],
+            # Wrong by play: a valid answer that is not the optimal move; forfeits and
+            # fallbacks (format failures) are wrong too, but counted apart.
+            "wrong_by_play": self.wrong_by_play,
+            # Accuracy among the decisions that gave a valid answer (format failures out).
+            "accuracy_answered": self.correct / answered if answered else math.nan,
+            "truncated": sums["truncated"],
+            "fallbacks": self.status["fallback"],
+            # Per graded decision: the final answer's verdict (unparsable apart from wrong).
+            **{f"verdict_{v}": self.verdicts[v] for v in VERDICTS},
+            "infrastructure_errors": self.status["infrastructure_error"],
+            "errors": self.status["error"],
+            "not_run": planned - self.decisions,
+            "samples": samples,
+            "unparsable": sums["unparsable"],
+            "illegal": sums["illegal"],
+            "unparsable_rate": sums["unparsable"] / samples if samples else math.nan,
+            "illegal_rate": sums["illegal"] / samples if samples else math.nan,
+            "calls": calls,
+            "prompt_tokens": sums["prompt_tokens"],
+            "completion_tokens": sums["completion_tokens"],
+            "cost_usd": sums["cost_usd"],
+            # A decision's wall time, waits for a server slot included.
+            "mean_latency_s": sums["latency_s"] / self.decisions if self.decisions else math.nan,
+            "latency_per_call_s": per_call(sums["call_latency_s"], calls),
+            "queue_per_call_s": per_call(sums["queue_s"], calls),
+            **self._chance(),
+        }
+
+    def _chance(self) -> dict[str, Any]:
+        """Chance baselines of the accuracy on the same graded decisions: the uniform-random
+        legal policy's expected accuracy (1/legal answers per decision), the constant
+        answer's (always the first legal move, always option A), and the one-sided exact
+        binomial test of the item-level outcomes (right in a strict majority of repeats)
+        against the random answer. None where an item has no finite answer set (an open
+        question) or its line predates the fields."""
+        if not self.graded or not self.known:
+            return {"chance_accuracy": None, "first_answer_accuracy": None,
+                    "chance_p_value": None, "above_chance": None}  # fmt: skip
+        wins = sum(2 * sum(v) > len(v) for v in self.items.values())
+        chances = [majority_chance(self.item_chance[k], len(v)) for k, v in self.items.items()]
+        p_value = chance_test(wins, len(self.items), sum(chances) / len(chances))
+        return {
+            "chance_accuracy": self.chance_sum / self.graded,
+            "first_answer_accuracy": self.first_sum / self.graded,
+            "chance_p_value": p_value,
+            "above_chance": None if p_value is None else p_value < ALPHA,
+        }
+
+
 def _title(kind: str, name: str) -> str:
     """`# Tournament` for the default name, else `# Tournament: name` (no "Tournament tournament")."""
     return f"# {kind}" if name in ("", kind.lower()) else f"# {kind}: {name}"
@@ -222,83 +446,20 @@ def _player_label(method: str, model: str) -> str:
     return f"`{method}`" if is_solver_player(method) else f"`{method}` on `{model}`"
 
 
-def _tournament_markdown(summary: dict[str, Any]) -> str:
-    cfg = summary.get("config", {})
-    lines = [_title("Tournament", cfg.get("name", "")), ""]
-    if cfg:
-        lines += [
-            f"- agent: {_player_label(cfg['method'], cfg['model'])}; "
-            f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
-            f"- {cfg['episodes']} episode{'s' if cfg['episodes'] != 1 else ''} per setting, "
-            f"seat policy `{cfg['seat']}`, start "
-            f"`{cfg['start'] or 'auto'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
-            f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
-            f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
-            f"`{cfg.get('structured_output', 'off')}`; completion cap "
-            f"{cfg.get('max_completion_tokens', 'none')} tokens",
-        ]
-    lines += _run_notes(summary)
-    lines += [
-        _copies_note(g)
-        for g in summary["groups"]
-        if g["seat"] == "all" and g.get("distinct_episodes", g["finished"]) < g["finished"]
-    ]
-    lines += [
-        "",
-        "Win rate over finished episodes (wins + losses) with a 95% Wilson CI. Chance: the "
-        "win rate a uniformly random agent has from the same starts and seats against this "
-        "opponent (exact; none against a model opponent); vs chance: the one-sided exact "
-        "binomial p-value of the wins against it, each distinct game counted once, flagged "
-        f"when not below {ALPHA}. Infrastructure "
-        "errors and unplayed episodes are never a loss; they are counted apart. Start: how many "
-        "episodes began at an N- or P-position for the first mover. Optimal: moves graded by the "
-        "solver. Losses by play and by forfeit (no valid answer after every re-ask: a format "
-        "failure) are shown apart, and so are wins by the opponent's forfeit; the win rate "
-        "counts them under the run's on_failure policy, named above.",
-        "",
-        "| setting | seat | finished/planned | win rate [95% CI] | chance | vs chance "
-        "| losses play/forfeit "
-        "| wins by opp. forfeit | start N/P | infra err | errors | not run "
-        "| agent illegal/unparsable/truncated/forfeit/fallback | agent optimal | opp. optimal "
-        "| opp. forfeits | calls | tokens | cost $ | latency s/call | queue s/call |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for g in summary["groups"]:
-        a, o = g["agent"], g["opponent"]
-        low, high = g["win_ci95"]
-        lines.append(
-            f"| {g['setting']} | {g['seat']} | {g['finished']}/{g['planned']} "
-            f"| {pct(g['win_rate'])} [{pct(low)}, {pct(high)}] "
-            f"| {pct(g.get('chance_win_rate'))} | {vs_chance(g)} "
-            f"| {g['losses'] - g['losses_by_forfeit']}/{g['losses_by_forfeit']} "
-            f"| {g['wins_by_forfeit']} "
-            f"| {g['start_outcomes']['N']}/{g['start_outcomes']['P']} "
-            f"| {g['infrastructure_errors']} | {g['errors']} | {g['not_run']} "
-            f"| {a['illegal']}/{a['unparsable']}/{a['truncated']}/{a['forfeits']}/{a['fallbacks']} "
-            f"| {pct(a['optimal_rate'])} | {pct(o['optimal_rate'])} | {o['forfeits']} "
-            f"| {a['calls'] + o['calls']} "
-            f"| {a['prompt_tokens'] + a['completion_tokens'] + o['prompt_tokens'] + o['completion_tokens']} "
-            f"| {a['cost_usd'] + o['cost_usd']:.4f} "
-            f"| {seconds(_per_call(a, o, 'latency'))} | {seconds(_per_call(a, o, 'queue'))} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _per_call(a: dict[str, Any], o: dict[str, Any], what: str) -> float:
-    """Both sides' mean per call (an older summary has no per-call times: NaN)."""
-    total = calls = 0.0
-    for side in (a, o):
-        value = side.get(f"{what}_per_call_s")
-        if value is not None and value == value and side["calls"]:
-            total += value * side["calls"]
-            calls += side["calls"]
-    return total / calls if calls else math.nan
-
-
-def _copies_note(g: dict[str, Any]) -> str:
+def _replies_line(cfg: dict[str, Any]) -> str:
+    """The header line of a run's report on invalid replies and how calls were made."""
     return (
-        f"- **identical episodes:** {g['setting']}: the {g['finished']} finished episodes are "
-        f"{g['distinct_episodes']} distinct game{'s' if g['distinct_episodes'] != 1 else ''} "
+        f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
+        f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
+        f"`{cfg.get('structured_output', 'off')}`; completion cap "
+        f"{cfg.get('max_completion_tokens', 'none')} tokens"
+    )
+
+
+def _copies_note(g: Any) -> str:
+    return (
+        f"- **identical episodes:** {g.setting}: the {g.finished} finished episodes are "
+        f"{g.distinct_episodes} distinct game{'s' if g.distinct_episodes != 1 else ''} "
         "(the same moves from the same start, as a deterministic method plays); the test against "
         "chance counts each distinct game once"
     )
@@ -323,18 +484,18 @@ def _run_notes(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def vs_chance(row: dict[str, Any]) -> str:
+def vs_chance(row: Any) -> str:
     """The p-value of a rate against chance, flagged when it is not significant."""
-    p = row.get("chance_p_value")
+    p = getattr(row, "chance_p_value", None)
     if p is None:
         return "–"
     text = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
     return text if p < ALPHA else f"{text} ⚠ not above chance"
 
 
-def seconds(x: float | None) -> str:
-    """Seconds with three decimals; an en dash for NaN or None."""
-    return "–" if x is None or x != x else f"{x:.3f}"
+def _vs_chance_brief(row: Any) -> str:
+    """`vs_chance` for the terminal: the flag without its words (report.md has them)."""
+    return vs_chance(row).replace(" not above chance", "")
 
 
 def game_key(game: str, variant: str) -> str:
@@ -342,147 +503,190 @@ def game_key(game: str, variant: str) -> str:
     return game if variant in ("", "normal") else f"{game} ({variant})"
 
 
-class EvaluationTally:
-    """`summarize_evaluation` fed one record at a time (the records are kept: the
-    interval over items needs them all). `planned` holds the (game, variant, repeat) of
-    every planned decision."""
-
-    def __init__(self, planned: Iterable[tuple[str, str, int]] = ()) -> None:
-        self.planned = list(planned)
-        self.records: list[dict[str, Any]] = []
-
-    def add(self, record: dict[str, Any]) -> None:
-        self.records.append(record)
-
-    def finish(self, *, stopped: str | None = None) -> dict[str, Any]:
-        return summarize_evaluation(self.records, planned=self.planned, stopped=stopped)
+# ------------------------------------------------------------------------ the tables
+def _failed(g: Any) -> int:
+    return g.infrastructure_errors + g.errors + g.not_run
 
 
-def summarize_evaluation(
-    records: Iterable[dict[str, Any]],
-    *,
-    planned: Iterable[tuple[str, str, int]] = (),
-    stopped: str | None = None,
-) -> dict[str, Any]:
-    """Per game: accuracy mean ± std and 95% CI over repeats, rates, usage and failure
-    counts; `planned` holds the (game, variant, repeat) of every planned decision."""
-    records = list(records)
-    planned_counts: dict[str, int] = {}
-    repeats: set[int] = set()
-    for game, variant, repeat in planned:
-        key = game_key(game, variant)
-        planned_counts[key] = planned_counts.get(key, 0) + 1
-        repeats.add(repeat)
-    groups: dict[str, list[dict[str, Any]]] = {k: [] for k in planned_counts}
-    for r in records:
-        groups.setdefault(game_key(r["game"], r["variant"]), []).append(r)
-        repeats.add(r["repeat"])
-    rows = []
-    for key, group in sorted(groups.items()):
-        graded = [r for r in group if r["status"] in RESULT_STATUSES]
-        per_repeat = []
-        for rep in sorted(repeats):
-            rows_rep = [r for r in graded if r["repeat"] == rep]
-            if rows_rep:
-                per_repeat.append(sum(bool(r["correct"]) for r in rows_rep) / len(rows_rep))
-        mean = std = math.nan
-        if per_repeat:
-            # With one repeat the spread cannot be estimated: no std rather than 0.
-            spread = mean_ci(per_repeat)
-            mean, std = spread.mean, spread.std if spread.n > 1 else math.nan
-        # The interval has the item as its unit (repeats of one record together), so a
-        # deterministic method on 20 records never gets a zero-width interval.
-        low = high = math.nan
-        items = len({r["record_id"] for r in graded})
-        if graded:
-            verdicts: dict[str, list[bool]] = {}
-            reps: dict[str, list[int]] = {}
-            for r in graded:
-                verdicts.setdefault(r["record_id"], []).append(bool(r["correct"]))
-                reps.setdefault(r["record_id"], []).append(int(r["repeat"]))
-            acc = item_accuracy(verdicts, reps)
-            low, high = acc.low, acc.high
-        samples = sum(r["samples"] for r in group)
-        calls = sum(r["calls"] for r in group)
-        rows.append(
-            {
-                "game": key,
-                "planned": planned_counts.get(key, len(group)),
-                "decisions": len(group),
-                "graded": len(graded),
-                "correct": sum(bool(r["correct"]) for r in graded),
-                "accuracy_per_repeat": per_repeat,
-                # A repeat with no graded decision has no accuracy: it is left out of
-                # the mean, and this says so (n of the mean ± std, against all repeats).
-                "repeats_in_mean": len(per_repeat),
-                "repeats": len(repeats),
-                "accuracy_mean": mean,
-                "accuracy_std": std,
-                "accuracy_ci95": [low, high],
-                "items": items,
-                "forfeits": sum(r["status"] == "forfeit" for r in group),
-                # Wrong by play: a valid answer that is not the optimal move; forfeits and
-                # fallbacks (format failures) are wrong too, but counted apart.
-                "wrong_by_play": sum(r["status"] == "ok" and not r["correct"] for r in graded),
-                # Accuracy among the decisions that gave a valid answer (format failures out).
-                "accuracy_answered": (
-                    sum(bool(r["correct"]) for r in graded) / answered
-                    if (answered := sum(r["status"] == "ok" for r in graded))
-                    else math.nan
-                ),
-                "truncated": sum(r.get("truncated", 0) for r in group),
-                "fallbacks": sum(r["status"] == "fallback" for r in group),
-                # Per graded decision: the final answer's verdict (unparsable apart from wrong).
-                **{f"verdict_{v}": sum(r.get("verdict") == v for r in graded) for v in VERDICTS},
-                "infrastructure_errors": sum(r["status"] == "infrastructure_error" for r in group),
-                "errors": sum(r["status"] == "error" for r in group),
-                "not_run": planned_counts.get(key, len(group)) - len(group),
-                "samples": samples,
-                "unparsable": sum(r["unparsable"] for r in group),
-                "illegal": sum(r["illegal"] for r in group),
-                "unparsable_rate": sum(r["unparsable"] for r in group) / samples
-                if samples
-                else math.nan,
-                "illegal_rate": sum(r["illegal"] for r in group) / samples if samples else math.nan,
-                "calls": sum(r["calls"] for r in group),
-                "prompt_tokens": sum(r["prompt_tokens"] for r in group),
-                "completion_tokens": sum(r["completion_tokens"] for r in group),
-                "cost_usd": sum(r["cost_usd"] for r in group),
-                # A decision's wall time, waits for a server slot included.
-                "mean_latency_s": sum(r["latency_s"] for r in group) / len(group)
-                if group
-                else math.nan,
-                "latency_per_call_s": per_call(
-                    sum(r.get("call_latency_s", 0.0) for r in group), calls
-                ),
-                "queue_per_call_s": per_call(sum(r.get("queue_s", 0.0) for r in group), calls),
-                **_accuracy_chance(graded),
-            }
-        )
-    return {"games": rows, "stopped": stopped, "decisions_logged": len(records)}
+def _both(g: Any, name: str) -> Any:
+    return getattr(g.agent, name) + getattr(g.opponent, name)
 
 
-def _accuracy_chance(graded: list[dict[str, Any]]) -> dict[str, Any]:
-    """Chance baselines of an accuracy on the same graded decisions: the uniform-random
-    legal policy's expected accuracy (1/legal answers per decision), the constant answer's
-    (always the first legal move, always option A), and the one-sided exact binomial
-    test of the item-level outcomes against the random answer. None where an item has no
-    finite answer set (an open question) or its line predates the fields."""
-    known = bool(graded) and all(r.get("legal_answers") for r in graded)
-    if not known:
-        return {"chance_accuracy": None, "first_answer_accuracy": None,
-                "chance_p_value": None, "above_chance": None}  # fmt: skip
-    p_value = chance_test(
-        *item_outcomes(
-            [(r["record_id"], bool(r["correct"]), 1 / r["legal_answers"]) for r in graded]
-        )
-    )
-    return {
-        "chance_accuracy": sum(1 / r["legal_answers"] for r in graded) / len(graded),
-        "first_answer_accuracy": sum(bool(r["first_is_gold"]) for r in graded) / len(graded),
-        "chance_p_value": p_value,
-        "above_chance": None if p_value is None else p_value < ALPHA,
-    }
+def _per_call(g: Any, what: str) -> float:
+    """Both sides' mean per call (an older summary has no per-call times: NaN)."""
+    total = calls = 0.0
+    for side in (g.agent, g.opponent):
+        value = getattr(side, f"{what}_per_call_s", None)
+        if value is not None and value == value and side.calls:
+            total += value * side.calls
+            calls += side.calls
+    return total / calls if calls else math.nan
+
+
+def _ci(name: str) -> Any:
+    """The interval a summary row holds under `name`, as (low, high)."""
+    return lambda g: tuple(getattr(g, name)[:2])
+
+
+TOURNAMENT_TABLE = Table(
+    title="Win rate per setting and seat (episodes; 95% Wilson CI)",
+    note="",
+    metrics=(
+        Metric("setting", "setting", "text", "the game setting", lambda g: g.setting, terminal=True),
+        Metric("seat", "seat", "text", "the agent's seat, or all seats", lambda g: g.seat, terminal=True),
+        Metric("finished", "finished", "count", "wins + losses", lambda g: g.finished, table=False),
+        Metric("planned", "planned", "count", "episodes planned", lambda g: g.planned, table=False),
+        Metric("finished/planned", "finished/planned", "text", "finished of planned",
+               lambda g: f"{g.finished}/{g.planned}", json=False, terminal=True),
+        Metric("win_rate", "win rate [95% CI]", "rate", "wins / finished episodes",
+               lambda g: g.win_rate, interval=_ci("win_ci95"), interval_key="win_ci95",
+               interval_how="Wilson score interval over finished episodes", terminal=True),
+        Metric("chance_win_rate", "chance", "rate",
+               "a uniformly random agent's exact win rate from the same starts and seats",
+               lambda g: getattr(g, "chance_win_rate", None)),
+        Metric("chance_p_value", "vs chance", "p",
+               "one-sided exact binomial test of the distinct games' wins against chance",
+               lambda g: getattr(g, "chance_p_value", None), cell=vs_chance, brief=_vs_chance_brief,
+               terminal=True),
+        Metric("losses play/forfeit", "losses play/forfeit", "text",
+               "losses by play / by forfeit (no valid answer after every re-ask)",
+               lambda g: f"{g.losses - g.losses_by_forfeit}/{g.losses_by_forfeit}", json=False),
+        Metric("wins_by_forfeit", "wins by opp. forfeit", "count",
+               "wins by the opponent's forfeit", lambda g: g.wins_by_forfeit),
+        Metric("start N/P", "start N/P", "text", "episodes starting at an N- / a P-position",
+               lambda g: f"{g.start_outcomes.N}/{g.start_outcomes.P}", json=False),
+        Metric("infrastructure_errors", "infra err", "count",
+               "episodes the model could not be reached in (never a loss)",
+               lambda g: g.infrastructure_errors),
+        Metric("errors", "errors", "count", "episodes a bug stopped", lambda g: g.errors),
+        Metric("not_run", "not run", "count", "planned episodes not run", lambda g: g.not_run),
+        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
+               _failed, json=False, table=False, terminal=True),
+        Metric("agent replies", "agent illegal/unparsable/truncated/forfeit/fallback", "text",
+               "the agent's invalid replies by kind, forfeits and fallbacks",
+               lambda g: "/".join(str(getattr(g.agent, k)) for k in
+                                  ("illegal", "unparsable", "truncated", "forfeits", "fallbacks")),
+               json=False),
+        Metric("agent.optimal_rate", "agent optimal", "rate",
+               "the agent's moves the solver grades optimal", lambda g: g.agent.optimal_rate,
+               terminal=True),
+        Metric("opponent.optimal_rate", "opp. optimal", "rate",
+               "the opponent's moves the solver grades optimal", lambda g: g.opponent.optimal_rate),
+        Metric("opponent.forfeits", "opp. forfeits", "count", "the opponent's forfeits",
+               lambda g: g.opponent.forfeits),
+        Metric("calls", "calls", "count", "model calls, both sides", lambda g: _both(g, "calls"),
+               json=False, terminal=True),
+        Metric("tokens", "tokens", "tokens", "prompt + completion tokens, both sides",
+               lambda g: _both(g, "prompt_tokens") + _both(g, "completion_tokens"), json=False),
+        Metric("cost_usd", "cost $", "$", "both sides' cost", lambda g: _both(g, "cost_usd"),
+               json=False, terminal=True),
+        Metric("latency_per_call_s", "latency s/call", "s",
+               "request sent to response received, per call", lambda g: _per_call(g, "latency"),
+               json=False),
+        Metric("queue_per_call_s", "queue s/call", "s",
+               "call made to request sent (waiting for a server slot), per call",
+               lambda g: _per_call(g, "queue"), json=False),
+    ),
+)  # fmt: skip
+
+
+def _tournament_markdown(summary: dict[str, Any]) -> str:
+    cfg = summary.get("config", {})
+    lines = [_title("Tournament", cfg.get("name", "")), ""]
+    if cfg:
+        lines += [
+            f"- agent: {_player_label(cfg['method'], cfg['model'])}; "
+            f"opponent: {_player_label(cfg['opponent'], cfg['opponent_model'])}",
+            f"- {cfg['episodes']} episode{'s' if cfg['episodes'] != 1 else ''} per setting, "
+            f"seat policy `{cfg['seat']}`, start "
+            f"`{cfg['start'] or 'auto'}`, seed {cfg['seed']}; log `{summary.get('log', '')}`",
+            _replies_line(cfg),
+        ]
+    rows = rows_of(summary)
+    lines += _run_notes(summary)
+    lines += [
+        _copies_note(g)
+        for g in rows
+        if g.seat == "all" and getattr(g, "distinct_episodes", g.finished) < g.finished
+    ]
+    lines += [
+        "",
+        "Win rate over finished episodes (wins + losses) with a 95% Wilson CI. Chance: the "
+        "win rate a uniformly random agent has from the same starts and seats against this "
+        "opponent (exact; none against a model opponent); vs chance: the one-sided exact "
+        "binomial p-value of the wins against it, each distinct game counted once, flagged "
+        f"when not below {ALPHA}. Infrastructure "
+        "errors and unplayed episodes are never a loss; they are counted apart. Start: how many "
+        "episodes began at an N- or P-position for the first mover. Optimal: moves graded by the "
+        "solver. Losses by play and by forfeit (no valid answer after every re-ask: a format "
+        "failure) are shown apart, and so are wins by the opponent's forfeit; the win rate "
+        "counts them under the run's on_failure policy, named above.",
+        "",
+        *TOURNAMENT_TABLE.markdown(rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+EVALUATION_TABLE = Table(
+    title="Decision accuracy per game (mean ± std over repeats; 95% CI over items)",
+    note="",
+    metrics=(
+        Metric("game", "game", "text", "the game (or question set) and variant", lambda g: g.game,
+               terminal=True),
+        Metric("graded/planned", "graded/planned", "text", "graded decisions of planned",
+               lambda g: f"{g.graded}/{g.planned}", json=False, terminal=True),
+        Metric("repeats in mean", "repeats in mean", "text",
+               "repeats with a graded decision, of all", lambda g: f"{g.repeats_in_mean}/{g.repeats}",
+               json=False),
+        Metric("accuracy_mean", "accuracy mean ± std [95% CI]", "rate",
+               "per repeat, the share of graded decisions right; then mean ± std over repeats",
+               lambda g: g.accuracy_mean, interval=_ci("accuracy_ci95"), interval_key="accuracy_ci95",
+               interval_how="Wilson on the effective number of items (repeats kept together)",
+               cell=lambda g: f"{pct(g.accuracy_mean)} ± {std_text(g.accuracy_std)} "
+               f"[{pct(g.accuracy_ci95[0])}, {pct(g.accuracy_ci95[1])}]", terminal=True),
+        Metric("chance", "chance: random / first", "text",
+               "a uniformly random legal answer's expected accuracy / always the first answer's",
+               lambda g: f"{pct(getattr(g, 'chance_accuracy', None))} / "
+               f"{pct(getattr(g, 'first_answer_accuracy', None))}", json=False),
+        Metric("chance_p_value", "vs chance", "p",
+               "one-sided exact binomial test of the items right against the random answer",
+               lambda g: getattr(g, "chance_p_value", None), cell=vs_chance, brief=_vs_chance_brief,
+               terminal=True),
+        Metric("accuracy_answered", "accuracy among answered", "rate",
+               "right / decisions with a valid answer", lambda g: g.accuracy_answered),
+        Metric("verdicts", "verdicts ✓/✗/forfeit", "text", "graded decisions by verdict",
+               lambda g: f"{g.verdict_correct}/{g.verdict_wrong}/{getattr(g, 'verdict_forfeit', 0)}",
+               json=False),
+        Metric("wrong_by_play", "wrong by play", "count", "valid answers that are wrong",
+               lambda g: g.wrong_by_play),
+        Metric("unparsable_rate", "unparsable", "rate", "unparsable replies per sampled answer",
+               lambda g: g.unparsable_rate),
+        Metric("illegal_rate", "illegal", "rate", "illegal replies per sampled answer",
+               lambda g: g.illegal_rate),
+        Metric("truncated", "truncated", "count", "replies cut at the completion cap",
+               lambda g: g.truncated),
+        Metric("forfeits", "forfeit", "count", "decisions forfeited", lambda g: g.forfeits),
+        Metric("fallbacks", "fallback", "count", "decisions given the random fallback",
+               lambda g: g.fallbacks),
+        Metric("infrastructure_errors", "infra err", "count",
+               "decisions the model could not be reached in (never wrong)",
+               lambda g: g.infrastructure_errors),
+        Metric("errors", "errors", "count", "decisions a bug stopped", lambda g: g.errors),
+        Metric("not_run", "not run", "count", "planned decisions not run", lambda g: g.not_run),
+        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
+               _failed, json=False, table=False, terminal=True),
+        Metric("calls", "calls", "count", "model calls", lambda g: g.calls, terminal=True),
+        Metric("tokens", "tokens", "tokens", "prompt + completion tokens",
+               lambda g: g.prompt_tokens + g.completion_tokens, json=False),
+        Metric("cost_usd", "cost $", "$", "cost", lambda g: g.cost_usd, terminal=True),
+        Metric("latency_per_call_s", "latency s/call", "s",
+               "request sent to response received, per call",
+               lambda g: getattr(g, "latency_per_call_s", None)),
+        Metric("queue_per_call_s", "queue s/call", "s",
+               "call made to request sent (waiting for a server slot), per call",
+               lambda g: getattr(g, "queue_per_call_s", None)),
+    ),
+)  # fmt: skip
 
 
 def _evaluation_markdown(summary: dict[str, Any]) -> str:
@@ -494,12 +698,7 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
             f"repeat{'s' if cfg['repeats'] != 1 else ''}, seed {cfg['seed']}; "
             f"log `{summary.get('log', '')}`"
         )
-        lines.append(
-            f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
-            f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
-            f"`{cfg.get('structured_output', 'off')}`; completion cap "
-            f"{cfg.get('max_completion_tokens', 'none')} tokens"
-        )
+        lines.append(_replies_line(cfg))
     lines += _run_notes(summary)
     lines += [
         "",
@@ -520,63 +719,6 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
         "valid, non-optimal answer) and forfeits/fallbacks (format failures); accuracy among "
         "answered leaves the format failures out.",
         "",
-        "| game | graded/planned | repeats in mean | accuracy mean ± std [95% CI] "
-        "| chance: random / first | vs chance "
-        "| accuracy among answered | verdicts ✓/✗/forfeit | wrong by play | unparsable | illegal "
-        "| truncated | forfeit | fallback | infra err | errors | not run | calls | tokens "
-        "| cost $ | latency s/call | queue s/call |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *EVALUATION_TABLE.markdown(rows_of(summary)),
     ]
-    for g in summary["games"]:
-        low, high = g["accuracy_ci95"]
-        std = std_text(g["accuracy_std"])
-        lines.append(
-            f"| {g['game']} | {g['graded']}/{g['planned']} | {g['repeats_in_mean']}/{g['repeats']} "
-            f"| {pct(g['accuracy_mean'])} ± {std} "
-            f"[{pct(low)}, {pct(high)}] "
-            f"| {pct(g.get('chance_accuracy'))} / {pct(g.get('first_answer_accuracy'))} "
-            f"| {vs_chance(g)} | {pct(g['accuracy_answered'])} "
-            f"| {g['verdict_correct']}/{g['verdict_wrong']}/{g.get('verdict_forfeit', 0)} "
-            f"| {g['wrong_by_play']} "
-            f"| {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} | {g['truncated']} "
-            f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
-            f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
-            f"| {g['cost_usd']:.4f} | {seconds(g.get('latency_per_call_s'))} "
-            f"| {seconds(g.get('queue_per_call_s'))} |"
-        )
     return "\n".join(lines) + "\n"
-
-
-# ------------------------------------------------------------------ table helpers
-#: Characters that change a Markdown table cell's meaning.
-_MD_SPECIAL = "\\|`*_[]<>#"
-
-
-def md(text: object) -> str:
-    """`text` escaped for a Markdown table cell (a `|` in a method spec no longer splits it)."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text)).replace("\n", " ")
-
-
-def pct(x: float | None) -> str:
-    """A rate as a percentage; an en dash for NaN or None (no denominator)."""
-    return "–" if x is None or x != x else f"{100 * x:.1f}%"
-
-
-def std_text(x: float | None) -> str:
-    """A standard deviation of rates, in percentage points; an en dash for NaN or None."""
-    return "–" if x is None or x != x else f"{100 * x:.1f}"
-
-
-def signed(x: float) -> str:
-    """A difference of rates in signed percentage points; an en dash for NaN."""
-    return "–" if x != x else f"{100 * x:+.1f} pp"
-
-
-def text_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
-    """A plain-text table, columns padded to their widest cell."""
-    cells = [headers, *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*headers), fmt.format(*["-" * w for w in widths])] + [
-        fmt.format(*r) for r in cells[1:]
-    ]

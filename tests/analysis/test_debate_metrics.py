@@ -105,16 +105,21 @@ def test_ibc_interval_resamples_debates():
 
 
 def test_early_stopped_debates_pad_to_rounds_plus_one():
+    from metanim.agents import Decision
     from metanim.analysis.report import trace_from_decision
+    from metanim.records import DecisionRecord
 
-    stopped = {"record_id": "r", "optimal_move": "2", "decision": {
-        "method": "mad", "params": {"rounds": 3},
-        "rounds": [{"agent_1": "2", "agent_2": "2"}],
-    }}  # fmt: skip
-    full = {"record_id": "r", "optimal_move": "2", "decision": {
-        "method": "mad", "params": {"rounds": 3},
-        "rounds": [{"agent_1": "1", "agent_2": "2"}] + [{"agent_1": "2", "agent_2": "2"}] * 3,
-    }}  # fmt: skip
+    def record(rounds: list[dict[str, str]]) -> DecisionRecord:
+        decision = Decision(
+            method="mad", params={"rounds": 3}, task={}, seed=0, status="ok", rounds=rounds
+        )
+        return DecisionRecord(
+            id="d", record_id="r", game="nim", status="ok", correct=True, optimal_move="2",
+            decision=decision,
+        )  # fmt: skip
+
+    stopped = record([{"agent_1": "2", "agent_2": "2"}])
+    full = record([{"agent_1": "1", "agent_2": "2"}] + [{"agent_1": "2", "agent_2": "2"}] * 3)
     a, b = trace_from_decision(stopped), trace_from_decision(full)
     assert a is not None and b is not None
     assert a.rounds == b.rounds == 4  # round 0 plus 3 updates, stopped or not

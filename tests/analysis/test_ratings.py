@@ -24,7 +24,8 @@ import pytest
 from scipy.special import expit
 from scipy.stats import binomtest
 
-from metanim.analysis.ratings import PRIOR_SIGMA, fit_bradley_terry, rate
+from metanim.analysis.ratings import rate
+from metanim.stats import PRIOR_SIGMA, fit_bradley_terry
 
 HEAP, TAKE = 31, 3
 BIASED = "sim-biased:heuristic=max_take,p={p}"
@@ -218,7 +219,7 @@ def _episode(k: int, seat: str, status: str, end: str = "game_over", setting: st
         "id": f"{setting}-{k}", "setting": setting, "index": k, "seed": k, "seat": seat,
         "agent": "a", "opponent": "b", "game": "nim", "game_params": {"heaps": [31], "max_take": 3},
         "start_state": [31], "start_outcome": "N", "status": status, "end_reason": end,
-        "plies": 3, "moves": [],
+        "plies": 3, "moves": [], "winner": None, "agent_totals": {}, "opponent_totals": {},
     }  # fmt: skip
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from metanim.analysis import recovery
 from metanim.analysis.debate import entrenchment_curve, two_agent_chain
-from metanim.records import newcombe_difference, wilson_interval
+from metanim.stats import newcombe_difference, wilson_interval
 
 LEVEL = 0.99
 

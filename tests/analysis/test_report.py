@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from metanim.analysis import render_report, trace_from_decision
 from metanim.cli import main
 from metanim.datasets import build, write_jsonl
+from metanim.records import read_log
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +64,7 @@ def test_report_tables_and_files(results: Path):
 
 def test_debate_rounds_become_traces(results: Path):
     log = next(results.glob("e-mad-*.jsonl"))
-    rows = [json.loads(line) for line in log.read_text().splitlines()]
-    traces = [t for t in (trace_from_decision(r) for r in rows) if t is not None]
+    traces = [t for t in (trace_from_decision(r) for r in read_log(log)) if t is not None]
     assert traces and all(len(t.agents) == 2 for t in traces)
     report = render_report(results, write=False)
     assert report.debate and report.debate[0].debates == len(traces)

@@ -30,13 +30,12 @@ def test_figure3_runs_the_entrenchment_protocol(tmp_path: Path):
     assert "| state | action | belief |" in md and "mean residual" in md
     assert (tmp_path / "figure3.png").read_bytes()[:8] == PNG
     # Every debate ran its 3 rounds (consensus stop off): 2 agents x 4 answer rounds.
-    import json
+    from metanim.records import read_log
 
     log = next((tmp_path / "figure3").glob("mad-*.jsonl"))
-    for line in log.read_text().splitlines():
-        row = json.loads(line)
-        assert len(row["decision"]["rounds"]) == 4
-        assert row["decision"]["params"]["consensus_stop"] is False
+    for record in read_log(log):
+        assert len(record.decision.rounds) == 4
+        assert record.decision.params["consensus_stop"] is False
 
 
 def test_table5_grades_each_model(tmp_path: Path):

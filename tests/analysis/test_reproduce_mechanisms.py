@@ -20,7 +20,8 @@ import pytest
 from metanim.analysis.reproduce import AGENTS, SEED004_CROWD
 from metanim.cli import main
 from metanim.llm.sim import parse_model_spec
-from metanim.records import item_accuracy, read_records, wilson_interval
+from metanim.records import read_log, read_records
+from metanim.stats import item_accuracy, wilson_interval
 
 pytestmark = pytest.mark.slow
 SEED000 = parse_model_spec(AGENTS["seed000"].roles["agent"])
@@ -142,8 +143,8 @@ def test_table1_compares_at_equal_temperature_with_a_paired_test(tmp_path):
     assert ("DReaMAD(−)", "ReAct") in _paired(md)
     # Every answer call sampled at 0.7; DReaMAD(−)'s elicitation at 0.1, rewrite at 0.7.
     for log in (tmp_path / "table1").glob("*.jsonl"):
-        for r in read_records(log):
-            temps = {c["phase"]: c["temperature"] for c in r["decision"]["calls"]}
+        for r in read_log(log):
+            temps = {c.phase: c.temperature for c in r.decision.calls}
             assert temps["answer"] == 0.7
             if "reinterpret" in temps:
                 assert (temps["reinterpret"], temps["strategy"], temps["rewrite"]) == (

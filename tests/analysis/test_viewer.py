@@ -23,6 +23,7 @@ import pytest
 from metanim.analysis import render_report
 from metanim.analysis.viewer import collect_runs, write_viewer
 from metanim.games import make_game
+from metanim.records import EpisodeRecord, SideTotals, read_log
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -173,9 +174,14 @@ def test_plot_with_no_finished_episode_says_so_without_warnings(tmp_path: Path):
     folder = tmp_path / "failed"
     folder.mkdir()
     lines = [
-        {"id": f"e{k}", "seat": "first", "status": "infrastructure_error", "setting": "nim-31-k3"}
+        EpisodeRecord(
+            id=f"e{k}", seat="first", status="infrastructure_error", setting="nim-31-k3",
+            index=k, seed=k, agent="react", opponent="optimal", game="nim", game_params={},
+            start_state=None, start_outcome=None, end_reason="infrastructure_error",
+            winner=None, plies=0, agent_totals=SideTotals(), opponent_totals=SideTotals(),
+        ).line()
         for k in range(3)
-    ]
+    ]  # fmt: skip
     (folder / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -337,9 +343,11 @@ def rich(demo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _lines(folder: Path) -> list[str]:
+    """Each record of the folder's logs as its JSON, its decision records (replies and
+    all, from the transcripts) included."""
     return [
-        line for log in folder.glob("*.jsonl") if log.name != "d.jsonl"
-        for line in log.read_text().splitlines() if line.strip()
+        record.model_dump_json() for log in folder.glob("*.jsonl") if log.name != "d.jsonl"
+        for record in read_log(log)
     ]  # fmt: skip
 
 

@@ -26,9 +26,14 @@ from metanim.arena._players import CallTimes
 from metanim.cli import main
 from metanim.games import make_game
 from metanim.llm.sim import SimServer
-from metanim.records import read_records
+from metanim.records import (
+    AppendLog,
+    read_log,
+    read_records,
+    read_transcripts,
+    transcript_path,
+)
 from metanim.solver import outcome, winning_moves
-from metanim.util import fastjson
 
 FAULTY = "sim-faulty:malformed=0.3,illegal=0.3,http500=0.15"
 
@@ -128,21 +133,19 @@ def _check_accounting(result: Any) -> None:
     """Every planned episode is either finished, failed or not run — exactly once."""
     records = result.records
     for g in result.summary["groups"]:
-        group = [
-            r for r in records if r["setting"] == g["setting"] and g["seat"] in ("all", r["seat"])
-        ]
+        group = [r for r in records if r.setting == g["setting"] and g["seat"] in ("all", r.seat)]
         assert g["episodes"] == len(group)
         assert (
             g["finished"] + g["infrastructure_errors"] + g["errors"] + g["not_run"] == g["planned"]
         )
-        assert g["wins"] == sum(r["status"] == "win" for r in group)
-        assert g["losses"] == sum(r["status"] == "loss" for r in group)
-        assert g["agent"]["illegal"] == sum(r["agent_totals"]["illegal"] for r in group)
+        assert g["wins"] == sum(r.status == "win" for r in group)
+        assert g["losses"] == sum(r.status == "loss" for r in group)
+        assert g["agent"]["illegal"] == sum(r.agent_totals.illegal for r in group)
     for r in records:
-        if r["status"] == "infrastructure_error":
-            assert r["winner"] is None and r["end_reason"] == "infrastructure_error"
-            assert r["moves"][-1]["status"] == "infrastructure_error"
-            assert r["moves"][-1]["move"] is None
+        if r.status == "infrastructure_error":
+            assert r.winner is None and r.end_reason == "infrastructure_error"
+            assert r.moves[-1].status == "infrastructure_error"
+            assert r.moves[-1].move is None
 
 
 def test_tournament_with_faults_resumes_failed_episodes(tmp_path: Path) -> None:
@@ -178,12 +181,12 @@ def test_tournament_with_faults_resumes_failed_episodes(tmp_path: Path) -> None:
         logged_calls = sum(r["agent_totals"]["calls"] for r in read_records(first.log_path))
         assert logged_calls == len(ok_statuses)
 
-        failed = {r["id"] for r in first.records if r["status"] == "infrastructure_error"}
+        failed = {r.id for r in first.records if r.status == "infrastructure_error"}
         second = run_tournament(config)
     assert second.played_now == len(failed)  # only the failed episodes are replayed
     _check_accounting(second)
     lines = read_records(second.log_path)
-    finished_first = [r["id"] for r in first.records if r["status"] in ("win", "loss")]
+    finished_first = [r.id for r in first.records if r.status in ("win", "loss")]
     for episode_id in finished_first:
         assert sum(line["id"] == episode_id for line in lines) == 1
     assert len({line["id"] for line in lines}) == 16
@@ -254,11 +257,11 @@ def test_evaluation_with_faults(tmp_path: Path) -> None:
     assert sum(g["unparsable"] + g["illegal"] for g in rows.values()) > 0
     # Graded correctness is the dataset's unique optimal move, never a repaired answer.
     for r in first.records:
-        if r["status"] == "ok":
-            assert r["correct"] == (r["answer"] == r["optimal_move"])
-        elif r["status"] == "infrastructure_error":
-            assert r["correct"] is None
-    failed = sum(r["status"] == "infrastructure_error" for r in first.records)
+        if r.status == "ok":
+            assert r.correct == (r.answer == r.optimal_move)
+        elif r.status == "infrastructure_error":
+            assert r.correct is None
+    failed = sum(r.status == "infrastructure_error" for r in first.records)
     assert second.played_now == failed
     assert len({line["id"] for line in read_records(second.log_path)}) == 24
 
@@ -365,12 +368,12 @@ def test_one_start_rule_for_presets_json_settings_and_the_env(tmp_path: Path) ->
     _, info = env.reset(seed=0)
     assert info["state"] == [20, 19]  # the env's preset default ...
     for setting in ("fibonacci-20", 'fibonacci:{"misere":false,"n":20}'):
-        group = [r for r in records if r["setting"] == setting]
+        group = [r for r in records if r.setting == setting]
         assert len(group) == 4
-        first = [r for r in group if r["seat"] == "first"]
-        assert all(r["start_state"] == [20, 19] for r in first)  # ... is the tournament's
+        first = [r for r in group if r.seat == "first"]
+        assert all(r.start_state == [20, 19] for r in first)  # ... is the tournament's
         # The agent always meets an N-position: with the opponent first, a random P one.
-        assert all(r["start_outcome"] == ("N" if r["seat"] == "first" else "P") for r in group)
+        assert all(r.start_outcome == ("N" if r.seat == "first" else "P") for r in group)
 
 
 @pytest.mark.parametrize(
@@ -397,8 +400,8 @@ def test_misere_presets_start_where_the_agent_can_win(tmp_path: Path, preset, in
     game = make_game(preset)
     assert game.misere
     start = game.to_json(game.initial_state())
-    assert all(r["start_outcome"] == "N" for r in records)
-    assert all((r["start_state"] == start) == initial for r in records)
+    assert all(r.start_outcome == "N" for r in records)
+    assert all((r.start_state == start) == initial for r in records)
     name = next(n for n, g in ENV_GAMES.items() if g == PRESETS[preset][0])
     _, info = gym.make(env_id(name), preset=preset).reset(seed=1)
     assert (info["state"] == start) == initial
@@ -412,7 +415,7 @@ def test_a_p_position_start_warns(tmp_path: Path) -> None:
     )  # fmt: skip
     with pytest.warns(UserWarning, match="P-position"):
         records = run_tournament(config).records
-    assert records[0]["start_outcome"] == "P"
+    assert records[0].start_outcome == "P"
 
 
 def test_an_episode_that_raises_is_logged_as_an_error_and_the_run_goes_on(
@@ -520,10 +523,12 @@ def test_evaluation_shows_how_many_repeats_entered_the_mean(tmp_path: Path) -> N
     assert (row["repeats_in_mean"], row["repeats"]) == (3, 3)
     # The same log with every decision of repeat 1 lost to the server: that repeat has no
     # accuracy, so the mean is over 2 repeats, and the table says so.
-    lines = read_records(result.log_path)
-    for line in lines:
-        if line["repeat"] == 1:
-            line.update(status="infrastructure_error", correct=None)
+    lines = [
+        r.model_copy(update={"status": "infrastructure_error", "correct": None})
+        if r.repeat == 1
+        else r
+        for r in read_log(result.log_path)
+    ]
     planned = [(*p.record.group, p.repeat) for p in Evaluation(config).planned]
     summary = summarize_evaluation(lines, planned=planned)
     summary["config"] = config.model_dump(mode="json")
@@ -567,7 +572,7 @@ def test_preflight_names_a_port_that_does_not_speak_http() -> None:
         listener.close()
 
 
-def test_a_method_with_its_own_record_model_is_still_recorded() -> None:
+def test_a_method_with_its_own_record_model_is_still_recorded(tmp_path: Path) -> None:
     # Only a metanim `Decision` is kept as the model; another method's pydantic record
     # is kept as its JSON form, as before.
     from pydantic import BaseModel
@@ -601,5 +606,9 @@ def test_a_method_with_its_own_record_model_is_still_recorded() -> None:
     )
     kept = [m.decision for m in record.moves if m.actor == "agent"]
     assert kept and all(d["note"] == "mine" and "move" not in d for d in kept)
-    line = json.loads(fastjson.dumps_line(record.line()))
-    assert line["moves"][0]["decision"]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}
+    log = tmp_path / "e.jsonl"
+    with AppendLog(log, transcript_path(log)) as out:
+        out.append(*record.lines())
+    ((_, logged),) = read_transcripts(log)
+    assert logged[0]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}
+    assert logged[0]["note"] == "mine"

@@ -33,11 +33,9 @@ def test_timing_columns_are_run_wall_time_per_decision_and_per_call_waits(tmp_pa
     assert timing["decisions"] == row["graded"] == 20
     assert timing["s_per_decision"] == pytest.approx(timing["wall_s"] / 20)
     # Per call, from the calls the decision records hold (not from the counters).
-    calls = [c for r in result.records for c in r["decision"]["calls"]]
-    assert row["latency_per_call_s"] == pytest.approx(
-        sum(c["latency_s"] for c in calls) / len(calls)
-    )
-    assert row["queue_per_call_s"] == pytest.approx(sum(c["queue_s"] for c in calls) / len(calls))
+    calls = [c for r in result.records for c in r.decision.calls]
+    assert row["latency_per_call_s"] == pytest.approx(sum(c.latency_s for c in calls) / len(calls))
+    assert row["queue_per_call_s"] == pytest.approx(sum(c.queue_s for c in calls) / len(calls))
     assert "s/decision" in result.report and "latency s/call" in result.report
 
 
@@ -161,7 +159,7 @@ def test_a_decision_without_an_answer_has_the_verdict_forfeit(tmp_path):
     for fault in ("malformed", "illegal"):
         result = run_evaluation(_evaluation(tmp_path / fault, f"sim-faulty:{fault}=1",
                                             repeats=1, keep_going=True))  # fmt: skip
-        assert {r["verdict"] for r in result.records} == {"forfeit"}
+        assert {r.verdict for r in result.records} == {"forfeit"}
         (row,) = result.summary["games"]
         assert row["verdict_forfeit"] == row["graded"] == 10
 

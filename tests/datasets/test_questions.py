@@ -378,10 +378,10 @@ def test_simulated_accuracy_matches_the_policy_from_its_request_log(tmp_path: Pa
     meant = [r["actions"][0] == r["task"]["answer"][0] for r in log if r["status"] == 200]
     lines = result.records
     assert len(lines) == len(meant) == 36
-    assert sum(bool(r["correct"]) for r in lines) == sum(meant)
+    assert sum(bool(r.correct) for r in lines) == sum(meant)
     assert 0.25 < sum(meant) / len(meant) < 0.75  # p = 0.5 wrong answers, seeded
-    assert {r["verdict"] for r in lines} <= {"correct", "wrong"}
-    assert all(r["extracted"] is not None for r in lines)
+    assert {r.verdict for r in lines} <= {"correct", "wrong"}
+    assert all(r.extracted is not None for r in lines)
 
 
 # ----------------------------------------------------- evaluate, resume, report
@@ -426,24 +426,22 @@ def test_cross_debate_on_questions_evaluate_resume_report(tmp_path: Path) -> Non
             meant.setdefault((question, r["model"]), []).append(
                 r["actions"][0] == r["task"]["answer"][0]
             )
-    lines = sorted(first.records, key=lambda r: r["record_id"])
+    lines = sorted(first.records, key=lambda r: r.record_id)
     questions = {q.id: q for q in load_questions(dataset)}
     for line in lines:
-        assert line["kind"] == "question" and line["game"] == "math"
-        assert line["verdict"] in ("correct", "wrong") and len(line["round_verdicts"]) == 2
-        assert line["optimal_move"] == QuestionTask(questions[line["record_id"]]).gold_text
+        assert line.kind == "question" and line.game == "math"
+        assert line.verdict in ("correct", "wrong") and len(line.round_verdicts) == 2
+        assert line.optimal_move == QuestionTask(questions[line.record_id]).gold_text
     # The round-0 (solve) calls show no solution yet; one per model and question.
     solved = [v for key, v in sorted(meant.items()) if "Your solution:" not in key[0]]
     assert len(solved) == 24 and all(len(v) == 1 for v in solved)
-    graded0 = sorted(
-        [line["round_verdicts"][0][a] for line in lines for a in ("model_1", "model_2")]
-    )
+    graded0 = sorted([line.round_verdicts[0][a] for line in lines for a in ("model_1", "model_2")])
     assert sorted(v[0] for v in solved) == graded0
     # The outcome table (seed 001, Table 5) from the log, against the reference rule.
     traces = [trace_from_decision(line) for line in lines]
     expected = {name: 0 for name in OUTCOMES}
     for line in lines:
-        rv = line["round_verdicts"]
+        rv = line.round_verdicts
         agents = list(rv[0])
         expected[reference_outcome([rv[0][a] for a in agents], [rv[-1][a] for a in agents])] += 1
     assert outcome_breakdown([t for t in traces if t is not None]) == expected
@@ -486,7 +484,7 @@ def test_challenging_subset_keeps_items_the_baseline_fails(tmp_path: Path) -> No
     assert [json.loads(line) for line in subset] == [r for r in rows if r["id"] in expected]
     items = json.loads(result.written[str(source)].with_suffix(".items.json").read_text())
     assert all(v["graded"] == 5 for v in items["items"].values())
-    assert result.evaluation.records[0]["decision"]["params"]["temperature"] == 0.7
+    assert result.evaluation.records[0].decision.params["temperature"] == 0.7
     # The subset is a question file of the same shape; a rerun resumes the same log.
     assert [q.id for q in load_questions(result.written[str(source)])] == expected
     assert run_challenging(config).evaluation.played_now == 0

@@ -66,19 +66,19 @@ def test_real_model_plays_nim_against_the_optimal_player(server, tmp_path):
         **CALLS,
     )
     (record,) = run_tournament(config).records
-    assert record["status"] in ("win", "loss") and record["end_reason"] == "game_over"
-    agent_moves = [m for m in record["moves"] if m["actor"] == "agent"]
+    assert record.status in ("win", "loss") and record.end_reason == "game_over"
+    agent_moves = [m for m in record.moves if m.actor == "agent"]
     assert agent_moves
     for move in agent_moves:
-        assert move["status"] == "ok" and move["move"] is not None
-        assert move["illegal"] == move["unparsable"] == move["truncated"] == 0
-        decision = move["decision"]
+        assert move.status == "ok" and move.move is not None
+        assert move.illegal == move.unparsable == move.truncated == 0
+        decision = move.decision
         # The schema was sent, and the reply ended on its own.
-        assert all(c["options"]["structured_output"] == "json_schema" for c in decision["calls"])
-        assert all(c["finish_reasons"] == ["stop"] for c in decision["calls"])
-    totals = record["agent_totals"]
-    assert totals["prompt_tokens"] > 0 and totals["completion_tokens"] > 0
-    assert totals["forfeits"] == 0 and totals["moves"] == len(agent_moves)
+        assert all(c.options["structured_output"] == "json_schema" for c in decision.calls)
+        assert all(c.finish_reasons == ["stop"] for c in decision.calls)
+    totals = record.agent_totals
+    assert totals.prompt_tokens > 0 and totals.completion_tokens > 0
+    assert totals.forfeits == 0 and totals.moves == len(agent_moves)
 
 
 def test_real_model_evaluates_records(server, tmp_path):
@@ -101,9 +101,9 @@ def test_real_model_evaluates_records(server, tmp_path):
     result = run_evaluation(config)
     assert len(result.records) == 3
     for line in result.records:
-        assert line["status"] == "ok" and line["correct"] in (True, False)
-        assert line["unparsable"] == line["illegal"] == line["truncated"] == 0
-        assert line["completion_tokens"] > 0
+        assert line.status == "ok" and line.correct in (True, False)
+        assert line.unparsable == line.illegal == line.truncated == 0
+        assert line.completion_tokens > 0
     (games,) = result.summary["games"]
     assert games["forfeits"] == 0 and games["graded"] == 3
 
@@ -127,7 +127,7 @@ def test_play_with_no_flag_gets_valid_moves(server, capsys):
 
 def test_demo_with_no_flag_plays_valid_moves_in_capped_phases(server, tmp_path, capsys):
     from metanim import cli
-    from metanim.records import read_records
+    from metanim.records import read_log
 
     cap = 48
     code = cli.main(
@@ -139,16 +139,16 @@ def test_demo_with_no_flag_plays_valid_moves_in_capped_phases(server, tmp_path, 
     out = capsys.readouterr().out
     assert code == 0 and "structured output json_schema (auto: llama.cpp at" in out
     (log,) = tmp_path.glob("demo-*.jsonl")
-    (episode,) = read_records(log)
-    assert episode["status"] in ("win", "loss") and episode["end_reason"] == "game_over"
-    for move in episode["moves"]:
-        assert move["status"] == "ok" and move["move"] is not None
-        calls = move["decision"]["calls"]
+    (episode,) = read_log(log)
+    assert episode.status in ("win", "loss") and episode.end_reason == "game_over"
+    for move in episode.moves:
+        assert move.status == "ok" and move.move is not None
+        calls = move.decision.calls
         # Every phase is capped, free text included, and every cut is counted.
-        assert all(c["options"]["max_tokens"] == cap for c in calls)
-        assert all(c["usage"]["completion_tokens"] <= cap for c in calls)
-        cut = sum(r == "length" for c in calls for r in c["finish_reasons"])
-        assert move["truncated"] == cut
+        assert all(c.options["max_tokens"] == cap for c in calls)
+        assert all(c.usage.completion_tokens <= cap for c in calls)
+        cut = sum(r == "length" for c in calls for r in c.finish_reasons)
+        assert move.truncated == cut
 
 
 def test_off_with_a_small_cap_stops_after_five_forfeits_with_the_hint(server, tmp_path, capsys):

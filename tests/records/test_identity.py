@@ -15,7 +15,14 @@ from metanim.arena.evaluate import EvaluationConfig
 from metanim.arena.tournament import run_tournament
 from metanim.datasets import build, write_jsonl
 from metanim.llm.sim import SimServer
-from metanim.records import distinguishing_labels, identity_hash, run_identity
+from metanim.records import (
+    DecisionRecord,
+    EpisodeRecord,
+    SideTotals,
+    distinguishing_labels,
+    identity_hash,
+    run_identity,
+)
 
 
 def _write(root: Path, name: str, config: dict, rows: list[dict]) -> None:
@@ -26,16 +33,22 @@ def _write(root: Path, name: str, config: dict, rows: list[dict]) -> None:
 
 def _episodes(wins: list[bool], setting: str = "nim-31-k3") -> list[dict]:
     return [
-        {"id": f"{setting}-{i}", "seat": "first", "status": "win" if w else "loss",
-         "setting": setting, "index": i, "seed": 100 + i, "start_state": [31], "moves": []}
+        EpisodeRecord(
+            id=f"{setting}-{i}", seat="first", status="win" if w else "loss", setting=setting,
+            index=i, seed=100 + i, start_state=[31], agent="react", opponent="optimal",
+            game="nim", game_params={}, start_outcome="N", end_reason="game_over",
+            winner="agent" if w else "opponent", plies=1, agent_totals=SideTotals(),
+            opponent_totals=SideTotals(),
+        ).line()
         for i, w in enumerate(wins)
     ]  # fmt: skip
 
 
 def _decisions(verdicts: dict[str, list[bool]]) -> list[dict]:
     return [
-        {"id": f"{rid}-{rep}", "record_id": rid, "game": "nim", "variant": "normal",
-         "repeat": rep, "correct": v, "status": "ok"}
+        DecisionRecord(
+            id=f"{rid}-{rep}", record_id=rid, game="nim", repeat=rep, correct=v, status="ok"
+        ).line()
         for rid, vs in verdicts.items() for rep, v in enumerate(vs)
     ]  # fmt: skip
 
@@ -143,7 +156,7 @@ def test_unpaired_runs_get_newcombe(tmp_path: Path):
     (diff,) = report.win_diffs
     assert not diff.paired and diff.n == 20
     # Newcombe (1998) method 10 for 8/10 vs 5/10, from the two Wilson intervals.
-    from metanim.records import newcombe_difference
+    from metanim.stats import newcombe_difference
 
     nc = newcombe_difference(8, 10, 5, 10)
     assert (diff.diff, diff.low, diff.high) == pytest.approx((0.3, nc.low, nc.high))

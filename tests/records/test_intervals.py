@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import optimize, special, stats
 
-from metanim.records import (
+from metanim.stats import (
     bootstrap_ci,
     paired_episode_difference,
     paired_item_difference,

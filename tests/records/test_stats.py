@@ -1,4 +1,4 @@
-"""The statistics of `metanim.records` against scipy and textbook values."""
+"""The statistics of `metanim.stats` against scipy and textbook values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metanim.records import (
+from metanim.stats import (
     bootstrap_ci,
     mcnemar_exact,
     mean_ci,

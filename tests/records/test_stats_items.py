@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metanim.records import (
+from metanim.stats import (
     item_accuracy,
     majority_verdict,
     mcnemar_items,
@@ -154,7 +154,7 @@ def test_item_interval_covers_the_truth(truth, repeats, stochastic):
 
 def test_repeat_interval_would_fail_coverage():
     """The old unit (a t-interval over repeats) is zero-width for T = 0: it can never cover."""
-    from metanim.records import mean_ci
+    from metanim.stats import mean_ci
 
     rng = np.random.default_rng(0)
     covered = 0

@@ -12,7 +12,7 @@ import pytest
 
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.llm.sim import SimServer
-from metanim.records import iter_records, read_records
+from metanim.records import iter_records, read_log, read_records
 
 FAULTY = "sim-faulty:malformed=0.2,http500=0.3"
 
@@ -85,12 +85,12 @@ def test_streamed_summary_matches_the_whole_log_after_faults_resume_and_budget(t
         )
         first = run_tournament(config)
         assert "records" not in vars(first)  # not read from the log until asked for
-        failed = sum(r["status"] != "win" and r["status"] != "loss" for r in first.records)
+        failed = sum(r.status != "win" and r.status != "loss" for r in first.records)
         assert failed > 0  # http500 without retries: some episodes fail
         _check(first, 12)
         # A resume that reruns the failures under a call budget that stops it part way:
         # the failures it did not reach stay the latest records of their ids.
-        spent = sum(r["agent_totals"]["calls"] for r in read_records(first.log_path))
+        spent = sum(r.agent_totals.calls for r in read_log(first.log_path))
         budget = config.model_copy(update={"max_calls": spent + 2})
         assert budget.log_path == config.log_path  # a budget is not part of a run's identity
         second = run_tournament(budget)
@@ -101,7 +101,7 @@ def test_streamed_summary_matches_the_whole_log_after_faults_resume_and_budget(t
         assert third.summary["groups"][0]["not_run"] == 0
     # The first result's records are the log as it was when the first run ended.
     assert len(first.records) == 12
-    assert sum(r["status"] not in ("win", "loss") for r in first.records) == failed
+    assert sum(r.status not in ("win", "loss") for r in first.records) == failed
     assert len(list(iter_records(first.log_path))) == len(read_records(first.log_path))
 
 
@@ -116,12 +116,16 @@ def test_progress_postfix_comes_from_status_counts():
 
 def test_logged_decisions_round_trip_to_the_decisions_made():
     import asyncio
+    import tempfile
+    import zlib
 
     from metanim.agents import Decision
     from metanim.arena import ClientPool, Side, build_player, play_episode
     from metanim.games import make_game
-    from metanim.records import EpisodeRecord
+    from metanim.records import AppendLog, read_transcripts, transcript_path
     from metanim.util import fastjson
+
+    tmp = tempfile.mkdtemp()
 
     game = make_game("nim-31-k3")
     with SimServer() as server:
@@ -139,27 +143,40 @@ def test_logged_decisions_round_trip_to_the_decisions_made():
 
         records = asyncio.run(episodes())
     kept = 0
-    for record in records:
-        line = json.loads(json.dumps(record.model_dump(mode="json")))
-        # The log's line (decisions as ready JSON text, written by orjson) is the same JSON.
-        assert json.loads(fastjson.dumps_line(record.line())) == line
-        for move, logged in zip(record.moves, line["moves"], strict=True):
+    for n, record in enumerate(records):
+        line, transcript = record.lines()
+        line = json.loads(fastjson.dumps_line(line))
+        # The log's line is the record less its decisions, which go to the transcripts,
+        # named by the CRC-32 of their line.
+        expected = record.model_dump(mode="json", exclude={"moves": {"__all__": {"decision"}}})
+        assert line == {**expected, "transcript": zlib.crc32(transcript)}
+        log = Path(tmp) / f"e{n}.jsonl"
+        with AppendLog(log, transcript_path(log)) as out:
+            out.append(*record.lines())
+        ((rid, logged),) = read_transcripts(log)
+        assert rid == record.id
+        for move in record.moves:
             made = move.decision
             assert isinstance(made, Decision)
             # The Python move is never written; its JSON form is, and it is the move played.
-            assert "move" not in logged["decision"]
-            answer = logged["decision"]["answer"]
+            assert "move" not in logged[move.ply]
+            answer = logged[move.ply]["answer"]
             if move.move is None:
                 assert answer is None
             else:
                 assert game.move_text(tuple(answer)) == move.move == game.move_text(made.move)
-            back = Decision.model_validate(logged["decision"])
+            back = Decision.model_validate(logged[move.ply])
             assert back == made.model_copy(update={"move": None})
             kept += 1
-        # A line read back keeps its decisions as dicts (no method's model is guessed).
-        again = EpisodeRecord.model_validate(line)
-        assert all(isinstance(m.decision, dict) for m in again.moves)
-        assert again.model_dump(mode="json") == line
+        # Read back, a record is typed through its decisions (the method's `Decision`).
+        (again,) = read_log(log)
+        assert all(isinstance(m.decision, Decision) for m in again.moves)
+        assert again == record.model_copy(
+            update={"transcript": zlib.crc32(transcript), "moves": [
+                m.model_copy(update={"decision": m.decision.model_copy(update={"move": None})})
+                for m in record.moves
+            ]}
+        )  # fmt: skip
     assert kept >= 4
 
 

@@ -1,4 +1,4 @@
-"""Statistics for win rates, accuracies and paired comparisons.
+"""Intervals and paired tests for win rates, accuracies and paired comparisons.
 
 The statistical unit is the item for decision accuracy (repeats of one item are
 aggregated before any interval or paired test) and the episode for win rates. No interval
