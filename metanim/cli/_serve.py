@@ -9,6 +9,7 @@ from metanim.cli._registry import command
 from metanim.datasets.questions import resolve_path
 from metanim.llm.local import serve_local, serve_local_arguments
 from metanim.llm.sim import serve
+from metanim.llm.sim.providers import BEHAVIOURS
 from metanim.util import port
 
 
@@ -39,6 +40,13 @@ def _serve_sim_args(p: argparse.ArgumentParser) -> None:
         default=0,
         help="which run of a resumed job this serves (faults are drawn afresh per session)",
     )
+    p.add_argument(
+        "--provider",
+        default=None,
+        choices=sorted(BEHAVIOURS),
+        help="answer as this provider does: its cap field, refusals and error bodies, "
+        "reasoning fields, streaming (docs/llm.md, 'Provider conformance')",
+    )
 
 
 @command(
@@ -56,6 +64,7 @@ def _serve_sim(args: argparse.Namespace) -> int:
         log_path=args.log,
         questions=[str(resolve_path(p)) for p in args.questions],
         session=args.session,
+        provider=args.provider,
     )
     return 0
 
