@@ -702,11 +702,18 @@ class Method:
 
 def _total_usage(usages: Iterable[Usage]) -> Usage:
     """The sum of `usages`, as one `Usage` (not one per addition)."""
-    prompt = completion = 0
+    prompt = completion = reasoning = cached = 0
     for usage in usages:
         prompt += usage.prompt_tokens
         completion += usage.completion_tokens
-    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+        reasoning += usage.reasoning_tokens
+        cached += usage.cached_tokens
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        reasoning_tokens=reasoning,
+        cached_tokens=cached,
+    )
 
 
 async def gather(*aws: Any) -> list[Any]:

@@ -110,10 +110,20 @@ _OPTION_RECORDS: dict[int, tuple[CallOptions, dict[str, Any]]] = {}
 
 
 class Usage(BaseModel):
+    """Tokens one call (or a sum of calls) took, as the server reported them.
+
+    `reasoning_tokens` (`completion_tokens_details.reasoning_tokens`) are part of
+    `completion_tokens`, billed as output; `cached_tokens`
+    (`prompt_tokens_details.cached_tokens`) are part of `prompt_tokens`, billed at the
+    cached-input price where the provider discounts them.
+    """
+
     model_config = ConfigDict(frozen=True)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -123,6 +133,8 @@ class Usage(BaseModel):
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
         )
 
 

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import random
-import re
 import time
 import weakref
 from collections.abc import AsyncGenerator, Sequence
@@ -29,6 +28,7 @@ import aiohttp
 from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.prices import PriceTable
+from metanim.llm.replies import BadReply, Reply, completion_reply, split_reasoning  # noqa: F401
 from metanim.llm.target import (
     API_KEY_ENV,
     AZURE_API_KEY_ENV,
@@ -444,7 +444,7 @@ class OpenAIChatClient:
         endpoint: _Endpoint,
         request: dict[str, Any],
         options: CallOptions,
-    ) -> _Reply:
+    ) -> Reply:
         attempt = 0
         errors: list[dict[str, Any]] = []
         deterministic = request.get("temperature", 1.0) == 0
@@ -526,7 +526,7 @@ class OpenAIChatClient:
             exc, aiohttp.ClientResponseError
         ):
             return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
-        if isinstance(exc, _BadResponse):
+        if isinstance(exc, BadReply):
             return InfrastructureError(
                 f"unreadable response from {where}: {exc}", kind="bad_response"
             ), None
@@ -618,80 +618,11 @@ async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncGenerator[Non
         await session.close()
 
 
-@dataclass
-class _Reply:
-    texts: list[str]
-    usage: Usage
-    finish_reasons: list[str | None]
-    reasoning: list[str | None]
-    errors: list[dict[str, Any]]
-
-
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-
-
-def split_reasoning(message: dict[str, Any]) -> tuple[str, str | None]:
-    """A reply's answer text and its thinking, kept apart.
-
-    A reasoning model's thinking comes as `reasoning_content` (llama.cpp, vLLM, DeepSeek)
-    or inline as `<think>...</think>` (Qwen3 in thinking mode); the answer is what is left.
-    An unclosed `<think>` (the cap cut the thinking) leaves no answer.
-    """
-    text = message.get("content") or ""
-    thought = message.get("reasoning_content")
-    if not _has_thinking(text, thought):
-        return text, None
-    parts = [str(thought)] if thought else []
-    found = _THINK.findall(text)
-    if found:
-        parts.extend(p.strip() for p in found)
-        text = _THINK.sub("", text)
-    if "<think>" in text:  # thinking that never closed
-        head, _, tail = text.partition("<think>")
-        parts.append(tail.strip())
-        text = head
-    return text.strip() if parts else text, ("\n".join(parts) if parts else None)
-
-
-def _has_thinking(text: str, thought: Any) -> bool:
-    """Whether a reply has thinking to take apart (most replies have none: fast path)."""
-    return bool(thought) or "<think>" in text
-
-
-def _parse_reply(raw: bytes, errors: list[dict[str, Any]]) -> _Reply:
+def _parse_reply(raw: bytes, errors: list[dict[str, Any]]) -> Reply:
     """A chat completion's texts, usage, finish reasons and thinking, from its JSON body."""
-    body = fastjson.loads(raw)
-    choices = body.get("choices")
-    if not choices:
-        raise _BadResponse("the server returned no choices")
-    texts, reasoning, finish = [], [], []
-    for choice in choices:
-        message = choice["message"]
-        reason = choice.get("finish_reason")
-        if message.get("content") is None and reason not in _EMPTY_OK:
-            # A reply that ended of its own accord with nothing in it is the server's
-            # fault, not the model's answer; at the cap (a reasoning server's thinking
-            # filled it) it is a truncated reply, and a filtered one is a refusal.
-            raise _BadResponse(f"a reply with no content (null) and finish_reason {reason!r}")
-        text, thought = split_reasoning(message)
-        texts.append(text)
-        reasoning.append(thought)
-        finish.append(reason)
-    usage = body.get("usage") or {}
-    return _Reply(
-        texts,
-        Usage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-        ),
-        finish,
-        reasoning,
-        errors,
-    )
-
-
-class _BadResponse(Exception):
-    pass
+    reply = completion_reply(fastjson.loads(raw))
+    reply.errors = errors
+    return reply
 
 
 class _HTTPStatus(Exception):
@@ -703,8 +634,6 @@ class _HTTPStatus(Exception):
 
 
 _DEFAULT_CONCURRENCY = 8
-# Finish reasons under which a null `message.content` is an answer of no text.
-_EMPTY_OK = frozenset({"length", "content_filter"})
 _RETRYABLE = frozenset({"rate_limit", "server_error", "timeout", "connection", "bad_response"})
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded"})
 
