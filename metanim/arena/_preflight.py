@@ -20,27 +20,44 @@ from pydantic import BaseModel
 
 from metanim.arena._players import ClientPool, Side
 from metanim.games import Game, check_listable
-from metanim.llm import InfrastructureError, ModelSpec, PriceTable, structured_output_for
+from metanim.llm import (
+    PROVIDERS,
+    InfrastructureError,
+    ModelSpec,
+    PriceTable,
+    detect_provider,
+    structured_output_for,
+)
 from metanim.util import Unreachable
 
 _AGENT = "metanim-preflight"
 
 
-def refuse_unpriced(max_cost_usd: float | None, sides: Iterable[Side]) -> None:
+def refuse_unpriced(
+    max_cost_usd: float | None, sides: Iterable[Side], provider: str = "auto"
+) -> None:
     """Refuse a cost cap over a model the price table does not know.
 
-    An unpriced model's calls cost $0 in the accounts, so the cap would never stop the
-    run. `sim-*` models are priced at 0 in the shipped table.
+    An unpriced model's cost is unknown, so the cap could not bound it. `sim-*` models are
+    priced at 0 in the shipped table; a self-hosted server (llama.cpp, vLLM, SGLang,
+    Ollama: named by `provider` or detected) bills nothing.
     """
     if max_cost_usd is None:
         return
     table = PriceTable.load()
     for side in sides:
         for model in side.models():
-            if not table.is_priced(model.name):
+            if table.is_priced(model.name):
+                continue
+            profile = (
+                PROVIDERS[provider]
+                if provider != "auto"
+                else detect_provider(model.target(None)).provider
+            )
+            if not profile.self_hosted:
                 raise ValueError(
                     f"--max-cost-usd is set but model {model.name!r} has no price, so its "
-                    "calls would count as $0 and the cap could not stop the run; add its "
+                    "cost is unknown and the cap could not bound it; add its "
                     "price to a JSON file named by METANIM_PRICES (same shape as "
                     "metanim/llm/prices.json)"
                 )
@@ -65,8 +82,14 @@ def resolve_structured_output(config: C, sides: Sequence[Side]) -> tuple[C, str]
     if config.structured_output != "auto":
         return config, f"{config.structured_output} (as asked)"
     real = [m for side in sides for m in side.models() if not m.simulated]
+    named = getattr(config, "provider", "auto")
     if not real:
         mode, reason = "off", "simulated models take no schema"
+    elif named != "auto":
+        mode = PROVIDERS[named].structured_auto
+        reason = f"the provider named, {named}, " + (
+            "constrains output" if mode != "off" else "is not known to constrain output"
+        )
     else:
         choices = [structured_output_for(m.target(None)) for m in real]
         refused = next((c for c in choices if not c.constrains), None)

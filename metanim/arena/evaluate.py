@@ -97,7 +97,7 @@ class Evaluation:
         self.config = config
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
-        refuse_unpriced(config.max_cost_usd, self.sides)
+        refuse_unpriced(config.max_cost_usd, self.sides, config.provider)
         # The in-process simulator answers the run's questions from their files.
         self.questions = [p for p in config.dataset if is_question_file(p)]
         self.items = {path: load_items(path)[: config.limit] for path in config.dataset}

@@ -177,7 +177,7 @@ class Tournament:
         self.config = config
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
-        refuse_unpriced(config.max_cost_usd, self.sides)
+        refuse_unpriced(config.max_cost_usd, self.sides, config.provider)
         # A bad start or an oversized setting stops here, before any server or plan.
         self.games = dict(parse_setting(text) for text in config.games)
         self.starts = {key: setting_start(config.start, key, g) for key, g in self.games.items()}
