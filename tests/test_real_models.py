@@ -232,7 +232,7 @@ def test_rejected_schema_is_one_clear_error_without_retries(fake):
     method = ReAct(client(server), options=CallOptions(structured_output="json_schema"))
     with pytest.raises(InfrastructureError, match=r"structured output 'json_schema'") as info:
         decide(method)
-    assert info.value.kind == "bad_request" and len(server.requests) == 1
+    assert info.value.kind == "unsupported_parameter" and len(server.requests) == 1
     assert "--structured-output off" in str(info.value)
 
 

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from metanim.arena._players import parse_sides
 from metanim.arena._preflight import resolve_structured_output
 from metanim.llm import (
     DEFAULT_MAX_COMPLETION_TOKENS,
     PROVIDER_KINDS,
-    Api,
+    ApiSetting,
     CallOptions,
     StructuredOutputSetting,
 )
@@ -31,6 +31,14 @@ from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt, Rou
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
+
+
+#: The run settings a profile may set for its model (a reasoning model's cap, the API it is
+#: served on, a parameter its server refuses).
+PROFILE_OPTIONS = (
+    "max_completion_tokens", "timeout_s", "reasoning_effort", "omit_params", "provider",
+    "api", "stream", "cap_field", "structured_output", "extra_body", "phase_max_tokens",
+)  # fmt: skip
 
 
 class AgentProfile(BaseModel):
@@ -44,6 +52,22 @@ class AgentProfile(BaseModel):
     base_url: str | None = Field(None, description="OpenAI-compatible server URL")
     method: str = Field(description="method spec: react, dreamad, mad, ... or optimal/random")
     params: dict[str, Any] = Field(default_factory=dict, description="method parameters")
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="how this model's calls must be made, as run settings: "
+        + ", ".join(PROFILE_OPTIONS)
+        + " (flags given on top override them)",
+    )
+
+    @field_validator("options")
+    @classmethod
+    def _known_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(options) - set(PROFILE_OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {unknown}; a profile may set {', '.join(PROFILE_OPTIONS)}"
+            )
+        return options
 
 
 OnFailure = typing.Literal["forfeit", "random"]
@@ -115,10 +139,11 @@ class RunConfig(BaseModel):
         "which field the cap goes in, how reasoning comes back, what --structured-output "
         "auto sends; " + ", ".join(PROVIDER_KINDS),
     )
-    api: Api = Field(
-        "chat",
-        description="chat (chat completions) or responses (the Responses API: o3-pro, the "
-        "gpt-5 pro and codex models are served only there)",
+    api: ApiSetting = Field(
+        "auto",
+        description="chat (chat completions), responses (the Responses API), or auto: the "
+        "Responses API for the models OpenAI serves only there (o3-pro, the gpt-5 pro and "
+        "codex models), else chat",
     )
     stream: bool | None = Field(
         None,
@@ -323,12 +348,30 @@ def load_profile(name_or_path: str | Path) -> AgentProfile:
 
 
 def profile_fields(profile: AgentProfile, prefix: str = "") -> dict[str, Any]:
-    """The config fields a profile sets (`prefix` "opponent_" for the opponent side)."""
+    """The config fields a profile sets (`prefix` "opponent_" for the opponent side); its
+    `options` are run settings, shared by both sides (`merge_profiles` refuses two profiles
+    that set one differently)."""
     out: dict[str, Any] = {
         f"{prefix}model": profile.model,
         f"{prefix}params": dict(profile.params),
         ("opponent" if prefix else "method"): profile.method,
+        **profile.options,
     }
     if profile.base_url is not None:
         out[f"{prefix}base_url"] = profile.base_url
+    return out
+
+
+def merge_profiles(*fields: dict[str, Any]) -> dict[str, Any]:
+    """The config fields of several profiles; two that set one run setting differently
+    are refused, naming it (a run has one setting of each)."""
+    out: dict[str, Any] = {}
+    for each in fields:
+        for name, value in each.items():
+            if name in PROFILE_OPTIONS and name in out and out[name] != value:
+                raise ValueError(
+                    f"the profiles set {name} differently ({out[name]!r} and {value!r}); "
+                    f"give --{name.replace('_', '-')} to choose"
+                )
+            out[name] = value
     return out

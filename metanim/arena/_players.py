@@ -30,7 +30,7 @@ from metanim.envs import EpisodeStream, is_solver_player, make_opponent, resolve
 from metanim.games import Game, MoveError
 from metanim.llm import (
     PROVIDERS,
-    Api,
+    ApiSetting,
     ChatModel,
     Completion,
     CostBudget,
@@ -274,7 +274,7 @@ class ClientPool:
         backoff_s: float = 0.5,
         cache_path: str | None = None,
         provider: str = "auto",
-        api: Api = "chat",
+        api: ApiSetting = "auto",
         stream: bool | None = None,
         resend_timeouts: int = 0,
     ) -> None:

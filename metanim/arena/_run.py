@@ -544,8 +544,9 @@ def error_kind(record: Record) -> tuple[str, str]:
 
 
 #: Infrastructure errors that no retry or rerun mends: the first one stops the run (a
-#: refused key; a request field the server refuses, named with the flag that changes it).
-REFUSALS = frozenset({"auth", "permission", "unsupported_parameter"})
+#: refused key; a model the server does not serve; a request field it refuses, named with
+#: the flag that changes it).
+REFUSALS = frozenset({"auth", "permission", "not_found", "unsupported_parameter"})
 
 
 def failure_causes(

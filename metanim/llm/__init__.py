@@ -21,7 +21,7 @@ from metanim.llm._types import (
 from metanim.llm.budget import BudgetExhausted, CostBudget
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.client import OpenAIChatClient
-from metanim.llm.dialect import Api
+from metanim.llm.dialect import Api, ApiSetting
 from metanim.llm.model_spec import (
     SIM_IN_PROCESS,
     SIM_KEY_ENV,
@@ -74,6 +74,7 @@ __all__ = [
     "STRUCTURED_OUTPUT_MODES",
     "STRUCTURED_OUTPUT_SETTINGS",
     "Api",
+    "ApiSetting",
     "BudgetExhausted",
     "CallOptions",
     "ChatModel",

@@ -34,7 +34,15 @@ import aiohttp
 from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message
 from metanim.llm.budget import CostBudget, prompt_token_bound
 from metanim.llm.cache import ResponseCache, cache_key
-from metanim.llm.dialect import Adapted, Api, about_schema, fix_for, refused_field, request_body
+from metanim.llm.dialect import (
+    Adapted,
+    Api,
+    ApiSetting,
+    about_schema,
+    fix_for,
+    refused_field,
+    request_body,
+)
 from metanim.llm.prices import Price, PriceTable
 from metanim.llm.probe import Detected, detect_provider
 from metanim.llm.providers import CAP_FIELDS, HOSTS, PROVIDERS, ModelDefaults, Provider
@@ -105,8 +113,9 @@ class OpenAIChatClient:
             deployments.
         provider: the server's profile (`metanim.llm.providers`, or its kind's name); None:
             detected (its host, else what it answers; `metanim.llm.probe`).
-        api: "chat" (chat completions) or "responses" (the Responses API: models served
-            only there, o3-pro and the gpt-5 pro and codex models).
+        api: "chat" (chat completions), "responses" (the Responses API), or "auto": the
+            Responses API for the models OpenAI serves only there (o3-pro, the gpt-5 pro
+            and codex models), else chat completions.
         stream: stream replies (server-sent events); None: on, except on the simulator.
         budget: a `CostBudget` every call reserves its worst case from before it is sent.
 
@@ -141,7 +150,7 @@ class OpenAIChatClient:
         options: CallOptions | None = None,
         check_server: bool = True,
         provider: Provider | str | None = None,
-        api: Api = "chat",
+        api: ApiSetting = "auto",
         stream: bool | None = None,
         budget: CostBudget | None = None,
     ) -> None:
@@ -151,8 +160,8 @@ class OpenAIChatClient:
             raise ValueError("max_retries and resend_timeouts must be non-negative")
         if timeout_s is not None and timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
-        if api not in ("chat", "responses"):
-            raise ValueError(f"api must be 'chat' or 'responses', got {api!r}")
+        if api not in ("auto", "chat", "responses"):
+            raise ValueError(f"api must be 'auto', 'chat' or 'responses', got {api!r}")
         self._model = model
         # Everything read from the environment is read here, once, not per call.
         self._target = target or server_target(
@@ -180,7 +189,7 @@ class OpenAIChatClient:
         self.prices = prices if prices is not None else PriceTable.load()
         self.options = options or CallOptions()
         self.check_server = check_server
-        self.api: Api = api
+        self._api: ApiSetting = api
         self._stream = stream
         self.budget = budget
         given = provider_named(provider) if isinstance(provider, str) else provider
@@ -223,6 +232,11 @@ class OpenAIChatClient:
     def defaults(self) -> ModelDefaults:
         """What this model needs on its server (cap, timeout, temperature)."""
         return self.provider.defaults(self._model)
+
+    @property
+    def api(self) -> Api:
+        """The API calls go to: as asked, or for "auto" the one the model is served on."""
+        return self.defaults.api if self._api == "auto" else self._api
 
     @property
     def timeout_s(self) -> float:
@@ -759,12 +773,13 @@ class OpenAIChatClient:
                 status=error.status,
             )
         if options.structured_output != "off" and about_schema(name, str(error)):
+            # No rerun mends it: the run stops at the first (`unsupported_parameter`).
             return InfrastructureError(
                 f"{error} -- the request carried a reply schema (structured output "
                 f"{options.structured_output!r}); the server may not take that form: "
                 "try --structured-output off, json_schema, tools, guided_json or "
                 "llama_json_schema",
-                kind="bad_request",
+                kind="unsupported_parameter",
                 status=error.status,
             )
         return error
@@ -812,6 +827,8 @@ class OpenAIChatClient:
             kind = "rate_limit"
         elif status == 404:
             kind = "not_found"
+            if "v1/responses" in message:
+                detail += " -- the model is served only by the Responses API: --api responses"
         elif status in (408, 409) or status >= 500:
             kind = "server_error"
         else:

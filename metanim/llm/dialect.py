@@ -23,6 +23,8 @@ from metanim.llm._types import AUTO, CallOptions, Message
 from metanim.llm.providers import ModelDefaults, Provider
 
 Api = Literal["chat", "responses"]
+#: What a run asks for: an API, or "auto" (the one the model is served on).
+ApiSetting = Literal["auto", "chat", "responses"]
 #: The function a "tools" reply is a call of.
 REPLY_TOOL = "reply"
 

@@ -16,6 +16,7 @@ plays every method against each.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -65,6 +66,8 @@ class ModelDefaults:
     hidden: bool = False
     temperature: Literal["send", "server"] = "send"
     why: str = "a chat model"
+    #: the API the model is served on ("responses": OpenAI's Responses API only)
+    api: Literal["chat", "responses"] = "chat"
 
 
 _CHAT = ModelDefaults()
@@ -87,6 +90,15 @@ _GEMINI_THINKING = ModelDefaults(
     why="a Gemini 2.5+ model: it thinks by default, unseen, in the cap",
 )  # fmt: skip
 
+_OPENAI_RESPONSES_ONLY = dataclasses.replace(
+    _OPENAI_REASONING,
+    why="an OpenAI model served only by the Responses API (o3-pro, the gpt-5 pro and codex "
+    "models): it takes only its default temperature, and its hidden thinking counts in the cap",
+    api="responses",
+)
+#: Models OpenAI serves only on the Responses API (chat completions answers 404).
+_RESPONSES_ONLY_NAME = re.compile(r"^(o1-pro|o3-pro|o3-deep-research|o4-mini-deep-research|"
+                                  r"gpt-5(\.\d+)?-pro)(-|$)|codex")  # fmt: skip
 #: OpenAI's reasoning families (o1, o3, o4-mini, gpt-5 and its sizes; gpt-5-chat is not).
 _OPENAI_REASONING_NAME = re.compile(r"^(o\d+)(-|$)|^gpt-5(?!-chat)(\.\d+)?(-|$)")
 #: Open-weight reasoning models by name (served by vLLM, SGLang, llama.cpp, Ollama, ...).
@@ -138,6 +150,8 @@ class Provider:
         bare = _bare(model)
         if self.kind == "sim":
             return _CHAT
+        if self.openai_models and _RESPONSES_ONLY_NAME.search(bare):
+            return _OPENAI_RESPONSES_ONLY
         if self.openai_models and _OPENAI_REASONING_NAME.search(bare):
             return _OPENAI_REASONING
         if self.kind == "deepseek" and "reasoner" in bare:
@@ -166,11 +180,11 @@ PROVIDERS: dict[str, Provider] = {
            source="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/reasoning"),
         _p("deepseek", effort="ignored", openai_models=False,
            source="https://api-docs.deepseek.com/guides/reasoning_model"),
-        _p("vllm", structured_auto="json_schema", self_hosted=True,
+        _p("vllm", structured_auto="json_schema", self_hosted=True, openai_models=False,
            source="https://docs.vllm.ai/en/latest/features/reasoning_outputs/"),
-        _p("sglang", structured_auto="json_schema", self_hosted=True,
+        _p("sglang", structured_auto="json_schema", self_hosted=True, openai_models=False,
            source="https://docs.sglang.io/docs/advanced_features/separate_reasoning"),
-        _p("llamacpp", structured_auto="json_schema", self_hosted=True,
+        _p("llamacpp", structured_auto="json_schema", self_hosted=True, openai_models=False,
            source="https://github.com/ggml-org/llama.cpp/tree/master/tools/server"),
         _p("ollama", structured_auto="json_schema", self_hosted=True, openai_models=False,
            source="https://docs.ollama.com/api/openai-compatibility"),

@@ -97,10 +97,11 @@ class TournamentTally:
 
 _SIDE_SUMS = (
     "moves", "optimal_moves", "illegal", "unparsable", "truncated", "forfeits", "fallbacks",
-    "calls", "prompt_tokens", "completion_tokens", "cost_usd", "call_latency_s", "queue_s",
+    "calls", "prompt_tokens", "completion_tokens", "cost_usd", "unpriced_calls",
+    "reasoning_tokens", "call_latency_s", "queue_s",
 )  # fmt: skip
 #: Counters an older log's lines may lack (read as 0).
-_NEWER = frozenset({"truncated", "call_latency_s", "queue_s"})
+_NEWER = frozenset({"truncated", "call_latency_s", "queue_s", "unpriced_calls", "reasoning_tokens"})
 
 
 class _GroupTally:
@@ -235,7 +236,7 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
             f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
             f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
             f"`{cfg.get('structured_output', 'off')}`; completion cap "
-            f"{cfg.get('max_completion_tokens', 'none')} tokens",
+            f"{cap_text(cfg.get('max_completion_tokens'))}",
         ]
     lines += _run_notes(summary)
     lines += [
@@ -278,7 +279,7 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
             f"| {pct(a['optimal_rate'])} | {pct(o['optimal_rate'])} | {o['forfeits']} "
             f"| {a['calls'] + o['calls']} "
             f"| {a['prompt_tokens'] + a['completion_tokens'] + o['prompt_tokens'] + o['completion_tokens']} "
-            f"| {a['cost_usd'] + o['cost_usd']:.4f} "
+            f"| {cost_text(a['cost_usd'] + o['cost_usd'], a.get('unpriced_calls', 0) + o.get('unpriced_calls', 0))} "
             f"| {seconds(_per_call(a, o, 'latency'))} | {seconds(_per_call(a, o, 'queue'))} |"
         )
     return "\n".join(lines) + "\n"
@@ -330,6 +331,22 @@ def vs_chance(row: dict[str, Any]) -> str:
         return "–"
     text = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
     return text if p < ALPHA else f"{text} ⚠ not above chance"
+
+
+def cost_text(cost_usd: float, unpriced_calls: int) -> str:
+    """Dollars, or "unknown" where calls of an unpriced model were made (never $0)."""
+    if not unpriced_calls:
+        return f"{cost_usd:.4f}"
+    return "unknown" if cost_usd == 0 else f"{cost_usd:.4f} + unknown"
+
+
+def cap_text(cap: Any) -> str:
+    """The run's completion cap as its report states it."""
+    if cap is None:
+        return "none (the server's own)"
+    if cap == "auto":
+        return "auto (per model: the run header and `calls_sent` in the summary say which)"
+    return f"{cap} tokens"
 
 
 def seconds(x: float | None) -> str:
@@ -448,6 +465,8 @@ def summarize_evaluation(
                 "prompt_tokens": sum(r["prompt_tokens"] for r in group),
                 "completion_tokens": sum(r["completion_tokens"] for r in group),
                 "cost_usd": sum(r["cost_usd"] for r in group),
+                "unpriced_calls": sum(r.get("unpriced_calls", 0) for r in group),
+                "reasoning_tokens": sum(r.get("reasoning_tokens", 0) for r in group),
                 # A decision's wall time, waits for a server slot included.
                 "mean_latency_s": sum(r["latency_s"] for r in group) / len(group)
                 if group
@@ -498,7 +517,7 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
             f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
             f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
             f"`{cfg.get('structured_output', 'off')}`; completion cap "
-            f"{cfg.get('max_completion_tokens', 'none')} tokens"
+            f"{cap_text(cfg.get('max_completion_tokens'))}"
         )
     lines += _run_notes(summary)
     lines += [
@@ -541,7 +560,8 @@ def _evaluation_markdown(summary: dict[str, Any]) -> str:
             f"| {pct(g['unparsable_rate'])} | {pct(g['illegal_rate'])} | {g['truncated']} "
             f"| {g['forfeits']} | {g['fallbacks']} | {g['infrastructure_errors']} | {g['errors']} "
             f"| {g['not_run']} | {g['calls']} | {g['prompt_tokens'] + g['completion_tokens']} "
-            f"| {g['cost_usd']:.4f} | {seconds(g.get('latency_per_call_s'))} "
+            f"| {cost_text(g['cost_usd'], g.get('unpriced_calls', 0))} "
+            f"| {seconds(g.get('latency_per_call_s'))} "
             f"| {seconds(g.get('queue_per_call_s'))} |"
         )
     return "\n".join(lines) + "\n"
