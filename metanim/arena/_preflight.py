@@ -103,6 +103,43 @@ def resolve_structured_output(config: C, sides: Sequence[Side]) -> tuple[C, str]
     return config.model_copy(update={"structured_output": mode}), f"{mode} (auto: {reason})"
 
 
+def check_call_settings(config: Any, sides: Sequence[Side]) -> None:
+    """Refuse, before the first call, a call setting a model's server is documented to
+    refuse or ignore (one line naming the setting, the server and the fix): a cap field it
+    does not read, a structured-output mode it refuses, chat completions for a model
+    served only by the Responses API."""
+    field = getattr(config, "cap_field", "auto")
+    mode = getattr(config, "structured_output", "off")
+    api = getattr(config, "api", "auto")
+    if field == "auto" and mode in ("off", "tools") and api != "chat":
+        return  # nothing any profile refuses: no server is asked
+    for side in sides:
+        for model in side.models():
+            if model.simulated:
+                continue
+            named = getattr(config, "provider", "auto")
+            profile = (
+                PROVIDERS[named]
+                if named != "auto"
+                else detect_provider(model.target(None)).provider
+            )
+            if field != "auto" and field not in profile.takes_caps:
+                raise ValueError(
+                    f"--cap-field {field}: {profile.kind} reads the completion cap only as "
+                    f"{' or '.join(profile.takes_caps)} ({profile.source}); drop --cap-field"
+                )
+            if mode in profile.refuses_modes:
+                raise ValueError(
+                    f"--structured-output {mode}: {profile.kind} refuses it ({profile.source}); "
+                    "use --structured-output off or tools"
+                )
+            if api == "chat" and (profile.defaults(model.name).api == "responses"):
+                raise ValueError(
+                    f"--api chat: {model.name} is served only by the Responses API; drop "
+                    "--api (auto picks it) or give --api responses"
+                )
+
+
 def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str) -> None:
     """Refuse a game too large for a player that lists its moves (`SizeLimitError`):
     the simulated model, a solver player, the random fallback. Two real models may play

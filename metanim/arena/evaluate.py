@@ -31,7 +31,12 @@ from metanim.agents import Counts, Method
 from metanim.arena._config import RunConfig
 from metanim.arena._items import GameItem, QuestionItem, load_items, round_verdicts
 from metanim.arena._players import ClientPool, build_player, describe, parse_sides
-from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_structured_output
+from metanim.arena._preflight import (
+    check_call_settings,
+    check_listing,
+    refuse_unpriced,
+    resolve_structured_output,
+)
 from metanim.arena._run import Run, RunResult
 from metanim.datasets.questions import is_question_file, resolve_path
 from metanim.games import SizeLimitError
@@ -98,6 +103,7 @@ class Evaluation:
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         refuse_unpriced(config.max_cost_usd, self.sides, config.provider)
+        check_call_settings(config, self.sides)
         # The in-process simulator answers the run's questions from their files.
         self.questions = [p for p in config.dataset if is_question_file(p)]
         self.items = {path: load_items(path)[: config.limit] for path in config.dataset}

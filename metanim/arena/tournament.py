@@ -23,7 +23,12 @@ from pydantic import Field, field_validator
 
 from metanim.arena._config import RunConfig
 from metanim.arena._players import ClientPool, Policy, build_player, describe, parse_sides
-from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_structured_output
+from metanim.arena._preflight import (
+    check_call_settings,
+    check_listing,
+    refuse_unpriced,
+    resolve_structured_output,
+)
 from metanim.arena._run import Run, RunResult
 from metanim.arena.episodes import play_episode
 from metanim.envs import START_MODES, check_playout_length, start_setting
@@ -178,6 +183,7 @@ class Tournament:
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
         refuse_unpriced(config.max_cost_usd, self.sides, config.provider)
+        check_call_settings(config, self.sides)
         # A bad start or an oversized setting stops here, before any server or plan.
         self.games = dict(parse_setting(text) for text in config.games)
         self.starts = {key: setting_start(config.start, key, g) for key, g in self.games.items()}

@@ -142,6 +142,10 @@ class Provider:
     structured_auto: StructuredOutput = "off"
     self_hosted: bool = False
     openai_models: bool = True
+    #: the cap fields it reads (a cap sent in another is refused or silently ignored)
+    takes_caps: tuple[str, ...] = CAP_FIELDS
+    #: structured-output modes it refuses (documented), each with the page saying so
+    refuses_modes: tuple[str, ...] = ()
     source: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -178,7 +182,8 @@ PROVIDERS: dict[str, Provider] = {
            source="https://platform.openai.com/docs/api-reference/chat/create"),
         _p("azure", cap_field="max_completion_tokens",
            source="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/reasoning"),
-        _p("deepseek", effort="ignored", openai_models=False,
+        _p("deepseek", effort="ignored", openai_models=False, takes_caps=("max_tokens",),
+           refuses_modes=("json_schema", "guided_json", "llama_json_schema"),
            source="https://api-docs.deepseek.com/guides/reasoning_model"),
         _p("vllm", structured_auto="json_schema", self_hosted=True, openai_models=False,
            source="https://docs.vllm.ai/en/latest/features/reasoning_outputs/"),
@@ -187,13 +192,14 @@ PROVIDERS: dict[str, Provider] = {
         _p("llamacpp", structured_auto="json_schema", self_hosted=True, openai_models=False,
            source="https://github.com/ggml-org/llama.cpp/tree/master/tools/server"),
         _p("ollama", structured_auto="json_schema", self_hosted=True, openai_models=False,
+           takes_caps=("max_tokens",), refuses_modes=("guided_json", "llama_json_schema"),
            source="https://docs.ollama.com/api/openai-compatibility"),
         _p("anthropic", seed_field=None, effort="ignored", openai_models=False,
            source="https://docs.claude.com/en/api/openai-sdk"),
         _p("gemini", openai_models=False, source="https://ai.google.dev/gemini-api/docs/openai"),
         _p("openrouter", effort="object",
            source="https://openrouter.ai/docs/use-cases/reasoning-tokens"),
-        _p("mistral", seed_field="random_seed", openai_models=False,
+        _p("mistral", seed_field="random_seed", openai_models=False, takes_caps=("max_tokens",),
            source="https://docs.mistral.ai/api/"),
         _p("generic"),
         _p("sim", self_hosted=True, openai_models=False, source="docs/simulated_server.md"),
