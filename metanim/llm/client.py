@@ -562,11 +562,14 @@ class OpenAIChatClient:
         else the price table's; unknown (0.0, False) for an unpriced model that bills."""
         if reply.cost_usd is not None:
             return reply.cost_usd, True
-        price = self.price()
-        if price is not None:
-            return price.cost(reply.usage), True
         if not self.bills:
             return 0.0, True
+        price = self.price()
+        if price is not None and reply.usage.total_tokens == 0 and any(reply.texts):
+            # A reply with text and no usage (a stream that sent none): tokens unknown.
+            return 0.0, False
+        if price is not None:
+            return price.cost(reply.usage), True
         self.prices.warn_unpriced(self._model)
         return 0.0, False
 
