@@ -7,14 +7,16 @@ import asyncio
 
 import pytest
 
+from metanim.games import make_game
 from metanim.llm import InfrastructureError, OpenAIChatClient, forget_probes
 from metanim.llm.sim.providers import ProviderServer, with_
 
+GAME = make_game("nim-31-k3")  # a heap of 31, takes of 1 to 3: the winning take is 3
 PROMPT = [
     {
         "role": "user",
-        "content": "NIM: a pile of 7, take 1 to 3. Reply as ```json\n"
-        '{"reasoning": "...", "action": <integer>}\n```',
+        "content": GAME.prompt(GAME.initial_state())
+        + '\n#Output Format: ```json\n{"reasoning": "...", "action": <integer>}\n```',
     }
 ]
 
