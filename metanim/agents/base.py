@@ -130,6 +130,7 @@ class CallRecord(BaseModel):
     # temperature sent (None: the server's default), streaming, the API, and what was
     # adapted after the server refused a field (`Completion.sent`).
     sent: dict[str, Any] = Field(default_factory=dict)
+    server_s: float | None = None  # the server's own busy time, where it reports one
 
 
 class Sample(BaseModel):
@@ -342,6 +343,7 @@ class Context:
             endpoint=completion.endpoint,
             priced=completion.priced,
             sent=dict(completion.sent),
+            server_s=completion.server_s,
         )
         return completion, index
 

@@ -192,6 +192,9 @@ class Completion(BaseModel):
     # Why each failed attempt failed (kind, HTTP status), in order; len == retries.
     attempt_errors: list[dict[str, Any]] = Field(default_factory=list)
     endpoint: str | None = None  # the base URL that answered (one of a client's replicas)
+    # The server's own busy time for the reply, where it reports one (llama.cpp's
+    # `timings`: prompt evaluation plus generation), in seconds; None elsewhere.
+    server_s: float | None = None
 
     @property
     def text(self) -> str:

@@ -542,6 +542,7 @@ class OpenAIChatClient:
             attempt_errors=reply.errors,
             endpoint=endpoint.url,
             sent=sent,
+            server_s=_busy_s(reply.timings),
         )
 
     # ------------------------------------------------------------------ money
@@ -698,11 +699,9 @@ class OpenAIChatClient:
                 reply = responses_reply(body) if self.api == "responses" else completion_reply(body)
             else:
                 reply = await self._read_stream(response)
-        if reply.timings:
-            busy = float(reply.timings.get("prompt_ms") or 0) + float(
-                reply.timings.get("predicted_ms") or 0
-            )
-            self.server_busy_s += busy / 1000
+        busy = _busy_s(reply.timings)
+        if busy is not None:
+            self.server_busy_s += busy
         return reply
 
     async def _read_stream(self, response: aiohttp.ClientResponse) -> Reply:
@@ -842,6 +841,13 @@ class OpenAIChatClient:
 
     def _redact(self, text: str) -> str:
         return text.replace(self.__api_key, "***") if self.__api_key else text
+
+
+def _busy_s(timings: dict[str, Any] | None) -> float | None:
+    """A server's own busy time for one reply (llama.cpp: prompt_ms + predicted_ms)."""
+    if not timings:
+        return None
+    return (float(timings.get("prompt_ms") or 0) + float(timings.get("predicted_ms") or 0)) / 1000
 
 
 async def _lines(stream: aiohttp.StreamReader) -> AsyncGenerator[bytes, None]:

@@ -18,6 +18,7 @@ composes them (`dataclasses.replace(BEHAVIOURS["vllm"], reasoning="reasoning")`)
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -212,7 +213,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         # vLLM 0.17 and later: the field is `reasoning`.
         Behaviour(
             "vllm",
-            _models("Qwen/Qwen3-8B"),
+            _models("Qwen/Qwen3-8B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
             owned_by="vllm",
             reasoning="reasoning",
             reasoning_tokens=120,
@@ -568,6 +569,8 @@ class ProviderApp(SimApp):
                 reasoning_fields=fields.get(b.reasoning, ()),
             )
             return await send_events(request, events, delay_s=b.chunk_s, first_delay_s=b.think_s)
+        if self.behaviour.think_s > 0:  # thinking unseen, then the whole reply at once
+            await asyncio.sleep(self.behaviour.think_s)
         return web.Response(body=fastjson.dumps(completion), content_type="application/json")
 
     async def answer(self, body: dict[str, Any]) -> dict[str, Any]:
