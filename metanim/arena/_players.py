@@ -258,6 +258,17 @@ def _kept(decision: Any) -> Decision | dict[str, Any]:
 
 
 # --------------------------------------------------------------- clients, builder
+@dataclass(frozen=True)
+class CallCarriage:
+    """How a run's calls are carried, read once from its config: the server's profile
+    (or "auto"), the API, streaming, and resends of calls that timed out after sending."""
+
+    provider: str = "auto"
+    api: ApiSetting = "auto"
+    stream: bool | None = None
+    resend_timeouts: int = 0
+
+
 class ClientPool:
     """One client per model and server for the whole run: one connection pool and one
     concurrency limit serve every episode. Simulated models with no server go to
@@ -273,11 +284,9 @@ class ClientPool:
         max_retries: int,
         backoff_s: float = 0.5,
         cache_path: str | None = None,
-        provider: str = "auto",
-        api: ApiSetting = "auto",
-        stream: bool | None = None,
-        resend_timeouts: int = 0,
+        carried: CallCarriage | None = None,
     ) -> None:
+        carried = carried or CallCarriage()
         self.sim_url = sim_url
         self.in_process = in_process  # the simulated server runs in this process
         # Of a call's silence (None: each model's default); the server check takes at most
@@ -285,16 +294,16 @@ class ClientPool:
         self.timeout_s = timeout_s if timeout_s is not None else 60.0
         # One response cache (a SQLite file) shared by every client of the run.
         self.cache = ResponseCache(cache_path) if cache_path else None
-        self.provider = provider
+        self.provider = carried.provider
         self.kwargs: dict[str, Any] = {
             "max_concurrency": max_concurrency,
             "timeout_s": timeout_s,
             "max_retries": max_retries,
-            "resend_timeouts": resend_timeouts,
+            "resend_timeouts": carried.resend_timeouts,
             "backoff_s": backoff_s,
             "cache": self.cache,
-            "api": api,
-            "stream": stream,
+            "api": carried.api,
+            "stream": carried.stream,
         }
         #: The run's cost cap, shared by every client (set before the first client is made).
         self.budget: CostBudget | None = None

@@ -140,6 +140,20 @@ def check_call_settings(config: Any, sides: Sequence[Side]) -> None:
                 )
 
 
+def prepare_run(config: C, sides: Sequence[Side]) -> tuple[C, str]:
+    """Everything checked of a run's config before anything is planned: structured output
+    resolved (`resolve_structured_output`: the config returned holds the mode, and what
+    the header says of it), a cost cap over an unpriced model refused
+    (`refuse_unpriced`), and call settings a server refuses refused
+    (`check_call_settings`)."""
+    resolved, note = resolve_structured_output(config, sides)
+    refuse_unpriced(
+        getattr(resolved, "max_cost_usd", None), sides, getattr(resolved, "provider", "auto")
+    )
+    check_call_settings(resolved, sides)
+    return resolved, note
+
+
 def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str) -> None:
     """Refuse a game too large for a player that lists its moves (`SizeLimitError`):
     the simulated model, a solver player, the random fallback. Two real models may play

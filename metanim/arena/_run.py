@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from metanim.arena._config import RunConfig
 from metanim.arena._forfeits import ForfeitWatch
-from metanim.arena._players import ClientPool, Side, header_line
+from metanim.arena._players import CallCarriage, ClientPool, Side, header_line
 from metanim.arena._preflight import check_servers
 from metanim.llm import CostBudget, InfrastructureError, sim_url_from_env
 from metanim.llm.sim import SimServer
@@ -73,6 +73,9 @@ class Job(Protocol):
     questions: list[str]  # question files the in-process simulator answers
     planned: Sequence[Planned]  # every item of the run, in order
     tally: Tally  # this run's summary, fed each planned id's latest line
+
+    #: Every call's options, as the players were built with them (set by `start`).
+    call_options: Any
 
     def start(self, clients: ClientPool) -> str:
         """Build the players on `clients`; returns the run header (who plays where)."""
@@ -203,9 +206,8 @@ class Run:
                     # A hard cap over everything in flight, from what earlier runs spent.
                     clients.budget = CostBudget(self.config.max_cost_usd, self.spent.cost_usd)
                 header = job.start(clients)
-                options = job.config.call_options()
                 models = dict.fromkeys(m for side in job.sides for m in side.models())
-                lines = [header_line(m, clients, options) for m in models]
+                lines = [header_line(m, clients, job.call_options) for m in models]
                 if self.config.max_cost_usd is not None:
                     lines.append(
                         f"cost cap ${self.config.max_cost_usd:g}: a call is sent only if the "
@@ -599,10 +601,12 @@ def serve(job: Job) -> Iterator[ClientPool]:
             timeout_s=config.timeout_s,
             max_retries=config.max_retries,
             cache_path=config.cache,
-            provider=config.provider,
-            api=config.api,
-            stream=config.stream,
-            resend_timeouts=config.resend_timeouts,
+            carried=CallCarriage(
+                provider=config.provider,
+                api=config.api,
+                stream=config.stream,
+                resend_timeouts=config.resend_timeouts,
+            ),
         )
         try:
             check_servers(models, clients)

@@ -213,6 +213,7 @@ class OpenAIChatClient:
         # Per-call work that depends only on the client or on one options object is done
         # once: the price lookup (prefix rules).
         self._price: tuple[PriceTable, Price | None] | None = None
+        self._defaults: tuple[Provider, ModelDefaults] | None = None
         # The HTTP session and an asyncio.Semaphore are bound to one event loop; a client
         # reused under several `asyncio.run` calls gets its endpoints per loop.
         self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
@@ -230,8 +231,13 @@ class OpenAIChatClient:
 
     @property
     def defaults(self) -> ModelDefaults:
-        """What this model needs on its server (cap, timeout, temperature)."""
-        return self.provider.defaults(self._model)
+        """What this model needs on its server (cap, timeout, temperature), worked out
+        once per profile."""
+        profile = self.provider
+        known = self._defaults
+        if known is None or known[0] is not profile:
+            known = self._defaults = (profile, profile.defaults(self._model))
+        return known[1]
 
     @property
     def api(self) -> Api:
@@ -563,14 +569,14 @@ class OpenAIChatClient:
         else the price table's; unknown (0.0, False) for an unpriced model that bills."""
         if reply.cost_usd is not None:
             return reply.cost_usd, True
+        price = self.price()
+        if price is not None:
+            if self.bills and reply.usage.total_tokens == 0 and any(reply.texts):
+                # A reply with text and no usage (a stream that sent none): tokens unknown.
+                return 0.0, False
+            return price.cost(reply.usage), True
         if not self.bills:
             return 0.0, True
-        price = self.price()
-        if price is not None and reply.usage.total_tokens == 0 and any(reply.texts):
-            # A reply with text and no usage (a stream that sent none): tokens unknown.
-            return 0.0, False
-        if price is not None:
-            return price.cost(reply.usage), True
         self.prices.warn_unpriced(self._model)
         return 0.0, False
 

@@ -629,21 +629,14 @@ def serve(
     log_path: str | Path | None = None,
     questions: list[str | Path] | None = None,
     session: int = 0,
-    provider: str | None = None,
+    app: SimApp | None = None,
+    banner: str = "",
 ) -> None:
     """Run the simulated server in the foreground until interrupted.
 
-    `provider` names a fake provider (`metanim.llm.sim.providers.BEHAVIOURS`): the
-    simulator answering as that server does.
+    `app` answers instead of a plain simulator (a fake provider,
+    `metanim.llm.sim.providers.ProviderApp`); `banner` is added to the line printed.
     """
-    app = None
-    if provider is not None:
-        from metanim.llm.sim.providers import BEHAVIOURS, ProviderApp
-
-        app = ProviderApp(
-            BEHAVIOURS[provider], api_key=api_key, seed=seed, log_path=log_path,
-            questions=questions, session=session,
-        )  # fmt: skip
     server = SimServer(
         host,
         port,
@@ -656,10 +649,9 @@ def serve(
     ).start()
     known = len(server.handlers.questions)
     extra = f", answering {known} questions" if questions else ""
-    if provider is not None:
-        models = ", ".join(BEHAVIOURS[provider].models)
-        extra += f", as the fake {provider!r} provider (models: {models})"
-    print(f"MetaNIM simulated server at {server.base_url}{extra} (Ctrl-C to stop)", flush=True)
+    print(
+        f"MetaNIM simulated server at {server.base_url}{extra}{banner} (Ctrl-C to stop)", flush=True
+    )
     try:
         with aio.quiet_gc():  # the process is the server's alone
             threading.Event().wait()
