@@ -417,18 +417,9 @@ class OpenAIChatClient:
         n: int,
         seed: int | None,
         options: CallOptions,
-    ) -> dict[str, Any]:
-        """The request body in the server's dialect (`metanim.llm.dialect.request_body`)."""
-        return self._request(messages, temperature, n, seed, options)[0]
-
-    def _request(
-        self,
-        messages: list[Message],
-        temperature: float,
-        n: int,
-        seed: int | None,
-        options: CallOptions,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the request body, what it sends where servers differ), in the server's dialect
+        (`metanim.llm.dialect.request_body`), with what the server refused adapted."""
         return request_body(
             self.api, self.provider, self.defaults, self._target.model, messages,
             temperature=temperature, n=n, seed=seed, options=options, adapted=self.adapted,
@@ -465,7 +456,9 @@ class OpenAIChatClient:
                 options = options.with_(max_tokens=max_tokens)
         created = time.perf_counter()
         state = await self._loop_state()
-        request, sent = self._request(messages, temperature, n, seed, options)
+        request, sent = self.build_request(
+            messages, temperature=temperature, n=n, seed=seed, options=options
+        )
         record = {
             "base_url": self.base_url,
             "model": self._model,
@@ -639,7 +632,9 @@ class OpenAIChatClient:
                     adapted = self._adapt(exc, options, request)
                     if adapted is not None:
                         errors.append({"kind": "adapted", "status": exc.status, "field": adapted})
-                        request, changed = self._request(messages, temperature, n, seed, options)
+                        request, changed = self.build_request(
+                            messages, temperature=temperature, n=n, seed=seed, options=options
+                        )
                         data = fastjson.dumps(request)
                         continue
                     error = self._refusal(exc, error, options)

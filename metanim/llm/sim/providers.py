@@ -137,6 +137,25 @@ def _models(*names: str, policy: str = "sim-optimal") -> dict[str, str]:
     return dict.fromkeys(names, policy)
 
 
+def _openai_reasoning(name: str, *models: str, **changes: Any) -> Behaviour:
+    """An OpenAI reasoning model's server: only max_completion_tokens, only temperature 1,
+    the sampling and logprob fields refused, thinking hidden and counted."""
+    kw: dict[str, Any] = {
+        "cap_fields": frozenset({"max_completion_tokens"}), "fixed_temperature": 1.0,
+        "refused": _REASONING_REFUSED, "reasoning": "hidden", "reasoning_tokens": 192,
+    }  # fmt: skip
+    return Behaviour(name, _models(*models), **{**kw, **changes})
+
+
+def _open_weights(name: str, reasoning: Reasoning, *models: str, guided: bool = False) -> Behaviour:
+    """vLLM or SGLang serving an open reasoning model with its reasoning parser."""
+    channels = {"json_schema", "tools", *(("guided_json",) if guided else ())}
+    return Behaviour(
+        name, _models(*models), owned_by=name.split("-")[0], reasoning=reasoning,
+        reasoning_tokens=120, structured=frozenset(channels), error_style="vllm",
+    )  # fmt: skip
+
+
 _REASONING_REFUSED = frozenset(
     {"top_p", "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs", "logit_bias"}
 )
@@ -149,41 +168,27 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("openai", _models("gpt-4o", "gpt-4o-mini", "gpt-4.1-mini"), cached_prompt=True),
         # OpenAI reasoning models: max_tokens and a temperature other than 1 refused with
         # the bodies in SOURCES; thinking hidden and counted; Responses API too.
-        Behaviour(
+        _openai_reasoning(
             "openai-reasoning",
-            _models("o4-mini", "o3", "gpt-5-mini", "gpt-5"),
-            cap_fields=frozenset({"max_completion_tokens"}),
-            fixed_temperature=1.0,
-            refused=_REASONING_REFUSED,
-            reasoning="hidden",
-            reasoning_tokens=192,
+            "o4-mini",
+            "o3",
+            "gpt-5-mini",
+            "gpt-5",
             cached_prompt=True,
             responses=True,
-            think_s=0.0,
         ),
         # Responses-only models (o3-pro, gpt-5-pro, codex): chat completions is a 404.
-        Behaviour(
+        _openai_reasoning(
             "openai-responses-only",
-            _models("o3-pro", "gpt-5-pro", "gpt-5-codex"),
-            cap_fields=frozenset({"max_completion_tokens"}),
-            fixed_temperature=1.0,
-            refused=_REASONING_REFUSED,
-            reasoning="hidden",
+            "o3-pro",
+            "gpt-5-pro",
+            "gpt-5-codex",
             reasoning_tokens=256,
             chat=False,
             responses=True,
         ),
         # Azure OpenAI reasoning deployments: OpenAI's refusals, on Azure's routes.
-        Behaviour(
-            "azure",
-            _models("my-o4-mini"),
-            owned_by=None,
-            cap_fields=frozenset({"max_completion_tokens"}),
-            fixed_temperature=1.0,
-            refused=_REASONING_REFUSED,
-            reasoning="hidden",
-            reasoning_tokens=192,
-        ),
+        _openai_reasoning("azure", "my-o4-mini", owned_by=None),
         # DeepSeek: reasoning_content; max_tokens bounds thinking + answer (default 32K);
         # temperature accepted and ignored; json_schema response_format refused.
         Behaviour(
@@ -200,36 +205,13 @@ BEHAVIOURS: dict[str, Behaviour] = {
             reasoning_effort="ignore",
             cached_prompt=True,
         ),
-        # vLLM before 0.17 with a reasoning parser: reasoning_content.
-        Behaviour(
-            "vllm-old",
-            _models("Qwen/Qwen3-8B"),
-            owned_by="vllm",
-            reasoning="reasoning_content",
-            reasoning_tokens=120,
-            structured=frozenset({"json_schema", "guided_json", "tools"}),
-            error_style="vllm",
+        # vLLM before 0.17 with a reasoning parser: reasoning_content; 0.17 and later:
+        # the field is `reasoning`; SGLang with --reasoning-parser: reasoning_content.
+        _open_weights("vllm-old", "reasoning_content", "Qwen/Qwen3-8B", guided=True),
+        _open_weights(
+            "vllm", "reasoning", "Qwen/Qwen3-8B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
         ),
-        # vLLM 0.17 and later: the field is `reasoning`.
-        Behaviour(
-            "vllm",
-            _models("Qwen/Qwen3-8B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
-            owned_by="vllm",
-            reasoning="reasoning",
-            reasoning_tokens=120,
-            structured=frozenset({"json_schema", "tools"}),
-            error_style="vllm",
-        ),
-        # SGLang with --reasoning-parser: reasoning_content.
-        Behaviour(
-            "sglang",
-            _models("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
-            owned_by="sglang",
-            reasoning="reasoning_content",
-            reasoning_tokens=120,
-            structured=frozenset({"json_schema", "tools"}),
-            error_style="vllm",
-        ),
+        _open_weights("sglang", "reasoning_content", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
         # llama.cpp's server: /props, timings, reasoning_content (--reasoning-format).
         Behaviour(
             "llamacpp",
