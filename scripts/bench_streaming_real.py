@@ -77,19 +77,32 @@ def main() -> None:
     parser.add_argument("--gguf", default=os.environ.get(GGUF_ENV), help="the GGUF model file")
     parser.add_argument("--items", type=int, default=2, help="critical states per method")
     parser.add_argument("--write", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument(
+        "--rows", help="write the section from the JSON lines a run printed (no new run)"
+    )
     args = parser.parse_args()
-    if not args.gguf:
-        raise SystemExit(f"give --gguf or set {GGUF_ENV}")
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp, LocalServer(args.gguf, alias=MODEL) as server:
-        data = write_jsonl(
-            build("nim", args.items, seed=0, params={"heaps": [7], "max_take": 3}),
-            Path(tmp) / "nim7.jsonl",
-        )
-        for method in METHODS:
-            row = run(server.base_url, data, Path(tmp) / "results", method)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    if args.rows:
+        lines = Path(args.rows).read_text().splitlines()
+        rows = [json.loads(x) for x in lines if x.startswith("{")]
+    else:
+        if not args.gguf:
+            raise SystemExit(f"give --gguf or set {GGUF_ENV}")
+        rows = []
+        with tempfile.TemporaryDirectory() as tmp, LocalServer(args.gguf, alias=MODEL) as server:
+            data = write_jsonl(
+                build("nim", args.items, seed=0, params={"heaps": [7], "max_take": 3}),
+                Path(tmp) / "nim7.jsonl",
+            )
+            for method in METHODS:
+                row = run(server.base_url, data, Path(tmp) / "results", method)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    if args.write:
+        write_section("real-model-streaming", render(rows, args.items))
+
+
+def render(rows: list[dict[str, Any]], items: int) -> str:
+    """The section: a row per method, then every method together."""
     table = [
         "| method | decisions | valid | calls | streamed | server busy s | wall s | wall / busy | load |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -110,7 +123,7 @@ def main() -> None:
         f"| {calls} | {streamed}/{calls} | {busy:.1f} | {wall:.1f} | **{wall / busy:.3f}** | |"
     )
     worst = max(rows, key=lambda r: r["wall_s"] / r["busy_s"])
-    body = "\n".join(
+    return "\n".join(
         [
             "## Every method on a real llama.cpp server, streamed: wall vs the server's busy "
             "time (`scripts/bench_streaming_real.py`)",
@@ -118,7 +131,7 @@ def main() -> None:
             f"Machine: {machine()}; shared with other jobs (the 1-minute load average after "
             "each run is in the last column). SmolLM2-135M-Instruct (Q4_1) on llama.cpp "
             "(`LocalServer`, **1 thread, 1 slot**), one `metanim evaluate` per method over "
-            f"{args.items} Nim (7, k = 3) critical states, one decision at a time, with no "
+            f"{items} Nim (7, k = 3) critical states, one decision at a time, with no "
             "flag about the server: it is detected as llama.cpp (structured output "
             f"`{rows[0]['mode']}`) and every call streams. Server busy: the sum of llama.cpp's "
             "own per-request `timings` (prompt evaluation + generation) over every call; wall: "
@@ -136,8 +149,6 @@ def main() -> None:
             "next to what the model takes on one thread.",
         ]
     )
-    if args.write:
-        write_section("real-model-streaming", body)
 
 
 if __name__ == "__main__":
