@@ -114,7 +114,10 @@ class RunConfig(BaseModel):
         "per-call cap is --max-completion-tokens)",
     )
     max_cost_usd: PositiveFloat | None = Field(
-        None, description="budget: ... after this many dollars"
+        None,
+        description="budget: a hard cap on the dollars spent: a call is sent only if the "
+        "worst case of every call in flight still fits (its prompt at the input price, its "
+        "cap at the output price), so the spend never exceeds it",
     )
     results_dir: Folder = Field(
         "results", description="folder of the JSONL log, summary and report"
