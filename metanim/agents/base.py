@@ -13,7 +13,7 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -24,7 +24,16 @@ from metanim.agents import prompts, schemas
 from metanim.agents.parsing import Parsed, parse_reply
 from metanim.agents.tasks import Task, as_task, sorted_answers
 from metanim.games import PROMPT_VERSION, Game
-from metanim.llm import CallOptions, ChatModel, Completion, InfrastructureError, Message, Usage
+from metanim.llm import (
+    AUTO,
+    DEFAULT_MAX_COMPLETION_TOKENS,
+    CallOptions,
+    ChatModel,
+    Completion,
+    InfrastructureError,
+    Message,
+    Usage,
+)
 from metanim.util import PositiveInt, RoundCount, Temperature, derive_seed
 
 Status = Literal["ok", "forfeit", "fallback", "infrastructure_error"]
@@ -51,6 +60,8 @@ class Counts(BaseModel):
     latency_s: float = 0.0  # the decision's wall time (its calls' waits for a slot included)
     call_latency_s: float = 0.0  # summed over its calls: request sent to response received
     queue_s: float = 0.0  # summed over its calls: call made to request sent (slot waits)
+    reasoning_tokens: int = 0  # of completion_tokens, spent thinking (as servers report it)
+    unpriced_calls: int = 0  # calls whose cost is unknown (no price; the server bills)
 
     @classmethod
     def of(cls, decision: Any) -> Counts:
@@ -69,6 +80,8 @@ class Counts(BaseModel):
             latency_s=float(decision.latency_s),
             call_latency_s=float(sum(getattr(c, "latency_s", 0.0) for c in calls)),
             queue_s=float(sum(getattr(c, "queue_s", 0.0) for c in calls)),
+            reasoning_tokens=int(getattr(decision.usage, "reasoning_tokens", 0)),
+            unpriced_calls=sum(not getattr(c, "priced", True) for c in calls),
         )
 
     @classmethod
@@ -110,6 +123,14 @@ class CallRecord(BaseModel):
     attempt_errors: list[dict[str, Any]] = Field(default_factory=list)
     reasoning: list[str | None] = Field(default_factory=list)  # a reasoning model's thinking
     endpoint: str | None = None  # the replica that answered
+    # False: the model has no price and its server bills, so `cost_usd` is unknown (0.0
+    # stands for "not counted", never for "free").
+    priced: bool = True
+    # What went on the wire where servers differ: the cap's field and value, the
+    # temperature sent (None: the server's default), streaming, the API, and what was
+    # adapted after the server refused a field (`Completion.sent`).
+    sent: dict[str, Any] = Field(default_factory=dict)
+    server_s: float | None = None  # the server's own busy time, where it reports one
 
 
 class Sample(BaseModel):
@@ -240,6 +261,7 @@ class Context:
         phase_max_tokens: dict[str, int] | None = None,
         reask_temperature: float = 0.7,
         max_chars: int = schemas.DEFAULT_MAX_CHARS,
+        given_phase_caps: Collection[str] = (),
     ) -> None:
         self.task = task
         self.seed = seed
@@ -247,6 +269,9 @@ class Context:
         self.max_reasks = max_reasks
         self.options = options or CallOptions()
         self.phase_max_tokens = dict(phase_max_tokens or {})
+        # Phases whose cap the run gave (the others are the method's defaults, sized for a
+        # model that does not think first).
+        self.given_phase_caps = frozenset(given_phase_caps)
         self.reask_temperature = reask_temperature
         self.max_chars = max_chars
         self.calls: list[CallRecord] = []
@@ -285,7 +310,7 @@ class Context:
         # Reserve the slot now so that concurrent calls keep a deterministic order.
         self.calls.append(None)  # type: ignore[arg-type]
         seed = derive_seed(self.seed, agent, phase, round, attempt, sample_index)
-        options = self.call_options(phase, schema)
+        options = self.call_options(phase, schema, client)
         completion = await client.chat(
             list(messages),
             temperature=temperature,
@@ -316,6 +341,9 @@ class Context:
             attempt_errors=list(completion.attempt_errors),
             reasoning=list(completion.reasoning),
             endpoint=completion.endpoint,
+            priced=completion.priced,
+            sent=dict(completion.sent),
+            server_s=completion.server_s,
         )
         return completion, index
 
@@ -334,12 +362,33 @@ class Context:
         cap = self.call_options(phase, None).max_tokens
         if cap is None:
             return most
-        return max(16, min(most, (cap - 32 * fields) // fields))
+        return max(16, min(most, (int(cap) - 32 * fields) // fields))
 
-    def call_options(self, phase: str, schema: dict[str, Any] | None) -> CallOptions:
-        """The options of one call: the method's, this phase's cap, and the reply schema."""
+    def call_options(
+        self, phase: str, schema: dict[str, Any] | None, client: ChatModel | None = None
+    ) -> CallOptions:
+        """The options of one call: the method's, this phase's cap, and the reply schema.
+
+        A cap of "auto" becomes the model's own default where the client knows it
+        (`OpenAIChatClient.defaults`): a reasoning model gets its whole default cap in
+        every phase, since its thinking counts in the cap, unless the run gave that phase
+        a cap; any other model gets the phase's cap, else 512.
+        """
         options = self.options
-        if phase in self.phase_max_tokens:
+        cap = options.max_tokens
+        if cap == AUTO:
+            defaults = getattr(client, "defaults", None) if client is not None else None
+            reasoning = bool(getattr(defaults, "reasoning", False))
+            if phase in self.phase_max_tokens and (
+                phase in self.given_phase_caps or not reasoning
+            ):
+                cap = self.phase_max_tokens[phase]
+            elif defaults is not None:
+                cap = int(defaults.cap)
+            else:
+                cap = DEFAULT_MAX_COMPLETION_TOKENS
+            options = options.with_(max_tokens=cap)
+        elif phase in self.phase_max_tokens:
             options = options.with_(max_tokens=self.phase_max_tokens[phase])
         if options.structured_output != "off":
             options = options.with_(schema=schema)
@@ -416,7 +465,7 @@ class Context:
             )
             text = completion.text
             if completion.truncated:
-                cap = self.call_options(phase, None).max_tokens
+                cap = self.call_options(phase, None, client).max_tokens
                 parsed = Parsed(
                     None,
                     None,
@@ -575,6 +624,7 @@ class Method:
         self.on_failure = on_failure
         #: Every call's options (cap, top_p, stop, extra body, structured output).
         self.options = options if isinstance(options, CallOptions) else CallOptions(**options or {})
+        self.given_phase_caps = frozenset(phase_max_tokens or {})
         self.phase_max_tokens = {**self.default_phase_max_tokens, **(phase_max_tokens or {})}
         self.reask_temperature = reask_temperature
         self.max_chars = max_chars
@@ -629,6 +679,7 @@ class Method:
             phase_max_tokens=self.phase_max_tokens,
             reask_temperature=self.reask_temperature,
             max_chars=self.max_chars,
+            given_phase_caps=self.given_phase_caps,
         )
         start = time.perf_counter()
         try:
@@ -702,11 +753,18 @@ class Method:
 
 def _total_usage(usages: Iterable[Usage]) -> Usage:
     """The sum of `usages`, as one `Usage` (not one per addition)."""
-    prompt = completion = 0
+    prompt = completion = reasoning = cached = 0
     for usage in usages:
         prompt += usage.prompt_tokens
         completion += usage.completion_tokens
-    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+        reasoning += usage.reasoning_tokens
+        cached += usage.cached_tokens
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        reasoning_tokens=reasoning,
+        cached_tokens=cached,
+    )
 
 
 async def gather(*aws: Any) -> list[Any]:

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -55,7 +55,13 @@ from metanim.arena import (
     run_tournament,
 )
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
-from metanim.llm import ModelSpec, check_base_url
+from metanim.llm import (
+    ApiSetting,
+    InfrastructureError,
+    ModelSpec,
+    StructuredOutputSetting,
+    check_base_url,
+)
 from metanim.llm.sim import check_simulated
 from metanim.records import iter_log, latest, md
 from metanim.records import pct as _pct
@@ -68,7 +74,7 @@ from metanim.stats import (
     tango_interval,
     wilson_interval,
 )
-from metanim.util import Folder
+from metanim.util import Folder, PositiveInt
 
 #: The four settings of seed 000's Figure 7 (left) and Table 12: NIM and Fibonacci Nim,
 #: normal and misère. Every one starts at a random N-position (`start="random_n"`), so
@@ -188,6 +194,33 @@ class ReproduceOptions(BaseModel):
         "truth-holder last)",
     )
     base_url: str | None = Field(None, description="server of every model (default: simulated)")
+    # ---- the model options of `tournament` and `evaluate`, for every run of an artifact
+    max_completion_tokens: PositiveInt | Literal["auto"] | None = Field(
+        "auto",
+        description="completion cap of every call (auto: per model, larger for a reasoning model)",
+    )
+    omit_params: list[str] = Field(
+        default_factory=list,
+        description="a request field left out of every call: temperature runs at the "
+        "server's default temperature, seed sends none",
+    )
+    timeout_s: float | None = Field(
+        None, gt=0, description="seconds of silence a call may take (default: per model)"
+    )
+    structured_output: StructuredOutputSetting = Field(
+        "auto", description="how each reply's schema is sent (see `metanim tournament --help`)"
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="extra request-body field for every call"
+    )
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
+        None, description="reasoning effort asked of a reasoning model"
+    )
+    provider: str = Field("auto", description="the server's kind (auto: detected)")
+    api: ApiSetting = Field("auto", description="chat, responses, or auto")
+    cap_field: Literal["auto", "max_tokens", "max_completion_tokens"] = Field(
+        "auto", description="the request field the cap is sent as"
+    )
     episodes: int = Field(50, ge=1, description="episodes per setting (seed 000: 50)")
     repeats: int = Field(5, ge=1, description="passes over a dataset (R)")
     samples: int = Field(20, ge=1, description="entrenchment: samples for p0 and debates per state")
@@ -237,8 +270,13 @@ def _check_model(text: str) -> None:
         check_simulated(spec.name)
 
 
+#: The model options every run of an artifact takes (`tournament` and `evaluate`'s own).
+MODEL_OPTIONS = (
+    "max_completion_tokens", "omit_params", "timeout_s", "structured_output", "extra_body",
+    "reasoning_effort", "provider", "api", "cap_field",
+)  # fmt: skip
 #: Options every artifact reads; the others are read only by the artifacts that list them.
-COMMON_OPTIONS = frozenset({"out", "model", "base_url", "seed", "progress"})
+COMMON_OPTIONS = frozenset({"out", "model", "base_url", "seed", "progress", *MODEL_OPTIONS})
 _ITEMS = frozenset({"repeats", "items"})  # an evaluation over dataset items
 _DATA = _ITEMS | {"datasets"}  # ... on datasets the caller may give
 _GAMES = frozenset({"episodes", "opponent_model"})  # a tournament
@@ -392,6 +430,39 @@ def _data(opts: ReproduceOptions, *games: str) -> list[Path]:
     return [_dataset(opts, g) for g in games]
 
 
+def _model_options(opts: ReproduceOptions) -> dict[str, Any]:
+    """The model options given (the run's own defaults stand for those not given)."""
+    return {k: getattr(opts, k) for k in MODEL_OPTIONS if k in opts.model_fields_set}
+
+
+class RunFailed(InfrastructureError):
+    """A run of an artifact did not finish: the server's own error, and exit code 3."""
+
+
+class Flagged(InfrastructureError):
+    """An artifact's table rests on decisions that mostly gave no answer (exit code 3)."""
+
+
+#: The remedies of the runs of the artifact being written (`_checked`), flagged in its
+#: table: a table of forfeits or truncations is not a measurement of the method.
+_HINTS: list[str] = []
+
+
+def _checked(result: Any, name: str) -> Path:
+    """A finished run's log; a run that did not finish stops the artifact with the first
+    error its server gave (`RunFailed`); one whose decisions mostly gave no answer is
+    noted for the flag under the table."""
+    if not result.complete:
+        cause, (count, first) = next(iter(result.failures.items()))
+        raise RunFailed(
+            f"run {name!r}: {count} of {result.planned} did not finish ({cause}): {first}",
+            kind="run_failed",
+        )
+    if result.hint:
+        _HINTS.append(f"{name}: {result.hint}")
+    return Path(result.log_path)
+
+
 def _evaluate(
     opts: ReproduceOptions, folder: Path, name: str, method: str, datasets: list[Path], *,
     params: dict[str, Any] | None = None, model: str, repeats: int | None = None,
@@ -400,8 +471,9 @@ def _evaluate(
         name=name, dataset=[str(d) for d in datasets], method=method, params=params or {},
         model=model, base_url=opts.base_url, repeats=repeats or opts.repeats,
         limit=opts.items, seed=opts.seed, results_dir=str(folder), progress=opts.progress,
+        **_model_options(opts),
     )  # fmt: skip
-    return run_evaluation(config).log_path
+    return _checked(run_evaluation(config), name)
 
 
 def _tournament(
@@ -413,9 +485,9 @@ def _tournament(
         base_url=opts.base_url, opponent="react", opponent_model=cast["opponent"],
         opponent_base_url=opts.base_url, opponent_params={"temperature": SAMPLING_T},
         episodes=opts.episodes, start="random_n", seed=opts.seed, results_dir=str(folder),
-        progress=opts.progress,
+        progress=opts.progress, **_model_options(opts),
     )  # fmt: skip
-    return run_tournament(config).log_path
+    return _checked(run_tournament(config), name)
 
 
 def _records(log: Path) -> list[Any]:
@@ -1077,10 +1149,10 @@ def table5(opts: ReproduceOptions) -> list[Path]:
     data = _data(opts, "nim", "fibonacci")
     one, two = cast["model_1"], cast["model_2"]
     base = {"temperature": 0.0}
-    _evaluate(opts, folder, "cross", "cross", data, params={**base, "models": f"{one}|{two}"},
-              repeats=1, model=one)  # fmt: skip
+    _evaluate(opts, folder, "cross", "cross", data,
+              params={**base, "models": _served(opts, [one, two])}, repeats=1, model=one)  # fmt: skip
     # Seed 001's same-model debate: one model twice, one agent at T = 0 and one at T = 0.7.
-    same = {"models": f"{one}|{one}", "temperatures": [0.0, 0.7]}
+    same = {"models": _served(opts, [one, one]), "temperatures": [0.0, 0.7]}
     _evaluate(opts, folder, "same-model", "cross", data, params=same, repeats=1, model=one)
     for name, model in (("single-a", one), ("single-b", two)):
         _evaluate(opts, folder, name, "cot", data, model=model, repeats=1, params=base)
@@ -1129,8 +1201,10 @@ def _challenging(opts: ReproduceOptions, cast: Cast) -> list[Path]:
     config = ChallengingConfig(
         name="single", dataset=[str(p) for p in sources], model=crowd, base_url=opts.base_url,
         limit=opts.items, seed=opts.seed, results_dir=str(folder), progress=opts.progress,
+        **_model_options(opts),
     )  # fmt: skip
     result = run_challenging(config)
+    _checked(result.evaluation, "single")
     subsets = [Path(result.written[str(p)]) for p in sources]
     kept = [p for p in subsets if p.stat().st_size]
     if not kept:
@@ -1142,8 +1216,18 @@ def _challenging(opts: ReproduceOptions, cast: Cast) -> list[Path]:
     return kept
 
 
-def _acemad_params(models: list[str], rounds: int, **extra: Any) -> dict[str, Any]:
-    return {"agents": AGENTS_N, "rounds": rounds, "models": "|".join(models), **extra}
+def _acemad_params(
+    opts: ReproduceOptions, models: list[str], rounds: int, **extra: Any
+) -> dict[str, Any]:
+    return {"agents": AGENTS_N, "rounds": rounds, "models": _served(opts, models), **extra}
+
+
+def _served(opts: ReproduceOptions, models: Sequence[str]) -> str:
+    """A `models=` list (one model per agent), each on `--base-url` unless it names its
+    own server: the per-agent models of a debate go where the run's model goes."""
+    if opts.base_url is None:
+        return "|".join(models)
+    return "|".join(m if "@" in m else f"{m}@{opts.base_url}" for m in models)
 
 
 SEED004_TEMPERATURES = (
@@ -1183,11 +1267,11 @@ def acemad_table(opts: ReproduceOptions) -> list[Path]:
                                    params={"temperature": SAMPLING_T})),
         ("Majority Voting", _evaluate(
             opts, folder, "majority", "mad", data, model=models[0], repeats=1,
-            params={"agents": AGENTS_N, "rounds": 0, "models": "|".join(models),
+            params={"agents": AGENTS_N, "rounds": 0, "models": _served(opts, models),
                     "temperatures": temps})),
         ("Decentralized MAD", _evaluate(
             opts, folder, "mad", "mad", data, model=models[0], repeats=1,
-            params={"agents": AGENTS_N, "rounds": 3, "models": "|".join(models),
+            params={"agents": AGENTS_N, "rounds": 3, "models": _served(opts, models),
                     "temperatures": temps})),
         ("Centralized MAD", None),
         ("Sparse MAD", None),
@@ -1196,7 +1280,7 @@ def acemad_table(opts: ReproduceOptions) -> list[Path]:
         runs.append(
             (f"AceMAD (T={t})", _evaluate(opts, folder, f"acemad-t{t}", "acemad", data,
                                           model=models[0], repeats=1,
-                                          params=_acemad_params(models, t)))
+                                          params=_acemad_params(opts, models, t)))
         )  # fmt: skip
     games = list(SEED004_GAMES)
     lines = _header(ARTIFACTS["acemad"], opts, cast)
@@ -1248,7 +1332,7 @@ def acemad_ablation(opts: ReproduceOptions) -> list[Path]:
     models = _seed004_models(cast)
     logs = {
         label: _evaluate(opts, folder, f"acemad-{w}", "acemad", data, model=models[0],
-                         repeats=1, params=_acemad_params(models, 3, weighting=w))
+                         repeats=1, params=_acemad_params(opts, models, 3, weighting=w))
         for label, w in ABLATION.items()
     }  # fmt: skip
     games = list(SEED004_GAMES)
@@ -1297,7 +1381,7 @@ def weights(opts: ReproduceOptions) -> list[Path]:
     cast = _cast(opts, "seed004")
     models = _seed004_models(cast)
     log = _evaluate(opts, folder, "acemad", "acemad", _challenging(opts, cast), repeats=1,
-                    model=models[0], params=_acemad_params(models, 3))  # fmt: skip
+                    model=models[0], params=_acemad_params(opts, models, 3))  # fmt: skip
     by: dict[tuple[str, str, int], list[float]] = defaultdict(list)
     for r in _rows(log):
         ace = ((r.get("decision") or {}).get("extra") or {}).get("acemad") or {}
@@ -1394,16 +1478,51 @@ def reproduce(
     """
     names = _names(name, opts)
     paths: list[Path] = []
+    flagged: list[str] = []
     for number, each in enumerate(names, start=1):
         artifact = ARTIFACTS[each]
         if announce is not None:
             announce(f"[{number}/{len(names)}] {each}: {artifact.paper}, {artifact.what}")
-        written = artifact.run(opts)
+        _HINTS.clear()
+        try:
+            written = artifact.run(opts)
+        except RunFailed:
+            raise
+        except InfrastructureError as exc:  # a refusal that stopped a run at once
+            raise RunFailed(f"{each}: {exc}", kind="run_failed") from None
+        if _HINTS:
+            _flag(written, _HINTS)
+            flagged += [f"{each}: {hint}" for hint in _HINTS]
         if announce is not None:
             for path in written:
                 announce(f"wrote {path}")
         paths += written
+    if flagged:
+        raise Flagged(
+            "the tables rest on decisions that mostly gave no answer (flagged under each "
+            "table): " + "; ".join(flagged),
+            kind="flagged",
+        )
     return paths
 
 
-__all__ = ["AGENTS", "ARTIFACTS", "ReproduceOptions", "plan", "reproduce"]
+def _flag(paths: list[Path], hints: list[str]) -> None:
+    """Say under each table written that its cells are mostly forfeits or truncations."""
+    note = "\n".join(
+        [
+            "",
+            "**Flagged:** most decisions of these runs gave no answer of their own "
+            "(forfeits: cut at the completion cap, or no answer named); the cells do not "
+            "measure the method. What helps:",
+            "",
+            *(f"- {hint}" for hint in hints),
+            "",
+        ]
+    )
+    for path in paths:
+        if path.suffix == ".md":
+            with path.open("a", encoding="utf-8") as f:
+                f.write(note)
+
+
+__all__ = ["AGENTS", "ARTIFACTS", "Flagged", "ReproduceOptions", "RunFailed", "plan", "reproduce"]

@@ -13,6 +13,7 @@ from metanim.arena._config import (
     RunConfig,
     load_config_file,
     load_profile,
+    merge_profiles,
     profile_fields,
 )
 from metanim.arena._players import (
@@ -70,6 +71,7 @@ __all__ = [
     "format_move",
     "load_config_file",
     "load_profile",
+    "merge_profiles",
     "parse_setting",
     "plan_run",
     "play_episode",

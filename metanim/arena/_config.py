@@ -13,18 +13,32 @@ import tomllib
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from metanim.arena._players import parse_sides
 from metanim.arena._preflight import resolve_structured_output
-from metanim.llm import DEFAULT_MAX_COMPLETION_TOKENS, CallOptions, StructuredOutputSetting
+from metanim.llm import (
+    DEFAULT_MAX_COMPLETION_TOKENS,
+    PROVIDER_KINDS,
+    ApiSetting,
+    CallOptions,
+    StructuredOutputSetting,
+)
 from metanim.records import SIDES, config_identity, identity_hash
 from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt, RoundCount
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
+
+
+#: The run settings a profile may set for its model (a reasoning model's cap, the API it is
+#: served on, a parameter its server refuses).
+PROFILE_OPTIONS = (
+    "max_completion_tokens", "timeout_s", "reasoning_effort", "omit_params", "provider",
+    "api", "stream", "cap_field", "structured_output", "extra_body", "phase_max_tokens",
+)  # fmt: skip
 
 
 class AgentProfile(BaseModel):
@@ -38,9 +52,31 @@ class AgentProfile(BaseModel):
     base_url: str | None = Field(None, description="OpenAI-compatible server URL")
     method: str = Field(description="method spec: react, dreamad, mad, ... or optimal/random")
     params: dict[str, Any] = Field(default_factory=dict, description="method parameters")
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="how this model's calls must be made, as run settings: "
+        + ", ".join(PROFILE_OPTIONS)
+        + " (flags given on top override them)",
+    )
+
+    @field_validator("options")
+    @classmethod
+    def _known_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(options) - set(PROFILE_OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {unknown}; a profile may set {', '.join(PROFILE_OPTIONS)}"
+            )
+        return options
 
 
 OnFailure = typing.Literal["forfeit", "random"]
+#: `--provider`: auto, or a profile of `metanim.llm.PROVIDERS`.
+ProviderSetting = typing.Literal[
+    "auto", "openai", "azure", "deepseek", "vllm", "sglang", "llamacpp", "ollama",
+    "anthropic", "gemini", "openrouter", "mistral", "generic", "sim",
+]  # fmt: skip
+ReasoningEffort = typing.Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
 
 class RunConfig(BaseModel):
@@ -62,12 +98,13 @@ class RunConfig(BaseModel):
         "the server's slot count where it reports one, as llama.cpp's /props; else 8; 64 on "
         "the in-process simulator)",
     )
-    timeout_s: float = Field(
-        60.0,
+    timeout_s: float | None = Field(
+        None,
         gt=0,
-        description="seconds one attempt of a model call may take; a failed attempt is "
-        "retried --max-retries times, and a server that does not answer at all is refused "
-        "before the first episode",
+        description="seconds of silence a model call may take (streamed: between two pieces "
+        "of the reply); default per model: 60 for a chat model, 180 for a reasoning model "
+        "that shows its thinking, 600 for one that hides it; a server that does not answer "
+        "at all is refused before the first episode",
     )
     max_retries: int
     max_calls: int | None
@@ -77,7 +114,10 @@ class RunConfig(BaseModel):
         "per-call cap is --max-completion-tokens)",
     )
     max_cost_usd: PositiveFloat | None = Field(
-        None, description="budget: ... after this many dollars"
+        None,
+        description="budget: a hard cap on the dollars spent: a call is sent only if the "
+        "worst case of every call in flight still fits (its prompt at the input price, its "
+        "cap at the output price), so the spend never exceeds it",
     )
     results_dir: Folder = Field(
         "results", description="folder of the JSONL log, summary and report"
@@ -90,12 +130,51 @@ class RunConfig(BaseModel):
     )
     rerun_failed: bool
     progress: bool = Field(True, description="show a progress bar")
+    resend_timeouts: int = Field(
+        0,
+        ge=0,
+        description="send a call that timed out after it was sent again, up to N times (each "
+        "resend may be billed: counted, and charged its worst case under --max-cost-usd)",
+    )
+    provider: ProviderSetting = Field(
+        "auto",
+        description="the server's kind (auto: from its host, else from what it answers): "
+        "which field the cap goes in, how reasoning comes back, what --structured-output "
+        "auto sends; " + ", ".join(PROVIDER_KINDS),
+    )
+    api: ApiSetting = Field(
+        "auto",
+        description="chat (chat completions), responses (the Responses API), or auto: the "
+        "Responses API for the models OpenAI serves only there (o3-pro, the gpt-5 pro and "
+        "codex models), else chat",
+    )
+    stream: bool | None = Field(
+        None,
+        description="stream replies (default: on, except on the simulator): the timeout then "
+        "measures silence, and progress shows tokens arriving",
+    )
+    cap_field: Literal["auto", "max_tokens", "max_completion_tokens"] = Field(
+        "auto",
+        description="the request field the completion cap is sent as (auto: the server's: "
+        "max_completion_tokens for OpenAI and Azure, max_tokens elsewhere)",
+    )
     # ---- how every model call is made: part of the run's identity (see CALL_FIELDS)
-    max_completion_tokens: int | None = Field(
-        DEFAULT_MAX_COMPLETION_TOKENS,
-        ge=1,
-        description="completion cap sent with every model call (max_tokens); a reply cut off "
-        "by it is recorded as truncated, never read as an answer",
+    max_completion_tokens: PositiveInt | Literal["auto"] | None = Field(
+        "auto",
+        description="completion cap of every model call (thinking included); auto: per "
+        f"model, {DEFAULT_MAX_COMPLETION_TOKENS} for a chat model, more for a reasoning model "
+        "(its thinking counts; the run header says which); a reply cut off by it is recorded "
+        "as truncated, never read as an answer",
+    )
+    reasoning_effort: ReasoningEffort | None = Field(
+        None,
+        description="reasoning effort asked of a reasoning model (none, minimal, low, medium, "
+        "high, xhigh); unset: the server's default",
+    )
+    omit_params: list[str] = Field(
+        default_factory=list,
+        description="a request field left out of every call, e.g. seed, or temperature (the "
+        "server's default temperature)",
     )
     phase_max_tokens: PositiveCounts = Field(
         default_factory=dict,
@@ -105,10 +184,11 @@ class RunConfig(BaseModel):
     structured_output: StructuredOutputSetting = Field(
         "auto",
         description="send each reply's JSON Schema (legal moves as an enum): auto (json_schema "
-        "where the server says it constrains output: llama.cpp, vLLM, SGLang; off for hosted "
-        "APIs, the simulator, or a server that does not answer), json_schema "
-        "(response_format), guided_json (vLLM body field), llama_json_schema (llama.cpp body "
-        "field), or off (the papers' prompts alone)",
+        "where the server says it constrains output: llama.cpp, vLLM, SGLang, Ollama; off for "
+        "hosted APIs, the simulator, or a server that does not answer), json_schema "
+        "(response_format), tools (a forced function call: for servers that ignore "
+        "response_format, as Anthropic's endpoint does), guided_json (vLLM body field), "
+        "llama_json_schema (llama.cpp body field), or off (the papers' prompts alone)",
     )
     top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling top_p, if set")
     stop: list[str] = Field(default_factory=list, description="stop sequence sent with every call")
@@ -153,6 +233,16 @@ class RunConfig(BaseModel):
             )
         return values
 
+    @model_validator(mode="after")
+    def _capped_calls_under_a_cost_cap(self) -> RunConfig:
+        # A call's worst case is its prompt plus its cap: without a cap it is unbounded.
+        if self.max_cost_usd is not None and self.max_completion_tokens is None:
+            raise ValueError(
+                "--max-cost-usd needs a completion cap on every call (its worst case is "
+                "the cap at the output price): set --max-completion-tokens (or leave it auto)"
+            )
+        return self
+
     def call_options(self) -> CallOptions:
         """The `CallOptions` every method of the run starts from.
 
@@ -167,6 +257,9 @@ class RunConfig(BaseModel):
             )
         return CallOptions(
             max_tokens=self.max_completion_tokens,
+            cap_field=None if self.cap_field == "auto" else self.cap_field,
+            reasoning_effort=self.reasoning_effort,
+            omit=tuple(self.omit_params),
             top_p=self.top_p,
             stop=list(self.stop) or None,
             extra_body=dict(self.extra_body),
@@ -258,12 +351,30 @@ def load_profile(name_or_path: str | Path) -> AgentProfile:
 
 
 def profile_fields(profile: AgentProfile, prefix: str = "") -> dict[str, Any]:
-    """The config fields a profile sets (`prefix` "opponent_" for the opponent side)."""
+    """The config fields a profile sets (`prefix` "opponent_" for the opponent side); its
+    `options` are run settings, shared by both sides (`merge_profiles` refuses two profiles
+    that set one differently)."""
     out: dict[str, Any] = {
         f"{prefix}model": profile.model,
         f"{prefix}params": dict(profile.params),
         ("opponent" if prefix else "method"): profile.method,
+        **profile.options,
     }
     if profile.base_url is not None:
         out[f"{prefix}base_url"] = profile.base_url
+    return out
+
+
+def merge_profiles(*fields: dict[str, Any]) -> dict[str, Any]:
+    """The config fields of several profiles; two that set one run setting differently
+    are refused, naming it (a run has one setting of each)."""
+    out: dict[str, Any] = {}
+    for each in fields:
+        for name, value in each.items():
+            if name in PROFILE_OPTIONS and name in out and out[name] != value:
+                raise ValueError(
+                    f"the profiles set {name} differently ({out[name]!r} and {value!r}); "
+                    f"give --{name.replace('_', '-')} to choose"
+                )
+            out[name] = value
     return out

@@ -41,6 +41,10 @@ class ForfeitWatch:
         self.decisions = 0  # every decision in the summary (earlier runs' included)
         self.forfeits = 0
         self.causes = dict.fromkeys(CAUSES, 0)
+        self.caps: set[int] = set()  # the caps the forfeited decisions' calls were sent
+
+    def _note_caps(self, decision: Any) -> None:
+        self.caps.update(caps_sent(decision))
 
     def count(self, decisions: Iterable[Any]) -> None:
         """Decisions of a record in the summary (towards the end-of-run hint)."""
@@ -48,6 +52,7 @@ class ForfeitWatch:
             self.decisions += 1
             if gave_no_answer(d):
                 self.forfeits += 1
+                self._note_caps(d)
                 for cause in CAUSES:
                     self.causes[cause] += getattr(d, cause)
 
@@ -61,21 +66,51 @@ class ForfeitWatch:
         if len(window) < FAIL_FAST or not all(gave_no_answer(d) for d in window):
             return None
         causes = {c: sum(getattr(d, c) for d in window) for c in CAUSES}
-        return f"stopped after {FAIL_FAST} forfeits: " + remedy(causes, self.config)
+        caps = {cap for d in window for cap in caps_sent(d)}
+        return f"stopped after {FAIL_FAST} forfeits: " + remedy(causes, self.config, caps)
 
     def hint(self) -> str | None:
         """The remedy, when more than half of the run's decisions gave no answer."""
         if self.decisions == 0 or 2 * self.forfeits <= self.decisions:
             return None
         return f"{self.forfeits} of {self.decisions} decisions gave no answer: " + remedy(
-            self.causes, self.config
+            self.causes, self.config, self.caps
         )
 
 
-def remedy(causes: Mapping[str, int], config: Any) -> str:
-    """One line: the dominant reply failure of forfeited decisions and the flag that helps."""
+def caps_sent(decision: Any) -> set[int]:
+    """The completion caps a decision's calls were sent with (from its kept record: a
+    method's `Decision`, or the JSON form of another method's record)."""
+    record = getattr(decision, "decision", None)
+    if hasattr(record, "calls"):
+        sent = [getattr(c, "sent", None) or {} for c in record.calls]  # type: ignore[union-attr]
+    elif isinstance(record, Mapping):
+        sent = [c.get("sent") or {} for c in record.get("calls") or []]
+    else:
+        return set()
+    return {s["cap"] for s in sent if isinstance(s.get("cap"), int)}
+
+
+#: Request fields a cap may be sent in through --extra-body.
+_CAP_KEYS = ("max_completion_tokens", "max_tokens", "max_output_tokens", "n_predict")
+
+
+def remedy(causes: Mapping[str, int], config: Any, caps: set[int] | None = None) -> str:
+    """One line: the dominant reply failure of forfeited decisions and the flag that helps.
+
+    The cap named is the one in force: an --extra-body cap field overrides the run's
+    cap; else the caps the calls were sent with (`caps`, "auto" resolved per model);
+    else the config's.
+    """
     mode = getattr(config, "structured_output", "off")
-    cap = getattr(config, "max_completion_tokens", None)
+    cap: Any = getattr(config, "max_completion_tokens", None)
+    flag = "--max-completion-tokens"
+    extra = getattr(config, "extra_body", None) or {}
+    in_body = next((k for k in _CAP_KEYS if k in extra), None)
+    if in_body is not None:
+        cap, flag = extra[in_body], f"--extra-body {in_body}=N"
+    elif caps:
+        cap = max(caps) if len(caps) == 1 else "/".join(str(c) for c in sorted(caps))
     total = sum(causes.values())
     if not total:
         return "the method gave no answer, with no invalid reply counted; --keep-going runs on"
@@ -86,11 +121,11 @@ def remedy(causes: Mapping[str, int], config: Any) -> str:
         what = f"most replies were cut at {limit} ({share})"
         if mode == "off":
             fix = (
-                f"raise --max-completion-tokens (now {cap}), or use --structured-output "
+                f"raise {flag} (now {cap}), or use --structured-output "
                 "json_schema if the server constrains output (short replies)"
             )
         else:
-            fix = f"raise --max-completion-tokens (now {cap}) or lower --reply-max-chars"
+            fix = f"raise {flag} (now {cap}) or lower --reply-max-chars"
     else:
         what = (
             f"most replies named no answer ({share})"

@@ -29,15 +29,21 @@ from metanim.agents import (
 from metanim.envs import EpisodeStream, is_solver_player, make_opponent, resolve_move
 from metanim.games import Game, MoveError
 from metanim.llm import (
+    PROVIDERS,
+    ApiSetting,
     ChatModel,
     Completion,
+    CostBudget,
+    Detected,
     InfrastructureError,
     Message,
     ModelSpec,
     OpenAIChatClient,
     ResponseCache,
     ServerTarget,
+    detect_provider,
 )
+from metanim.llm import provider as provider_named
 from metanim.llm.sim import check_simulated
 from metanim.records import SIDES
 
@@ -252,6 +258,17 @@ def _kept(decision: Any) -> Decision | dict[str, Any]:
 
 
 # --------------------------------------------------------------- clients, builder
+@dataclass(frozen=True)
+class CallCarriage:
+    """How a run's calls are carried, read once from its config: the server's profile
+    (or "auto"), the API, streaming, and resends of calls that timed out after sending."""
+
+    provider: str = "auto"
+    api: ApiSetting = "auto"
+    stream: bool | None = None
+    resend_timeouts: int = 0
+
+
 class ClientPool:
     """One client per model and server for the whole run: one connection pool and one
     concurrency limit serve every episode. Simulated models with no server go to
@@ -263,25 +280,36 @@ class ClientPool:
         *,
         in_process: bool = False,
         max_concurrency: int | None,
-        timeout_s: float,
+        timeout_s: float | None,
         max_retries: int,
         backoff_s: float = 0.5,
         cache_path: str | None = None,
+        carried: CallCarriage | None = None,
     ) -> None:
+        carried = carried or CallCarriage()
         self.sim_url = sim_url
         self.in_process = in_process  # the simulated server runs in this process
-        self.timeout_s = timeout_s  # per attempt of a call, and of the server check
+        # Of a call's silence (None: each model's default); the server check takes at most
+        # this or a minute.
+        self.timeout_s = timeout_s if timeout_s is not None else 60.0
         # One response cache (a SQLite file) shared by every client of the run.
         self.cache = ResponseCache(cache_path) if cache_path else None
-        self.kwargs = {
+        self.provider = carried.provider
+        self.kwargs: dict[str, Any] = {
             "max_concurrency": max_concurrency,
             "timeout_s": timeout_s,
             "max_retries": max_retries,
+            "resend_timeouts": carried.resend_timeouts,
             "backoff_s": backoff_s,
             "cache": self.cache,
+            "api": carried.api,
+            "stream": carried.stream,
         }
+        #: The run's cost cap, shared by every client (set before the first client is made).
+        self.budget: CostBudget | None = None
         self.clients: dict[ModelSpec, TimedModel] = {}
         self.targets: dict[ModelSpec, ServerTarget] = {}
+        self.detected: dict[ModelSpec, Detected] = {}
 
     def target(self, spec: ModelSpec) -> ServerTarget:
         """Where `spec`'s calls go, resolved once per run: the server check, the run
@@ -297,6 +325,20 @@ class ClientPool:
             return address + " (the simulated server, in-process)"
         return address
 
+    def detect(self, spec: ModelSpec) -> Detected:
+        """The provider profile of `spec`'s server: named (`--provider`), or detected once
+        (the probe is cached per server; the run header and the client share it)."""
+        if spec not in self.detected:
+            target = self.target(spec)
+            if self.provider != "auto":
+                found = Detected(provider_named(self.provider), "named", target.base_urls[0])
+            elif spec.simulated:
+                found = Detected(PROVIDERS["sim"], "a simulated model", target.base_urls[0])
+            else:
+                found = detect_provider(target, timeout_s=min(self.timeout_s, 60.0))
+            self.detected[spec] = found
+        return self.detected[spec]
+
     def __call__(self, model: ModelSpec | str) -> TimedModel:
         spec = model if isinstance(model, ModelSpec) else ModelSpec.parse(model)
         if spec not in self.clients:
@@ -304,9 +346,26 @@ class ClientPool:
             if kwargs["max_concurrency"] is None and spec.needs_sim_server:
                 # The simulator has no slots to report and answers at once.
                 kwargs["max_concurrency"] = 64
-            client = OpenAIChatClient(spec.name, target=self.target(spec), **kwargs)
+            client = OpenAIChatClient(
+                spec.name, target=self.target(spec), budget=self.budget, **kwargs
+            )
+            client.detected = self.detect(spec)
             self.clients[spec] = TimedModel(client)
         return self.clients[spec]
+
+    def streamed(self) -> int:
+        """Reply pieces received in streams so far, every client (tokens arriving)."""
+        return sum(c.inner.streamed for c in self.clients.values())  # type: ignore[attr-defined]
+
+    def report(self) -> dict[str, dict[str, Any]]:
+        """What each model's calls went out as, for the run's summary: the provider
+        profile and how it was found, cap and field, temperature, timeout, streaming,
+        the API, and what was adapted after a refusal."""
+        out = {}
+        for spec, timed in self.clients.items():
+            client: OpenAIChatClient = timed.inner  # type: ignore[assignment]
+            out[str(spec)] = call_settings(client)
+        return out
 
     def failed_attempts(self) -> Counter[str]:
         """Failed call attempts of every client so far, by kind (retried ones included)."""
@@ -349,6 +408,62 @@ def describe(side: Side, clients: ClientPool, *, default: bool = False) -> str:
         return f"{side.method} (solver, no model)"
     where = [f"{m.name} at {clients.where(m)}" for m in side.models()]
     return f"{side.method} on " + " and ".join(where) + (" (default model)" if default else "")
+
+
+def call_settings(client: OpenAIChatClient, options: Any = None) -> dict[str, Any]:
+    """How `client`'s calls go out (see `ClientPool.report`)."""
+    defaults = client.defaults
+    detected = client.detected
+    temperature = (
+        "the server's default" if defaults.temperature == "server" else "as each method asks"
+    )
+    if "temperature" in client.adapted.omit or (
+        options is not None and "temperature" in options.omit
+    ):
+        temperature = "the server's default"
+    return {
+        "provider": client.provider.kind,
+        "detected": detected.reason if detected is not None else "not detected",
+        "model_defaults": defaults.why,
+        "cap_default": defaults.cap,
+        "cap_field": client.adapted.cap_field or client.provider.cap_field,
+        "temperature": temperature,
+        "timeout_s": client.timeout_s,
+        "stream": client.stream,
+        "api": client.api,
+        "adapted": list(client.adapted.notes),
+    }
+
+
+def header_line(spec: ModelSpec, clients: ClientPool, options: Any) -> str:
+    """One run-header line on how `spec`'s calls go out: the server's profile and the
+    model's defaults, as they will be sent."""
+    client: OpenAIChatClient = clients(spec).inner  # type: ignore[assignment]
+    s = call_settings(client, options)
+    cap = options.max_tokens
+    if cap == "auto":
+        cap_text = f"cap auto = {s['cap_default']} ({s['model_defaults']})"
+    else:
+        cap_text = f"cap {cap}" if cap is not None else "the server's own cap"
+    field = options.cap_field or s["cap_field"]
+    effort = options.reasoning_effort
+    parts = [
+        f"{spec.name}: provider {s['provider']} ({s['detected']})",
+        f"{cap_text} sent as {field}",
+        f"temperature {s['temperature']}",
+        f"timeout {s['timeout_s']:g} s of silence",
+        "streamed" if s["stream"] else "not streamed",
+    ]
+    if s["api"] != "chat":
+        parts.append("the Responses API")
+    if effort is not None:
+        parts.append(
+            f"reasoning effort {effort}"
+            + (f" (ignored by {s['provider']})" if client.provider.effort == "ignored" else "")
+        )
+    if options.omit:
+        parts.append("left out: " + ", ".join(options.omit))
+    return "; ".join(parts)
 
 
 # --------------------------------------------------------------- call timing

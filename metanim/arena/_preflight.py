@@ -20,27 +20,44 @@ from pydantic import BaseModel
 
 from metanim.arena._players import ClientPool, Side
 from metanim.games import Game, check_listable
-from metanim.llm import InfrastructureError, ModelSpec, PriceTable, structured_output_for
+from metanim.llm import (
+    PROVIDERS,
+    InfrastructureError,
+    ModelSpec,
+    PriceTable,
+    detect_provider,
+    structured_output_for,
+)
 from metanim.util import Unreachable
 
 _AGENT = "metanim-preflight"
 
 
-def refuse_unpriced(max_cost_usd: float | None, sides: Iterable[Side]) -> None:
+def refuse_unpriced(
+    max_cost_usd: float | None, sides: Iterable[Side], provider: str = "auto"
+) -> None:
     """Refuse a cost cap over a model the price table does not know.
 
-    An unpriced model's calls cost $0 in the accounts, so the cap would never stop the
-    run. `sim-*` models are priced at 0 in the shipped table.
+    An unpriced model's cost is unknown, so the cap could not bound it. `sim-*` models are
+    priced at 0 in the shipped table; a self-hosted server (llama.cpp, vLLM, SGLang,
+    Ollama: named by `provider` or detected) bills nothing.
     """
     if max_cost_usd is None:
         return
     table = PriceTable.load()
     for side in sides:
         for model in side.models():
-            if not table.is_priced(model.name):
+            if table.is_priced(model.name):
+                continue
+            profile = (
+                PROVIDERS[provider]
+                if provider != "auto"
+                else detect_provider(model.target(None)).provider
+            )
+            if not profile.self_hosted:
                 raise ValueError(
                     f"--max-cost-usd is set but model {model.name!r} has no price, so its "
-                    "calls would count as $0 and the cap could not stop the run; add its "
+                    "cost is unknown and the cap could not bound it; add its "
                     "price to a JSON file named by METANIM_PRICES (same shape as "
                     "metanim/llm/prices.json)"
                 )
@@ -65,8 +82,14 @@ def resolve_structured_output(config: C, sides: Sequence[Side]) -> tuple[C, str]
     if config.structured_output != "auto":
         return config, f"{config.structured_output} (as asked)"
     real = [m for side in sides for m in side.models() if not m.simulated]
+    named = getattr(config, "provider", "auto")
     if not real:
         mode, reason = "off", "simulated models take no schema"
+    elif named != "auto":
+        mode = PROVIDERS[named].structured_auto
+        reason = f"the provider named, {named}, " + (
+            "constrains output" if mode != "off" else "is not known to constrain output"
+        )
     else:
         choices = [structured_output_for(m.target(None)) for m in real]
         refused = next((c for c in choices if not c.constrains), None)
@@ -78,6 +101,57 @@ def resolve_structured_output(config: C, sides: Sequence[Side]) -> tuple[C, str]
             if any(c.constrains for c in choices):
                 reason += " (--structured-output json_schema sends the schema to every server)"
     return config.model_copy(update={"structured_output": mode}), f"{mode} (auto: {reason})"
+
+
+def check_call_settings(config: Any, sides: Sequence[Side]) -> None:
+    """Refuse, before the first call, a call setting a model's server is documented to
+    refuse or ignore (one line naming the setting, the server and the fix): a cap field it
+    does not read, a structured-output mode it refuses, chat completions for a model
+    served only by the Responses API."""
+    field = getattr(config, "cap_field", "auto")
+    mode = getattr(config, "structured_output", "off")
+    api = getattr(config, "api", "auto")
+    if field == "auto" and mode in ("off", "tools") and api != "chat":
+        return  # nothing any profile refuses: no server is asked
+    for side in sides:
+        for model in side.models():
+            if model.simulated:
+                continue
+            named = getattr(config, "provider", "auto")
+            profile = (
+                PROVIDERS[named]
+                if named != "auto"
+                else detect_provider(model.target(None)).provider
+            )
+            if field != "auto" and field not in profile.takes_caps:
+                raise ValueError(
+                    f"--cap-field {field}: {profile.kind} reads the completion cap only as "
+                    f"{' or '.join(profile.takes_caps)} ({profile.source}); drop --cap-field"
+                )
+            if mode in profile.refuses_modes:
+                raise ValueError(
+                    f"--structured-output {mode}: {profile.kind} refuses it ({profile.source}); "
+                    "use --structured-output off or tools"
+                )
+            if api == "chat" and (profile.defaults(model.name).api == "responses"):
+                raise ValueError(
+                    f"--api chat: {model.name} is served only by the Responses API; drop "
+                    "--api (auto picks it) or give --api responses"
+                )
+
+
+def prepare_run(config: C, sides: Sequence[Side]) -> tuple[C, str]:
+    """Everything checked of a run's config before anything is planned: structured output
+    resolved (`resolve_structured_output`: the config returned holds the mode, and what
+    the header says of it), a cost cap over an unpriced model refused
+    (`refuse_unpriced`), and call settings a server refuses refused
+    (`check_call_settings`)."""
+    resolved, note = resolve_structured_output(config, sides)
+    refuse_unpriced(
+        getattr(resolved, "max_cost_usd", None), sides, getattr(resolved, "provider", "auto")
+    )
+    check_call_settings(resolved, sides)
+    return resolved, note
 
 
 def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str) -> None:

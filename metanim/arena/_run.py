@@ -29,9 +29,9 @@ from tqdm.auto import tqdm
 
 from metanim.arena._config import RunConfig
 from metanim.arena._forfeits import ForfeitWatch
-from metanim.arena._players import ClientPool, Side
+from metanim.arena._players import CallCarriage, ClientPool, Side, header_line
 from metanim.arena._preflight import check_servers
-from metanim.llm import InfrastructureError, sim_url_from_env
+from metanim.llm import CostBudget, InfrastructureError, sim_url_from_env
 from metanim.llm.sim import SimServer
 from metanim.records import (
     AppendLog,
@@ -73,6 +73,9 @@ class Job(Protocol):
     questions: list[str]  # question files the in-process simulator answers
     planned: Sequence[Planned]  # every item of the run, in order
     tally: Tally  # this run's summary, fed each planned id's latest line
+
+    #: Every call's options, as the players were built with them (set by `start`).
+    call_options: Any
 
     def start(self, clients: ClientPool) -> str:
         """Build the players on `clients`; returns the run header (who plays where)."""
@@ -199,9 +202,24 @@ class Run:
         with serve(job) as clients, RunLock(job.log_path):
             try:
                 todo = self._resume()
+                if self.config.max_cost_usd is not None:
+                    # A hard cap over everything in flight, from what earlier runs spent.
+                    clients.budget = CostBudget(self.config.max_cost_usd, self.spent.cost_usd)
                 header = job.start(clients)
+                models = dict.fromkeys(m for side in job.sides for m in side.models())
+                lines = [header_line(m, clients, job.call_options) for m in models]
+                if self.config.max_cost_usd is not None:
+                    lines.append(
+                        f"cost cap ${self.config.max_cost_usd:g}: a call is sent only if the "
+                        "worst case of every call in flight still fits"
+                        + (
+                            f" (${self.spent.cost_usd:.4f} spent before)"
+                            if self.spent.cost_usd
+                            else ""
+                        )
+                    )
                 if self.announce is not None:
-                    self.announce(header)
+                    self.announce("\n".join([header, *lines]))
                 interrupted = await self._run(todo, clients)
             finally:
                 await clients.aclose()
@@ -243,6 +261,9 @@ class Run:
         (a hung or refusing server shows here long before an item ends)."""
         text = self.job.progress(self.counts)
         failed = self.clients.failed_attempts() if self.clients is not None else None
+        streamed = self.clients.streamed() if self.clients is not None else 0
+        if streamed:
+            text += f"{', ' if text else ''}{streamed} reply pieces streamed"
         if failed:
             kinds = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
             text += f"{', ' if text else ''}failed call attempts so far: {kinds}"
@@ -294,8 +315,12 @@ class Run:
         # Workers share one iterator: items start in plan order, and only the items in
         # flight exist as coroutines (not one per planned item).
         for item in queue:
-            # Budget caps are checked before each item starts; items in flight finish.
+            # Budget caps are checked before each item starts; items in flight finish (under
+            # a cost cap, only as far as their calls' worst cases fit).
+            budget = self.clients.budget if self.clients is not None else None
             reason = self.spent.exceeded(self.config)
+            if reason is None and budget is not None and budget.exhausted:
+                reason = f"cost cap ${self.config.max_cost_usd:g} reached"
             if reason is not None:
                 if not self.stopped:
                     self.stopped.append(reason)
@@ -344,6 +369,13 @@ class Run:
         job, log_path = self.job, self.job.log_path
         for record in self.pending.values():  # logged failures that were not rerun after all
             self._final(record)
+        budget = self.clients.budget if self.clients is not None else None
+        if budget is not None and budget.exhausted and self.stopped:
+            # The stop line states the final spend, every call in flight settled.
+            self.stopped[0] = (
+                f"cost cap ${budget.limit_usd:g} reached: ${budget.spent_usd:.4f} spent in all "
+                f"({budget.refused})"
+            )
         reason = self.stopped[0] if self.stopped else ("interrupted" if interrupted else None)
         summary = self.tallied.finish(stopped=reason)
         hint = summary["hint"] = (
@@ -354,6 +386,17 @@ class Run:
             "decisions": self.decided,
             "s_per_decision": self.wall_s / self.decided if self.decided else None,
         }
+        if self.clients is not None:
+            # How each model's calls went out: the server's profile, cap and its field,
+            # temperature, timeout, streaming, and what was adapted after a refusal.
+            summary["calls_sent"] = self.clients.report()
+        if budget is not None:
+            summary["cost_cap"] = {
+                "limit_usd": budget.limit_usd,
+                "spent_usd": budget.spent_usd,
+                "peak_committed_usd": budget.peak_committed_usd,
+                "refused": budget.refused,
+            }
         summary["config"] = self.config.model_dump(mode="json")
         summary["config_hash"] = job.digest
         summary["log"] = str(log_path)
@@ -380,9 +423,10 @@ class Run:
                 f"{saved}; make room, then run the same command to resume"
             )
         if self.refused is not None:
+            fix = "fix the key" if self.refused.kind in ("auth", "permission") else "fix it"
             raise InfrastructureError(
                 f"{self.refused}; the run stopped at the first refusal and sent nothing "
-                f"more ({saved}); fix the key, then run the same command to resume",
+                f"more ({saved}); {fix}, then run the same command to resume",
                 kind=self.refused.kind,
             )
         if interrupted:
@@ -502,8 +546,10 @@ def error_kind(record: Record) -> tuple[str, str]:
     return kind, ": ".join(parts[1:] if kind != "unknown" else parts)
 
 
-#: Infrastructure errors that no retry or rerun mends: the first one stops the run.
-REFUSALS = frozenset({"auth", "permission"})
+#: Infrastructure errors that no retry or rerun mends: the first one stops the run (a
+#: refused key; a model the server does not serve; a request field it refuses, named with
+#: the flag that changes it).
+REFUSALS = frozenset({"auth", "permission", "not_found", "unsupported_parameter"})
 
 
 def failure_causes(
@@ -556,6 +602,12 @@ def serve(job: Job) -> Iterator[ClientPool]:
             timeout_s=config.timeout_s,
             max_retries=config.max_retries,
             cache_path=config.cache,
+            carried=CallCarriage(
+                provider=config.provider,
+                api=config.api,
+                stream=config.stream,
+                resend_timeouts=config.resend_timeouts,
+            ),
         )
         try:
             check_servers(models, clients)

@@ -31,7 +31,7 @@ from metanim.agents import Counts, Method
 from metanim.arena._config import RunConfig
 from metanim.arena._items import GameItem, QuestionItem, load_items, round_verdicts
 from metanim.arena._players import ClientPool, build_player, describe, parse_sides
-from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_structured_output
+from metanim.arena._preflight import check_listing, prepare_run
 from metanim.arena._run import Run, RunResult
 from metanim.datasets.questions import is_question_file, resolve_path
 from metanim.games import SizeLimitError
@@ -93,11 +93,10 @@ class Evaluation:
     def __init__(self, config: EvaluationConfig) -> None:
         self.sides = parse_sides(config)
         # The mode chosen, not "auto", is the run's: in its identity, header and report.
-        config, self.structured = resolve_structured_output(config, self.sides)
+        config, self.structured = prepare_run(config, self.sides)
         self.config = config
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
-        refuse_unpriced(config.max_cost_usd, self.sides)
         # The in-process simulator answers the run's questions from their files.
         self.questions = [p for p in config.dataset if is_question_file(p)]
         self.items = {path: load_items(path)[: config.limit] for path in config.dataset}
@@ -123,7 +122,9 @@ class Evaluation:
 
     def start(self, clients: ClientPool) -> str:
         """Build the method on `clients`; returns the run header."""
-        player = build_player(self.sides[0], clients, defaults=self.config.method_defaults())
+        defaults = self.config.method_defaults()
+        self.call_options = defaults["options"]
+        player = build_player(self.sides[0], clients, defaults=defaults)
         self.method = player.method  # type: ignore[attr-defined]
         return f"method: {describe(self.sides[0], clients)}; structured output {self.structured}"
 

@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 
 from metanim.arena._config import RunConfig
 from metanim.arena._players import ClientPool, Policy, build_player, describe, parse_sides
-from metanim.arena._preflight import check_listing, refuse_unpriced, resolve_structured_output
+from metanim.arena._preflight import check_listing, prepare_run
 from metanim.arena._run import Run, RunResult
 from metanim.arena.episodes import play_episode
 from metanim.envs import START_MODES, check_playout_length, start_setting
@@ -173,11 +173,10 @@ class Tournament:
         # A bad name or parameter stops here, offline.
         self.sides = parse_sides(config)
         # The mode chosen, not "auto", is the run's: in its identity, header and report.
-        config, self.structured = resolve_structured_output(config, self.sides)
+        config, self.structured = prepare_run(config, self.sides)
         self.config = config
         self.digest = config.config_hash(self.sides)
         self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
-        refuse_unpriced(config.max_cost_usd, self.sides)
         # A bad start or an oversized setting stops here, before any server or plan.
         self.games = dict(parse_setting(text) for text in config.games)
         self.starts = {key: setting_start(config.start, key, g) for key, g in self.games.items()}
@@ -207,6 +206,7 @@ class Tournament:
     def start(self, clients: ClientPool) -> str:
         """Build both players on `clients`; returns the run header."""
         defaults = self.config.method_defaults()
+        self.call_options = defaults["options"]
         self.players = [
             build_player(side, clients, defaults=defaults, record=self.config.record_decisions)
             for side in self.sides

@@ -24,6 +24,7 @@ from metanim.arena import (
     format_end,
     format_move,
     load_profile,
+    merge_profiles,
     parse_setting,
     plan_run,
     play_game,
@@ -74,12 +75,12 @@ def _refuse_renamed(args: argparse.Namespace) -> None:
 
 
 def _profiles(args: argparse.Namespace) -> dict[str, Any]:
-    base: dict[str, Any] = {}
+    fields = []
     if getattr(args, "profile", None):
-        base.update(profile_fields(load_profile(args.profile)))
+        fields.append(profile_fields(load_profile(args.profile)))
     if getattr(args, "opponent_profile", None):
-        base.update(profile_fields(load_profile(args.opponent_profile), prefix="opponent_"))
-    return base
+        fields.append(profile_fields(load_profile(args.opponent_profile), prefix="opponent_"))
+    return merge_profiles(*fields)
 
 
 @command(

@@ -9,6 +9,7 @@ from metanim.cli._registry import command
 from metanim.datasets.questions import resolve_path
 from metanim.llm.local import serve_local, serve_local_arguments
 from metanim.llm.sim import serve
+from metanim.llm.sim.providers import BEHAVIOURS, ProviderApp
 from metanim.util import port
 
 
@@ -39,6 +40,13 @@ def _serve_sim_args(p: argparse.ArgumentParser) -> None:
         default=0,
         help="which run of a resumed job this serves (faults are drawn afresh per session)",
     )
+    p.add_argument(
+        "--provider",
+        default=None,
+        choices=sorted(BEHAVIOURS),
+        help="answer as this provider does: its cap field, refusals and error bodies, "
+        "reasoning fields, streaming (docs/llm.md, 'Provider conformance')",
+    )
 
 
 @command(
@@ -48,14 +56,25 @@ def _serve_sim(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"environment variable {args.api_key_env} is not set")
+    questions = [str(resolve_path(p)) for p in args.questions]
+    app, banner = None, ""
+    if args.provider is not None:
+        behaviour = BEHAVIOURS[args.provider]
+        app = ProviderApp(
+            behaviour, api_key=api_key, seed=args.seed, log_path=args.log,
+            questions=questions, session=args.session,
+        )  # fmt: skip
+        banner = f", as the fake {args.provider!r} provider (models: {', '.join(behaviour.models)})"
     serve(
         args.host,
         args.port,
         api_key=api_key,
         seed=args.seed,
         log_path=args.log,
-        questions=[str(resolve_path(p)) for p in args.questions],
+        questions=questions,
         session=args.session,
+        app=app,
+        banner=banner,
     )
     return 0
 

@@ -5,6 +5,7 @@ The simulated server lives in `metanim.llm.sim`.
 """
 
 from metanim.llm._types import (
+    AUTO,
     DEFAULT_MAX_COMPLETION_TOKENS,
     STRUCTURED_OUTPUT_MODES,
     STRUCTURED_OUTPUT_SETTINGS,
@@ -17,8 +18,10 @@ from metanim.llm._types import (
     StructuredOutputSetting,
     Usage,
 )
+from metanim.llm.budget import BudgetExhausted, CostBudget
 from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.client import OpenAIChatClient
+from metanim.llm.dialect import Api, ApiSetting
 from metanim.llm.model_spec import (
     SIM_IN_PROCESS,
     SIM_KEY_ENV,
@@ -27,7 +30,22 @@ from metanim.llm.model_spec import (
     sim_url_from_env,
 )
 from metanim.llm.prices import PRICES_ENV, Price, PriceTable
-from metanim.llm.probe import StructuredChoice, forget_probes, structured_output_for
+from metanim.llm.probe import (
+    Detected,
+    StructuredChoice,
+    detect_provider,
+    forget_probes,
+    structured_output_for,
+)
+from metanim.llm.providers import (
+    CAP_FIELDS,
+    PROVIDER_KINDS,
+    PROVIDERS,
+    REASONING_EFFORTS,
+    ModelDefaults,
+    Provider,
+    provider,
+)
 from metanim.llm.target import (
     AZURE_PREFIX,
     DEFAULT_BASE_URL,
@@ -41,24 +59,36 @@ from metanim.llm.target import (
 )
 
 __all__ = [
+    "AUTO",
     "AZURE_PREFIX",
+    "CAP_FIELDS",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_COMPLETION_TOKENS",
     "PRICES_ENV",
+    "PROVIDERS",
+    "PROVIDER_KINDS",
+    "REASONING_EFFORTS",
     "SIM_IN_PROCESS",
     "SIM_KEY_ENV",
     "SIM_URL_ENV",
     "STRUCTURED_OUTPUT_MODES",
     "STRUCTURED_OUTPUT_SETTINGS",
+    "Api",
+    "ApiSetting",
+    "BudgetExhausted",
     "CallOptions",
     "ChatModel",
     "Completion",
+    "CostBudget",
+    "Detected",
     "InfrastructureError",
     "Message",
+    "ModelDefaults",
     "ModelSpec",
     "OpenAIChatClient",
     "Price",
     "PriceTable",
+    "Provider",
     "ResponseCache",
     "ServerTarget",
     "StructuredChoice",
@@ -70,8 +100,10 @@ __all__ = [
     "check_api_key",
     "check_base_url",
     "check_model",
+    "detect_provider",
     "forget_probes",
     "is_loopback",
+    "provider",
     "server_target",
     "sim_url_from_env",
     "structured_output_for",

@@ -6,7 +6,7 @@ client, the cache and the simulated server live beside this file.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,22 +39,30 @@ class InfrastructureError(MetaNimError, RuntimeError):
 
 #: How a reply schema reaches the server (docs/llm.md, "Structured output"):
 #: off: not sent; json_schema: `response_format` {"type": "json_schema"} (OpenAI, llama.cpp,
-#: vLLM, SGLang); guided_json: a `guided_json` body field (vLLM's older form);
-#: llama_json_schema: llama.cpp's own `json_schema` body field (turned into a grammar).
-StructuredOutput = Literal["off", "json_schema", "guided_json", "llama_json_schema"]
+#: vLLM, SGLang, Ollama); guided_json: a `guided_json` body field (vLLM's older form);
+#: llama_json_schema: llama.cpp's own `json_schema` body field (turned into a grammar);
+#: tools: a forced function call whose parameters are the schema (servers that ignore
+#: `response_format`, as Anthropic's OpenAI-compatible endpoint documents).
+StructuredOutput = Literal["off", "json_schema", "guided_json", "llama_json_schema", "tools"]
 STRUCTURED_OUTPUT_MODES: tuple[str, ...] = (
     "off",
     "json_schema",
     "guided_json",
     "llama_json_schema",
+    "tools",
 )
 #: What a run asks for: a mode, or "auto" (the mode the server says it takes, resolved
 #: once before the run by `metanim.llm.structured_output_for`; never sent as such).
-StructuredOutputSetting = Literal["auto", "off", "json_schema", "guided_json", "llama_json_schema"]
+StructuredOutputSetting = Literal[
+    "auto", "off", "json_schema", "guided_json", "llama_json_schema", "tools"
+]
 STRUCTURED_OUTPUT_SETTINGS: tuple[str, ...] = ("auto", *STRUCTURED_OUTPUT_MODES)
 
-#: The completion cap every call gets unless a run or a phase sets another.
+#: The completion cap of a chat model (one that does not think first): "auto" resolves to
+#: it, or to a reasoning model's larger default (`metanim.llm.providers`).
 DEFAULT_MAX_COMPLETION_TOKENS = 512
+#: The cap a model's server needs, chosen per model (`ModelDefaults.cap`).
+AUTO = "auto"
 
 
 class CallOptions(BaseModel):
@@ -62,14 +70,26 @@ class CallOptions(BaseModel):
 
     Recorded with every call (`CallRecord.options`), so a decision says exactly what its
     requests asked for. `schema` is the reply's JSON Schema, sent only when
-    `structured_output` is not "off".
+    `structured_output` is not "off". What went on the wire (the cap's field name, the
+    temperature or the server's default) is recorded beside it (`Completion.sent`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    max_tokens: int | None = Field(
-        DEFAULT_MAX_COMPLETION_TOKENS, ge=1, description="completion cap (None: the server's)"
+    max_tokens: Annotated[int, Field(ge=1)] | Literal["auto"] | None = Field(
+        AUTO,
+        description="completion cap: tokens, 'auto' (the model's default: 512, more for a "
+        "reasoning model), or None (the server's own)",
     )
+    #: A phase's own cap where `max_tokens` is "auto" (AceMAD's short argument), for a model
+    #: that does not think first; a reasoning model's thinking needs its whole default cap.
+    phase_cap: int | None = Field(None, ge=1)
+    cap_field: Literal["max_tokens", "max_completion_tokens"] | None = Field(
+        None, description="the cap's field name (None: the server's, from its profile)"
+    )
+    reasoning_effort: str | None = None
+    #: Request fields left out (e.g. "seed", "temperature": the server's default).
+    omit: tuple[str, ...] = ()
     top_p: float | None = Field(None, gt=0, le=1)
     stop: list[str] | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -110,10 +130,20 @@ _OPTION_RECORDS: dict[int, tuple[CallOptions, dict[str, Any]]] = {}
 
 
 class Usage(BaseModel):
+    """Tokens one call (or a sum of calls) took, as the server reported them.
+
+    `reasoning_tokens` (`completion_tokens_details.reasoning_tokens`) are part of
+    `completion_tokens`, billed as output; `cached_tokens`
+    (`prompt_tokens_details.cached_tokens`) are part of `prompt_tokens`, billed at the
+    cached-input price where the provider discounts them.
+    """
+
     model_config = ConfigDict(frozen=True)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -123,6 +153,8 @@ class Usage(BaseModel):
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
         )
 
 
@@ -142,6 +174,13 @@ class Completion(BaseModel):
     # call, for the connection set-up and server checks).
     queue_s: float = 0.0
     cached: bool = False  # from the response cache; `usage` still holds its tokens
+    # Whether `cost_usd` is known: False for a model the price table does not price (its
+    # cost is unknown, never $0) unless the server is self-hosted or reported the cost.
+    priced: bool = True
+    # What went on the wire, where it differs by server: api, cap_field and cap, the
+    # temperature sent (None: the server's default), stream, and what was adapted after
+    # the server refused a parameter.
+    sent: dict[str, Any] = Field(default_factory=dict)
     # model, temperature, n, seed, sample_index (and, from the client, base_url, max_tokens)
     request: dict[str, Any] = Field(default_factory=dict)
     retries: int = 0  # failed attempts before this answer (0 for a cached answer)
@@ -153,6 +192,9 @@ class Completion(BaseModel):
     # Why each failed attempt failed (kind, HTTP status), in order; len == retries.
     attempt_errors: list[dict[str, Any]] = Field(default_factory=list)
     endpoint: str | None = None  # the base URL that answered (one of a client's replicas)
+    # The server's own busy time for the reply, where it reports one (llama.cpp's
+    # `timings`: prompt evaluation plus generation), in seconds; None elsewhere.
+    server_s: float | None = None
 
     @property
     def text(self) -> str:

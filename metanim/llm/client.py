@@ -6,6 +6,12 @@ httpx transport and response models cost about 3x the CPU of a plain aiohttp POS
 which at hundreds of calls in flight is what bounds a tournament (docs/llm.md, "Transport").
 One retry loop lives here because the SDK's would also retry a 429 that means "quota
 exhausted", and its backoff base is a module constant that tests cannot shorten.
+
+What differs between servers is data (`metanim.llm.providers`): the request is built in
+the server's dialect (`metanim.llm.dialect`), the reply read by one reader whatever its
+shape (`metanim.llm.replies`). Calls stream by default on real servers, so the timeout
+measures silence and a long reasoning call shows life; a call that may have been billed
+without an answer is not sent again unless asked (`resend_timeouts`).
 """
 
 from __future__ import annotations
@@ -17,7 +23,6 @@ import json
 import logging
 import os
 import random
-import re
 import time
 import weakref
 from collections.abc import AsyncGenerator, Sequence
@@ -26,9 +31,30 @@ from typing import Any
 
 import aiohttp
 
-from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message, Usage
+from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message
+from metanim.llm.budget import CostBudget, prompt_token_bound
 from metanim.llm.cache import ResponseCache, cache_key
-from metanim.llm.prices import PriceTable
+from metanim.llm.dialect import (
+    Adapted,
+    Api,
+    ApiSetting,
+    about_schema,
+    fix_for,
+    refused_field,
+    request_body,
+)
+from metanim.llm.prices import Price, PriceTable
+from metanim.llm.probe import Detected, detect_provider
+from metanim.llm.providers import CAP_FIELDS, HOSTS, PROVIDERS, ModelDefaults, Provider
+from metanim.llm.providers import provider as provider_named
+from metanim.llm.replies import (  # noqa: F401  (split_reasoning: the public name here)
+    BadReply,
+    Reply,
+    StreamReply,
+    completion_reply,
+    responses_reply,
+    split_reasoning,
+)
 from metanim.llm.target import (
     API_KEY_ENV,
     AZURE_API_KEY_ENV,
@@ -42,10 +68,13 @@ log = logging.getLogger("metanim.llm")
 
 # A server asking us to wait longer than this is treated as if it had asked for the cap.
 _MAX_RETRY_AFTER_S = 60.0
+#: aiohttp's connect timeout (nothing was sent: safe to send again); older aiohttp has none.
+_CONNECT_TIMEOUT = getattr(aiohttp, "ConnectionTimeoutError", ())
 
 
 class OpenAIChatClient:
-    """A `ChatModel` over any OpenAI-compatible `/v1/chat/completions` endpoint.
+    """A `ChatModel` over any OpenAI-compatible `/v1/chat/completions` endpoint (or the
+    Responses API, `api="responses"`).
 
     Args:
         model: the model name sent to the server (e.g. "gpt-4o", "sim-optimal");
@@ -63,11 +92,15 @@ class OpenAIChatClient:
             `ModelSpec.target`); the five arguments above are then not read.
         max_concurrency: calls in flight at once per replica (per event loop); None: the
             server's slot count where it reports one (llama.cpp's `/props`), else 8.
-        timeout_s: per-attempt timeout in seconds.
+        timeout_s: seconds of silence a call may take (streamed: between two pieces of the
+            reply; else until the reply); None: the model's default (60 s for a chat model,
+            more for a reasoning model, `metanim.llm.providers`).
         max_retries: retries after the first attempt on 429 (not quota), 408/409, 5xx,
-            timeouts, connection errors and unreadable responses; then `InfrastructureError`.
-            A deterministic request (temperature 0) that timed out is resent once at most:
-            the same greedy request would only time out again.
+            connection errors (nothing was sent, or nothing answered) and unreadable
+            responses; then `InfrastructureError`.
+        resend_timeouts: how many times a call that timed out after it was sent is sent
+            again (default 0: the server may run it to the end and bill it, so it is not
+            resent; each resend is counted, and its worst case charged to a cost cap).
         backoff_s: first backoff; doubled on each retry, capped at `backoff_max_s`, and
             jittered to a uniform draw in [half, full] so that parallel callers spread out.
         backoff_max_s: largest backoff (a server's Retry-After is honoured up to 60 s).
@@ -75,13 +108,22 @@ class OpenAIChatClient:
         prices: the price table for `cost_usd` (default: `PriceTable.load()`).
         options: the default `CallOptions` of a call that passes none.
         check_server: before the first call, read the server's `/v1/models` (a WARNING when
-            `model` is not listed) and `/props` (its slot count); not for Azure, whose
-            listing names models, not deployments.
+            `model` is not listed) and `/props` (its slot count), and detect its provider
+            profile when none is given; not for Azure, whose listing names models, not
+            deployments.
+        provider: the server's profile (`metanim.llm.providers`, or its kind's name); None:
+            detected (its host, else what it answers; `metanim.llm.probe`).
+        api: "chat" (chat completions), "responses" (the Responses API), or "auto": the
+            Responses API for the models OpenAI serves only there (o3-pro, the gpt-5 pro
+            and codex models), else chat completions.
+        stream: stream replies (server-sent events); None: on, except on the simulator.
+        budget: a `CostBudget` every call reserves its worst case from before it is sent.
 
     Raises:
         ValueError: at construction, an empty model name, a base URL that is not an
-            http(s) URL, a key no HTTP header can carry, or an Azure deployment without
-            its endpoint, key or API version. The environment is read here, once.
+            http(s) URL, a key no HTTP header can carry, an Azure deployment without
+            its endpoint, key or API version, or an unknown provider. The environment is
+            read here, once.
 
     Use it as an async context manager, or `await client.aclose()`; a client used under
     several `asyncio.run` calls closes each loop's connections as that loop shuts down.
@@ -98,19 +140,28 @@ class OpenAIChatClient:
         api_version: str | None = None,
         target: ServerTarget | None = None,
         max_concurrency: int | None = 8,
-        timeout_s: float = 60.0,
+        timeout_s: float | None = None,
         max_retries: int = 4,
+        resend_timeouts: int = 0,
         backoff_s: float = 0.5,
         backoff_max_s: float = 8.0,
         cache: ResponseCache | None = None,
         prices: PriceTable | None = None,
         options: CallOptions | None = None,
         check_server: bool = True,
+        provider: Provider | str | None = None,
+        api: ApiSetting = "auto",
+        stream: bool | None = None,
+        budget: CostBudget | None = None,
     ) -> None:
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
-        if max_retries < 0:
-            raise ValueError("max_retries must be non-negative")
+        if max_retries < 0 or resend_timeouts < 0:
+            raise ValueError("max_retries and resend_timeouts must be non-negative")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if api not in ("auto", "chat", "responses"):
+            raise ValueError(f"api must be 'auto', 'chat' or 'responses', got {api!r}")
         self._model = model
         # Everything read from the environment is read here, once, not per call.
         self._target = target or server_target(
@@ -129,25 +180,40 @@ class OpenAIChatClient:
         # Held only here and in the session's headers; never in a record, a log line or repr.
         self.__api_key = self._target.api_key
         self.max_concurrency = max_concurrency
-        self.timeout_s = timeout_s
+        self._timeout_s = timeout_s
         self.max_retries = max_retries
+        self.resend_timeouts = resend_timeouts
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
         self.cache = cache
         self.prices = prices if prices is not None else PriceTable.load()
         self.options = options or CallOptions()
         self.check_server = check_server
+        self._api: ApiSetting = api
+        self._stream = stream
+        self.budget = budget
+        given = provider_named(provider) if isinstance(provider, str) else provider
+        #: The server's profile and how it was found; detected on the first call when
+        #: not given (or known from the host, without a request).
+        self.detected: Detected | None = (
+            Detected(given, "named", self.base_url) if given is not None else _by_host(self._target)
+        )
+        #: What the server refused by name and how later requests differ (said once).
+        self.adapted = Adapted()
         #: Failed attempts so far, by kind (timeout, rate_limit, ...), retried or not: what
         #: a progress display shows while calls are slow to come back.
         self.failed_attempts: collections.Counter[str] = collections.Counter()
+        #: Reply pieces received in streams so far (tokens arriving, for a progress display).
+        self.streamed = 0
+        #: The server's own busy time, where it reports it (llama.cpp's `timings`), in s.
+        self.server_busy_s = 0.0
         #: Per replica: the slot count its server reported (None: not reported).
         self.server_slots: dict[str, int | None] = {}
         self._rng = random.Random()
         # Per-call work that depends only on the client or on one options object is done
         # once: the price lookup (prefix rules).
-        self._price: tuple[PriceTable, Any] | None = None
-        # A local server bills nothing: its missing price is not worth a warning.
-        self._local = self._target.loopback
+        self._price: tuple[PriceTable, Price | None] | None = None
+        self._defaults: tuple[Provider, ModelDefaults] | None = None
         # The HTTP session and an asyncio.Semaphore are bound to one event loop; a client
         # reused under several `asyncio.run` calls gets its endpoints per loop.
         self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
@@ -157,6 +223,38 @@ class OpenAIChatClient:
     @property
     def model(self) -> str:
         return self._model
+
+    @property
+    def provider(self) -> Provider:
+        """The server's profile (`generic` until detected)."""
+        return self.detected.provider if self.detected is not None else PROVIDERS["generic"]
+
+    @property
+    def defaults(self) -> ModelDefaults:
+        """What this model needs on its server (cap, timeout, temperature), worked out
+        once per profile."""
+        profile = self.provider
+        known = self._defaults
+        if known is None or known[0] is not profile:
+            known = self._defaults = (profile, profile.defaults(self._model))
+        return known[1]
+
+    @property
+    def api(self) -> Api:
+        """The API calls go to: as asked, or for "auto" the one the model is served on."""
+        return self.defaults.api if self._api == "auto" else self._api
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds of silence a call may take (see the class)."""
+        return self._timeout_s if self._timeout_s is not None else self.defaults.timeout_s
+
+    @property
+    def stream(self) -> bool:
+        """Whether calls stream (see the class)."""
+        if self._stream is not None:
+            return self._stream
+        return self.provider.kind != "sim" and not self._model.startswith("sim-")
 
     def __repr__(self) -> str:
         urls = self.base_url if len(self.base_urls) == 1 else "|".join(self.base_urls)
@@ -169,6 +267,7 @@ class OpenAIChatClient:
         state["_OpenAIChatClient__api_key"] = None
         state["_target"] = dataclasses.replace(self._target, headers={}, api_key="")
         state["_per_loop"] = None
+        state["budget"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -196,6 +295,9 @@ class OpenAIChatClient:
         if state.endpoints:
             return state
         async with state.lock:
+            if self.detected is None and self.check_server:
+                # The same cached probe the run header asked (one request per server).
+                self.detected = await asyncio.to_thread(detect_provider, self._target)
             if state.session is None:
                 state.session = self._new_session()
                 # Closes the session when this loop shuts down (asyncio.run's
@@ -212,12 +314,13 @@ class OpenAIChatClient:
                         slots = await self._check_endpoint(state.session, url)
                         if limit is None and slots is not None:
                             limit = slots
+                    chat_url = (
+                        f"{url}/responses{self._target.query}"
+                        if self.api == "responses"
+                        else self._target.chat_url(url)
+                    )
                     endpoints.append(
-                        _Endpoint(
-                            url,
-                            self._target.chat_url(url),
-                            asyncio.Semaphore(limit or _DEFAULT_CONCURRENCY),
-                        )
+                        _Endpoint(url, chat_url, asyncio.Semaphore(limit or _DEFAULT_CONCURRENCY))
                     )
                 state.endpoints = endpoints
         return state
@@ -239,22 +342,54 @@ class OpenAIChatClient:
             headers={
                 **self._target.headers,
                 "Content-Type": "application/json",
-                "Accept": "application/json",
+                "Accept": "application/json, text/event-stream",
             },
-            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            # Each request sets its own: the timeout measures silence (see `_post`).
+            timeout=aiohttp.ClientTimeout(total=None),
             skip_auto_headers=("User-Agent",),
         )
 
+    def _timeout(self) -> aiohttp.ClientTimeout:
+        """Silence, not total time: the connection, then every read, each within the
+        timeout (a reply streaming for ten minutes is alive; one silent for the timeout
+        is not)."""
+        t = self.timeout_s
+        return aiohttp.ClientTimeout(total=None, sock_connect=t, sock_read=t)
+
     async def _check_endpoint(self, session: aiohttp.ClientSession, url: str) -> int | None:
-        """Warn if the model is not listed; return the server's slot count, if it gives one."""
+        """Warn if the model is not listed; return the server's slot count, if it gives one.
+
+        What the provider probe read of this replica is used instead of asking again.
+        """
+        probed = self.detected if self.detected is not None and self.detected.url == url else None
+        if probed is not None and probed.probed:
+            self._warn_unlisted(list(probed.models or ()), url)
+            self.server_slots[url] = probed.slots
+            return probed.slots
         listed: list[str] = []
+        timeout = aiohttp.ClientTimeout(total=self.timeout_s)
         try:
-            async with session.get(self._target.models_url(url)) as response:
+            async with session.get(self._target.models_url(url), timeout=timeout) as response:
                 if response.status == 200:
                     body = json.loads(await response.read())
                     listed = [str(m["id"]) for m in body.get("data") or []]
         except Exception:  # a server without a listing is not an error
             listed = []
+        self._warn_unlisted(listed, url)
+        slots = None
+        try:
+            # llama.cpp serves /props beside /v1, at the server's root.
+            root = url[: -len("/v1")] if url.endswith("/v1") else url
+            async with session.get(f"{root}/props", timeout=timeout) as response:
+                if response.status == 200:
+                    value = json.loads(await response.read()).get("total_slots")
+                    slots = int(value) if isinstance(value, int) and value > 0 else None
+        except Exception:
+            slots = None
+        self.server_slots[url] = slots
+        return slots
+
+    def _warn_unlisted(self, listed: list[str], url: str) -> None:
         # A parameterised name (the simulator's "sim-biased:p=0.3") is listed by its base.
         bases = {m.split(":")[0] for m in listed}
         if listed and self._model not in listed and self._model.split(":")[0] not in bases:
@@ -265,18 +400,6 @@ class OpenAIChatClient:
                 url,
                 ", ".join(repr(m) for m in listed[:8]) + (" ..." if len(listed) > 8 else ""),
             )
-        slots = None
-        try:
-            # llama.cpp serves /props beside /v1, at the server's root.
-            root = url[: -len("/v1")] if url.endswith("/v1") else url
-            async with session.get(f"{root}/props") as response:
-                if response.status == 200:
-                    value = json.loads(await response.read()).get("total_slots")
-                    slots = int(value) if isinstance(value, int) and value > 0 else None
-        except Exception:
-            slots = None
-        self.server_slots[url] = slots
-        return slots
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the current event loop (a later call reopens)."""
@@ -294,37 +417,14 @@ class OpenAIChatClient:
         n: int,
         seed: int | None,
         options: CallOptions,
-    ) -> dict[str, Any]:
-        """The request body (`extra_body` apart): the options in the server's dialect."""
-        request: dict[str, Any] = {
-            "model": self._target.model,
-            "messages": [dict(m) for m in messages],
-            "temperature": temperature,
-            "n": n,
-        }
-        if seed is not None:
-            request["seed"] = seed
-        if options.max_tokens is not None:
-            request["max_tokens"] = options.max_tokens
-        if options.top_p is not None:
-            request["top_p"] = options.top_p
-        if options.stop:
-            request["stop"] = list(options.stop)
-        extra = dict(options.extra_body)
-        schema = options.schema_
-        if options.structured_output != "off" and schema is not None:
-            if options.structured_output == "json_schema":
-                request["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {"name": "reply", "schema": schema, "strict": True},
-                }
-            elif options.structured_output == "guided_json":
-                extra["guided_json"] = schema
-            else:
-                extra["json_schema"] = schema
-        if extra:
-            request["extra_body"] = extra
-        return request
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the request body, what it sends where servers differ), in the server's dialect
+        (`metanim.llm.dialect.request_body`), with what the server refused adapted."""
+        return request_body(
+            self.api, self.provider, self.defaults, self._target.model, messages,
+            temperature=temperature, n=n, seed=seed, options=options, adapted=self.adapted,
+            stream=self.stream,
+        )  # fmt: skip
 
     async def chat(
         self,
@@ -344,8 +444,9 @@ class OpenAIChatClient:
 
         Raises:
             InfrastructureError: auth, permission, quota, unknown model, bad request (a
-                rejected reply schema says so), or a retryable failure that outlived its
-                retries (see `kind`).
+                rejected reply schema says so; a refused parameter is `unsupported_parameter`
+                naming the flag that changes it), a cost cap with no room left (`budget`),
+                or a retryable failure that outlived its retries (see `kind`).
         """
         if n < 1:
             raise ValueError("n must be at least 1")
@@ -353,7 +454,9 @@ class OpenAIChatClient:
             options = self.options
             if max_tokens is not None:
                 options = options.with_(max_tokens=max_tokens)
-        request = self.build_request(
+        created = time.perf_counter()
+        state = await self._loop_state()
+        request, sent = self.build_request(
             messages, temperature=temperature, n=n, seed=seed, options=options
         )
         record = {
@@ -363,13 +466,13 @@ class OpenAIChatClient:
             "n": n,
             "seed": seed,
             "sample_index": sample_index,
-            "max_tokens": options.max_tokens,
+            "max_tokens": sent["cap"],
             "options": options.record(),
         }
-        created = time.perf_counter()
         key = None
         if self.cache is not None and self.cache.applies(temperature):
-            key = cache_key(self.base_url, request, sample_index)
+            keyed = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
+            key = cache_key(self.base_url, keyed, sample_index)
             hit = self.cache.get(key)
             if hit is not None:
                 texts, usage = hit
@@ -385,108 +488,173 @@ class OpenAIChatClient:
                     request=record,
                     finish_reasons=["stop"] * len(texts),
                     reasoning=[None] * len(texts),
+                    sent=sent,
                 )
-        state = await self._loop_state()
+        if self.budget is not None and sent["cap"] is None:
+            raise InfrastructureError(
+                f"a cost cap is set but a call to {self._model!r} has no completion cap, so "
+                "its worst case is unbounded: set --max-completion-tokens",
+                kind="budget",
+            )
         endpoint = state.pick()
         endpoint.in_flight += 1
         try:
             async with endpoint.semaphore:
-                sent = time.perf_counter()
-                reply = await self._call_with_retries(state.session, endpoint, request, options)
+                sent_at = time.perf_counter()
+                reply = await self._call_with_retries(
+                    state.session, endpoint, messages, temperature, n, seed, options, request
+                )
             received = time.perf_counter()
         finally:
             endpoint.in_flight -= 1
+        if reply.sent is not None:  # the request changed after a refusal: record the last
+            sent = reply.sent
+            record["max_tokens"] = sent["cap"]
         complete = all(r != "length" for r in reply.finish_reasons)
         if key is not None and self.cache is not None and complete:
             self.cache.put(
                 key,
                 base_url=self.base_url,
-                request=request,
+                request={k: v for k, v in request.items() if k not in ("stream", "stream_options")},
                 sample_index=sample_index,
                 texts=reply.texts,
                 usage=reply.usage,
             )
-        latency = received - sent
+        latency = received - sent_at
         log.debug("chat %s n=%d: %.3f s, %d retries", self._model, n, latency, len(reply.errors))
+        cost, priced = self._priced(reply)
         # Validated, not `model_construct`: pydantic-core's validation is the faster of
         # the two (model_construct loops over the fields in Python).
         return Completion(
             model=self._model,
             texts=reply.texts,
             usage=reply.usage,
-            cost_usd=self._cost(reply.usage),
+            cost_usd=cost,
             latency_s=latency,
-            queue_s=sent - created,
+            queue_s=sent_at - created,
             cached=False,
+            priced=priced,
             request=record,
             retries=len(reply.errors),
             finish_reasons=reply.finish_reasons,
             reasoning=reply.reasoning,
             attempt_errors=reply.errors,
             endpoint=endpoint.url,
+            sent=sent,
+            server_s=_busy_s(reply.timings),
         )
 
-    def _cost(self, usage: Usage) -> float:
-        """`prices.cost` with the model's price looked up once per price table."""
+    # ------------------------------------------------------------------ money
+    def price(self) -> Price | None:
+        """The model's price (looked up once per price table)."""
         if self._price is None or self._price[0] is not self.prices:
-            price = self.prices.lookup(self._model)
-            if price is None and not self._local:
-                self.prices.warn_unpriced(self._model)
-            self._price = (self.prices, price)
-        price = self._price[1]
-        if price is None:
-            return 0.0
-        return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+            self._price = (self.prices, self.prices.lookup(self._model))
+        return self._price[1]
 
+    @property
+    def bills(self) -> bool:
+        """Whether calls may cost money: not on a self-hosted server (llama.cpp, vLLM,
+        SGLang, Ollama, the simulator), whose calls cost $0, known."""
+        return not self.provider.self_hosted
+
+    def _priced(self, reply: Reply) -> tuple[float, bool]:
+        """(dollars, whether known) of one reply: the server's own figure if it gives one,
+        else the price table's; unknown (0.0, False) for an unpriced model that bills."""
+        if reply.cost_usd is not None:
+            return reply.cost_usd, True
+        price = self.price()
+        if price is not None:
+            if self.bills and reply.usage.total_tokens == 0 and any(reply.texts):
+                # A reply with text and no usage (a stream that sent none): tokens unknown.
+                return 0.0, False
+            return price.cost(reply.usage), True
+        if not self.bills:
+            return 0.0, True
+        self.prices.warn_unpriced(self._model)
+        return 0.0, False
+
+    def worst_case_usd(self, messages: list[Message], n: int, cap: int | None) -> float:
+        """The most a call can cost: its prompt bound at the input price plus `n` x its
+        cap at the output price (`metanim.llm.budget`); 0 on a server that bills nothing.
+
+        Raises:
+            InfrastructureError: (kind "budget") the model has no price, or no cap.
+        """
+        if not self.bills:
+            return 0.0
+        price = self.price()
+        if price is None or cap is None:
+            what = "no price" if price is None else "no completion cap"
+            raise InfrastructureError(
+                f"a cost cap is set but {self._model!r} has {what}: its worst case is unknown",
+                kind="budget",
+            )
+        return (prompt_token_bound(messages) * price.input + n * cap * price.output) / 1e6
+
+    # ------------------------------------------------------------------ the wire
     async def _call_with_retries(
         self,
         session: aiohttp.ClientSession,
         endpoint: _Endpoint,
-        request: dict[str, Any],
+        messages: list[Message],
+        temperature: float,
+        n: int,
+        seed: int | None,
         options: CallOptions,
-    ) -> _Reply:
+        request: dict[str, Any],
+    ) -> _Answer:
         attempt = 0
+        resent = 0
         errors: list[dict[str, Any]] = []
-        deterministic = request.get("temperature", 1.0) == 0
-        # The body the server gets: extra_body's fields sit at the top level (as the SDK
-        # sends them); serialised once, however many attempts it takes.
-        extra = request.get("extra_body")
-        body = {k: v for k, v in request.items() if k != "extra_body"}
-        if extra:
-            body.update(extra)
-        data = fastjson.dumps(body)
+        changed: dict[str, Any] | None = None  # what was sent, after an adaptation
+        cap = request.get(
+            "max_output_tokens", request.get("max_completion_tokens", request.get("max_tokens"))
+        )
+        worst = self.worst_case_usd(messages, n, cap) if self.budget is not None else 0.0
+        # Serialised once, however many attempts it takes (again after an adaptation).
+        data = fastjson.dumps(request)
         while True:
+            held = await self.budget.reserve(worst) if self.budget is not None else 0.0
+            charge = 0.0
             try:
-                async with session.post(endpoint.chat_url, data=data) as response:
-                    raw = await response.read()
-                    status = response.status
-                    if status >= 400:
-                        raise _HTTPStatus(status, raw, response.headers)
-                return _parse_reply(raw, errors)
+                reply = await self._post(session, endpoint, data)
+                reply.errors = errors
+                charge = self._priced(reply)[0]
+                return _Answer(reply, changed)
             except Exception as exc:
                 error, retry_after = self._classify(exc, endpoint.url)
                 if error is None:
                     raise
-                if (
-                    error.kind == "bad_request"
-                    and options.structured_output != "off"
-                    and options.schema_ is not None
-                ):
-                    error = InfrastructureError(
-                        f"{error} -- the request carried a reply schema (structured output "
-                        f"{options.structured_output!r}); the server may not take that form: "
-                        "try --structured-output off, json_schema, guided_json or "
-                        "llama_json_schema",
-                        kind="bad_request",
-                        status=error.status,
-                    )
+                if error.kind == "timeout" and not isinstance(exc, _CONNECT_TIMEOUT):
+                    # It was sent: the server may run it to the end and bill it.
+                    charge = worst
+                if isinstance(exc, _HTTPStatus) and exc.status in (400, 422):
+                    adapted = self._adapt(exc, options, request)
+                    if adapted is not None:
+                        errors.append({"kind": "adapted", "status": exc.status, "field": adapted})
+                        request, changed = self.build_request(
+                            messages, temperature=temperature, n=n, seed=seed, options=options
+                        )
+                        data = fastjson.dumps(request)
+                        continue
+                    error = self._refusal(exc, error, options)
                 retryable = error.kind in _RETRYABLE
                 limit = self.max_retries
-                if error.kind == "timeout" and deterministic:
-                    limit = min(limit, 1)
+                sent_timeout = error.kind == "timeout" and not isinstance(exc, _CONNECT_TIMEOUT)
+                if sent_timeout:
+                    limit = resent + self.resend_timeouts
+                    retryable = self.resend_timeouts > resent
                 if not retryable or attempt >= limit:
                     self.failed_attempts[error.kind] += 1
-                    if retryable:
+                    if sent_timeout and not self.resend_timeouts:
+                        error = InfrastructureError(
+                            f"{error}; not sent again: the server may still run it and bill it "
+                            "(--resend-timeouts N allows N resends, --timeout-s waits longer)",
+                            kind=error.kind,
+                            status=error.status,
+                            attempts=attempt + 1,
+                        )
+                    elif retryable or sent_timeout:
                         error = InfrastructureError(
                             f"gave up after {attempt + 1} attempts: {error}",
                             kind=error.kind,
@@ -496,7 +664,11 @@ class OpenAIChatClient:
                     else:
                         error.attempts = attempt + 1
                     raise error from None
-                errors.append({"kind": error.kind, "status": error.status})
+                entry: dict[str, Any] = {"kind": error.kind, "status": error.status}
+                if sent_timeout:
+                    entry.update(may_be_billed=True, worst_case_usd=worst)
+                    resent += 1
+                errors.append(entry)
                 self.failed_attempts[error.kind] += 1
                 delay = min(self.backoff_s * 2**attempt, self.backoff_max_s)
                 delay *= 0.5 + 0.5 * self._rng.random()
@@ -511,6 +683,109 @@ class OpenAIChatClient:
                 )
                 attempt += 1
                 await asyncio.sleep(delay)
+            finally:
+                if self.budget is not None:
+                    await self.budget.settle(held, charge)
+
+    async def _post(
+        self, session: aiohttp.ClientSession, endpoint: _Endpoint, data: bytes
+    ) -> Reply:
+        """One attempt: the reply, read whole or as a stream."""
+        async with session.post(endpoint.chat_url, data=data, timeout=self._timeout()) as response:
+            status = response.status
+            if status >= 400:
+                raise _HTTPStatus(status, await response.read(), response.headers)
+            if "text/event-stream" not in response.headers.get("Content-Type", ""):
+                body = fastjson.loads(await response.read())
+                reply = responses_reply(body) if self.api == "responses" else completion_reply(body)
+            else:
+                reply = await self._read_stream(response)
+        busy = _busy_s(reply.timings)
+        if busy is not None:
+            self.server_busy_s += busy
+        return reply
+
+    async def _read_stream(self, response: aiohttp.ClientResponse) -> Reply:
+        """Server-sent events gathered into one reply (chat chunks, or Responses events)."""
+        gathered = StreamReply()
+        final: dict[str, Any] | None = None
+        seen = 0
+        async for line in _lines(response.content):
+            if not line.startswith(b"data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == b"[DONE]":
+                break
+            event = fastjson.loads(payload)
+            if self.api == "responses":
+                kind = event.get("type", "")
+                if kind.endswith(".delta"):
+                    self.streamed += 1
+                elif kind in ("response.completed", "response.incomplete", "response.failed"):
+                    final = event.get("response") or {}
+                elif kind == "error":
+                    raise BadReply(f"the stream ended in an error: {event.get('message')}")
+                continue
+            gathered.add(event)
+            self.streamed += gathered.tokens - seen
+            seen = gathered.tokens
+        if self.api == "responses":
+            if final is None:
+                raise BadReply("the stream ended before the response was complete")
+            return responses_reply(final)
+        return gathered.reply()
+
+    def _adapt(self, exc: _HTTPStatus, options: CallOptions, request: dict[str, Any]) -> str | None:
+        """Change the request once, visibly, if the server refused the cap's field name or
+        a temperature the model does not take; returns the field adapted, else None (a
+        call built before another call's adaptation is simply built again)."""
+        name = refused_field(exc.body)
+        if name in CAP_FIELDS and options.cap_field is None and name in request:
+            current = self.adapted.cap_field or self.provider.cap_field
+            if current != name:  # another call adapted it meanwhile
+                return name
+            if self.adapted.cap_field is None:
+                other = next(f for f in CAP_FIELDS if f != name)
+                self.adapted.cap_field = other
+                return self._note(f"the completion cap is sent as {other} ({name} refused)", name)
+        if name == "temperature" and "temperature" in request:
+            if "temperature" not in self.adapted.omit:
+                self.adapted.omit.add("temperature")
+                self._note(
+                    "no temperature is sent: the model takes only its default (the server's)",
+                    name,
+                )
+            return name
+        return None
+
+    def _note(self, note: str, name: str) -> str:
+        self.adapted.notes.append(note)
+        log.warning("%s refused %s for model %r: %s", self.base_url, name, self._model, note)
+        return name
+
+    def _refusal(
+        self, exc: _HTTPStatus, error: InfrastructureError, options: CallOptions
+    ) -> InfrastructureError:
+        """A 400/422 that names what it refuses: one line naming the flag that changes it."""
+        name = refused_field(exc.body)
+        if name is not None and not about_schema(name, str(error)):
+            return InfrastructureError(
+                f"{error} -- the server refuses the request field {name!r}: "
+                f"{fix_for(name, options.extra_body)}",
+                kind="unsupported_parameter",
+                status=error.status,
+            )
+        if options.structured_output != "off" and about_schema(name, str(error)):
+            # No rerun mends it: the run stops at the first (`unsupported_parameter`).
+            return InfrastructureError(
+                f"{error} -- the request carried a reply schema (structured output "
+                f"{options.structured_output!r}); the server may not take that form: "
+                "try --structured-output off, json_schema, tools, guided_json or "
+                "llama_json_schema",
+                kind="unsupported_parameter",
+                status=error.status,
+            )
+        return error
 
     def _classify(
         self, exc: BaseException, url: str | None = None
@@ -519,14 +794,15 @@ class OpenAIChatClient:
         where = f"{url or self.base_url} (model {self._model!r})"
         if isinstance(exc, asyncio.TimeoutError | TimeoutError):
             # aiohttp's ServerTimeoutError and ConnectionTimeoutError are TimeoutErrors too.
+            what = "no connection" if isinstance(exc, _CONNECT_TIMEOUT) else "silence"
             return InfrastructureError(
-                f"timed out after {self.timeout_s} s at {where}", kind="timeout"
+                f"timed out after {self.timeout_s:g} s of {what} at {where}", kind="timeout"
             ), None
         if isinstance(exc, aiohttp.ClientError | ConnectionError) and not isinstance(
             exc, aiohttp.ClientResponseError
         ):
             return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
-        if isinstance(exc, _BadResponse):
+        if isinstance(exc, BadReply):
             return InfrastructureError(
                 f"unreadable response from {where}: {exc}", kind="bad_response"
             ), None
@@ -548,12 +824,14 @@ class OpenAIChatClient:
         detail = self._redact(message)
         if status == 403:
             kind = "permission"
-        elif status == 429 and code in _QUOTA_CODES:
-            kind = "quota"
+        elif status == 402 or (status == 429 and code in _QUOTA_CODES):
+            kind = "quota"  # OpenRouter: 402, out of credits
         elif status == 429:
             kind = "rate_limit"
         elif status == 404:
             kind = "not_found"
+            if "v1/responses" in message:
+                detail += " -- the model is served only by the Responses API: --api responses"
         elif status in (408, 409) or status >= 500:
             kind = "server_error"
         else:
@@ -564,6 +842,50 @@ class OpenAIChatClient:
 
     def _redact(self, text: str) -> str:
         return text.replace(self.__api_key, "***") if self.__api_key else text
+
+
+def _busy_s(timings: dict[str, Any] | None) -> float | None:
+    """A server's own busy time for one reply (llama.cpp: prompt_ms + predicted_ms)."""
+    if not timings:
+        return None
+    return (float(timings.get("prompt_ms") or 0) + float(timings.get("predicted_ms") or 0)) / 1000
+
+
+async def _lines(stream: aiohttp.StreamReader) -> AsyncGenerator[bytes, None]:
+    """The lines of a response body as they arrive (however long: an SSE event may hold a
+    whole completion)."""
+    buffer = b""
+    async for chunk in stream.iter_any():
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield line.strip()
+    if buffer.strip():
+        yield buffer.strip()
+
+
+def _by_host(target: ServerTarget) -> Detected | None:
+    """The profile a hosted API's host names (no request), or None."""
+    if target.azure:
+        return Detected(PROVIDERS["azure"], "an Azure OpenAI deployment", target.base_urls[0])
+    import urllib.parse
+
+    host = (urllib.parse.urlsplit(target.base_urls[0]).hostname or "").lower()
+    for known, kind in HOSTS.items():
+        if host == known or host.endswith("." + known):
+            return Detected(PROVIDERS[kind], f"{host} is a hosted API", target.base_urls[0])
+    return None
+
+
+@dataclass
+class _Answer:
+    """A reply and, if a refusal changed the request, what the last attempt sent."""
+
+    reply: Reply
+    sent: dict[str, Any] | None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reply, name)
 
 
 @dataclass
@@ -618,82 +940,6 @@ async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncGenerator[Non
         await session.close()
 
 
-@dataclass
-class _Reply:
-    texts: list[str]
-    usage: Usage
-    finish_reasons: list[str | None]
-    reasoning: list[str | None]
-    errors: list[dict[str, Any]]
-
-
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-
-
-def split_reasoning(message: dict[str, Any]) -> tuple[str, str | None]:
-    """A reply's answer text and its thinking, kept apart.
-
-    A reasoning model's thinking comes as `reasoning_content` (llama.cpp, vLLM, DeepSeek)
-    or inline as `<think>...</think>` (Qwen3 in thinking mode); the answer is what is left.
-    An unclosed `<think>` (the cap cut the thinking) leaves no answer.
-    """
-    text = message.get("content") or ""
-    thought = message.get("reasoning_content")
-    if not _has_thinking(text, thought):
-        return text, None
-    parts = [str(thought)] if thought else []
-    found = _THINK.findall(text)
-    if found:
-        parts.extend(p.strip() for p in found)
-        text = _THINK.sub("", text)
-    if "<think>" in text:  # thinking that never closed
-        head, _, tail = text.partition("<think>")
-        parts.append(tail.strip())
-        text = head
-    return text.strip() if parts else text, ("\n".join(parts) if parts else None)
-
-
-def _has_thinking(text: str, thought: Any) -> bool:
-    """Whether a reply has thinking to take apart (most replies have none: fast path)."""
-    return bool(thought) or "<think>" in text
-
-
-def _parse_reply(raw: bytes, errors: list[dict[str, Any]]) -> _Reply:
-    """A chat completion's texts, usage, finish reasons and thinking, from its JSON body."""
-    body = fastjson.loads(raw)
-    choices = body.get("choices")
-    if not choices:
-        raise _BadResponse("the server returned no choices")
-    texts, reasoning, finish = [], [], []
-    for choice in choices:
-        message = choice["message"]
-        reason = choice.get("finish_reason")
-        if message.get("content") is None and reason not in _EMPTY_OK:
-            # A reply that ended of its own accord with nothing in it is the server's
-            # fault, not the model's answer; at the cap (a reasoning server's thinking
-            # filled it) it is a truncated reply, and a filtered one is a refusal.
-            raise _BadResponse(f"a reply with no content (null) and finish_reason {reason!r}")
-        text, thought = split_reasoning(message)
-        texts.append(text)
-        reasoning.append(thought)
-        finish.append(reason)
-    usage = body.get("usage") or {}
-    return _Reply(
-        texts,
-        Usage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-        ),
-        finish,
-        reasoning,
-        errors,
-    )
-
-
-class _BadResponse(Exception):
-    pass
-
-
 class _HTTPStatus(Exception):
     """A response with an error status (kept apart from aiohttp's own exceptions)."""
 
@@ -703,8 +949,6 @@ class _HTTPStatus(Exception):
 
 
 _DEFAULT_CONCURRENCY = 8
-# Finish reasons under which a null `message.content` is an answer of no text.
-_EMPTY_OK = frozenset({"length", "content_filter"})
 _RETRYABLE = frozenset({"rate_limit", "server_error", "timeout", "connection", "bad_response"})
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded"})
 

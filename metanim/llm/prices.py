@@ -1,7 +1,9 @@
-"""A user-editable price table: US dollars per 1M input and output tokens, per model.
+"""A user-editable price table: US dollars per 1M input, cached input and output tokens.
 
-The defaults ship as `metanim/llm/prices.json`; a JSON file of the same shape named by
-an argument or by the `METANIM_PRICES` environment variable overrides entries.
+The defaults ship as `metanim/llm/prices.json`, each entry with the date of the price
+list it was copied from and its page; a JSON file of the same shape named by an argument
+or by the `METANIM_PRICES` environment variable overrides entries. A model the table does
+not price has an unknown cost: `cost` returns None and reports show "unknown", never $0.
 """
 
 from __future__ import annotations
@@ -27,12 +29,25 @@ _WARNED: set[str] = set()
 
 
 class Price(BaseModel):
-    """Dollars per one million tokens."""
+    """Dollars per one million tokens; `cached_input` where the provider discounts prompt
+    tokens served from its cache (None: billed as `input`)."""
 
     model_config = ConfigDict(frozen=True)
 
     input: float
     output: float
+    cached_input: float | None = None
+    as_of: str | None = None  # the date of the price list it was copied from
+    source: str | None = None  # that list's page
+
+    def cost(self, usage: Usage) -> float:
+        """Dollars for `usage` at these prices (cached prompt tokens at their price)."""
+        cached = min(usage.cached_tokens, usage.prompt_tokens) if self.cached_input else 0
+        return (
+            (usage.prompt_tokens - cached) * self.input
+            + cached * (self.cached_input or 0.0)
+            + usage.completion_tokens * self.output
+        ) / 1e6
 
 
 #: What may follow a priced name in a model name: a dated snapshot (`-2024-08-06`,
@@ -69,18 +84,28 @@ class PriceTable:
     def _parse(text: str) -> dict[str, Price]:
         data = json.loads(text)
         models = data.get("models", data)
-        return {
-            name: Price.model_validate(entry)
-            for name, entry in models.items()
-            if not name.startswith("_")
-        }
+        sources = data.get("sources", {}) if "models" in data else {}
+        out = {}
+        for name, entry in models.items():
+            if name.startswith("_") or not isinstance(entry, dict):
+                continue
+            price = Price.model_validate(entry)
+            if price.source in sources:
+                price = price.model_copy(update={"source": sources[price.source]})
+            out[name] = price
+        return out
 
     def lookup(self, model: str) -> Price | None:
-        """The price of `model`: an exact entry, else the longest matching prefix, else None."""
-        if model in self.prices:
-            return self.prices[model]
-        matches = [name for name in self.prices if self._prefix_of(name, model)]
-        return self.prices[max(matches, key=len)] if matches else None
+        """The price of `model`: an exact entry, else the longest matching prefix; a
+        router's `vendor/model` also as the model alone (dots in versions as dashes:
+        `anthropic/claude-sonnet-4.5` is `claude-sonnet-4-5`); else None."""
+        for name in _names(model):
+            if name in self.prices:
+                return self.prices[name]
+            matches = [known for known in self.prices if self._prefix_of(known, name)]
+            if matches:
+                return self.prices[max(matches, key=len)]
+        return None
 
     @staticmethod
     def _prefix_of(name: str, model: str) -> bool:
@@ -91,8 +116,8 @@ class PriceTable:
         return _SNAPSHOT.fullmatch(model[len(name) :]) is not None
 
     def is_priced(self, model: str) -> bool:
-        """Whether `model` has a price; an unpriced model is counted as $0 by `cost`, so a
-        cost cap cannot be enforced for it (callers with a cap should refuse it)."""
+        """Whether `model` has a price; an unpriced model's cost is unknown, so a cost cap
+        cannot be enforced for it (callers with a cap refuse it)."""
         return self.lookup(model) is not None
 
     def warn_unpriced(self, model: str) -> None:
@@ -100,12 +125,27 @@ class PriceTable:
         however many clients and tables the run builds)."""
         if model not in _WARNED:
             _WARNED.add(model)
-            log.warning("no price for model %r: its cost is counted as 0", model)
+            log.warning(
+                "no price for model %r: its cost is unknown (add it to a METANIM_PRICES file)",
+                model,
+            )
 
-    def cost(self, model: str, usage: Usage) -> float:
-        """Dollars for `usage` on `model`; 0.0 (with one warning) if the model is not listed."""
+    def cost(self, model: str, usage: Usage) -> float | None:
+        """Dollars for `usage` on `model`; None (with one warning) if the model is not listed."""
         price = self.lookup(model)
         if price is None:
             self.warn_unpriced(model)
-            return 0.0
-        return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+            return None
+        return price.cost(usage)
+
+
+def _names(model: str) -> list[str]:
+    """The names `model` is looked up by, in order (see `PriceTable.lookup`)."""
+    names = [model]
+    if model.startswith("azure:"):
+        return names
+    bare = model.rsplit("/", 1)[-1] if "/" in model else model
+    for name in (bare, re.sub(r"(?<=\d)\.(?=\d)", "-", bare)):
+        if name not in names:
+            names.append(name)
+    return names

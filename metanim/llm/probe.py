@@ -1,18 +1,22 @@
-"""Which structured-output mode a server takes: what `--structured-output auto` resolves to.
+"""Which kind of server a model is on, asked once: the provider profile and what
+`--structured-output auto` sends there.
 
-A reply schema helps only where the server turns it into constrained decoding; a hosted
-API runs the papers' prompts unchanged, and a server that may not know `response_format`
-is sent nothing. So `auto` asks the server what it is, once, before a run:
+Hosted APIs are known by their host, without a request (`metanim.llm.providers.HOSTS`;
+Azure by its target). Any other server is asked once, before a run:
 
-- llama.cpp answers `GET /props` (its `default_generation_settings`) and lists its
-  models as `owned_by: "llamacpp"`; vLLM and SGLang list theirs as `owned_by: "vllm"` /
-  `"sglang"`. All three constrain output to a JSON Schema sent as `response_format`
-  (`json_schema`).
-- The OpenAI API and Azure OpenAI deployments are hosted APIs: `off`, with no request.
-- Anything else, and a probe that fails or times out: `off`.
+- its `GET /models` listing: `owned_by` names vLLM, SGLang, llama.cpp, DeepSeek, Mistral,
+  Gemini or OpenAI (`providers.OWNERS`); an Anthropic listing has `display_name`s, an
+  OpenRouter one `pricing`;
+- then `GET /props` (an older llama.cpp lists its models without `owned_by`; its /props
+  has `default_generation_settings`) and `GET /api/version` (Ollama answers
+  `{"version": ...}`).
 
-The answer is kept per server for the life of the process, so a run's identity and its
-header ask the same question once.
+Anything else, and a probe that fails or times out, is `generic`. A schema is sent by
+`auto` only where the server constrains output to it (llama.cpp, vLLM, SGLang, Ollama):
+a hosted API runs the papers' prompts unchanged.
+
+The answer is kept per server for the life of the process, so a run's identity, its
+header and its clients ask the same question once.
 """
 
 from __future__ import annotations
@@ -26,17 +30,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from metanim.llm._types import StructuredOutput
+from metanim.llm.providers import HOSTS, OWNERS, PROVIDERS, Provider
 from metanim.llm.target import ServerTarget
 
-#: How long `auto` waits for a server's listing or `/props` before it decides `off`.
+#: How long a probe waits for a server's listing, /api/version or /props.
 PROBE_TIMEOUT_S = 5.0
-#: `owned_by` values the servers that constrain output give their own models (each
-#: verified in the server's source: vLLM's and SGLang's `ModelCard`, llama.cpp's
-#: model listing).
-_CONSTRAINING_OWNERS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang"}
-#: Hosts of hosted APIs: never probed, never sent a schema by `auto`.
-_HOSTED = ("api.openai.com",)
 _AGENT = "metanim-probe"
+#: The names the run header gives the servers that constrain output.
+_LABELS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang", "ollama": "Ollama"}
+
+
+@dataclass(frozen=True)
+class Detected:
+    """The provider profile of one server, and how it was found (said in a run header)."""
+
+    provider: Provider
+    reason: str
+    url: str = ""
+    #: What the probe read on the way (the client's server check reuses it): the model
+    #: names the server lists (None: it was not asked or did not list), its slot count.
+    models: tuple[str, ...] | None = None
+    slots: int | None = None
+    probed: bool = False  # found by asking the server (not by its host or by name)
+
+    @property
+    def kind(self) -> str:
+        return self.provider.kind
 
 
 @dataclass(frozen=True)
@@ -51,8 +70,28 @@ class StructuredChoice:
         return self.mode != "off"
 
 
-_CHOICES: dict[tuple[str, ...], StructuredChoice] = {}
+_DETECTED: dict[tuple[str, ...], list[Detected]] = {}
 _LOCK = threading.Lock()
+
+
+def detect_provider(target: ServerTarget, *, timeout_s: float = PROBE_TIMEOUT_S) -> Detected:
+    """The profile of the server of `target` (its first replica: replicas serve one model
+    on one kind of server). Never raises: a server that cannot be asked is `generic`."""
+    return _detect_all(target, timeout_s)[0]
+
+
+def _detect_all(target: ServerTarget, timeout_s: float) -> list[Detected]:
+    if target.azure:
+        return [Detected(PROVIDERS["azure"], "an Azure OpenAI deployment", target.base_urls[0])]
+    key = tuple(target.base_urls)
+    with _LOCK:
+        known = _DETECTED.get(key)
+    if known is not None:
+        return known
+    found = [_probe(target, url, timeout_s) for url in target.base_urls]
+    with _LOCK:
+        _DETECTED[key] = found
+    return found
 
 
 def structured_output_for(
@@ -63,52 +102,73 @@ def structured_output_for(
     Every replica must constrain output for the schema to be sent; the first that does not
     names the reason. Never raises: a server that cannot be asked gets `off`.
     """
-    if target.azure:
-        return StructuredChoice("off", "Azure OpenAI is a hosted API")
-    key = tuple(target.base_urls)
-    with _LOCK:
-        known = _CHOICES.get(key)
-    if known is not None:
-        return known
     choice = StructuredChoice("off", "no server")
-    for url in target.base_urls:
-        choice = _probe(target, url, timeout_s)
-        if not choice.constrains:
-            break
-    with _LOCK:
-        _CHOICES[key] = choice
+    for detected in _detect_all(target, timeout_s):
+        mode = detected.provider.structured_auto
+        label = _LABELS.get(detected.kind)
+        if mode != "off" and label is not None:
+            choice = StructuredChoice(mode, f"{label} at {detected.url} constrains output")
+            continue
+        if detected.reason.endswith("is a hosted API") or target.azure:
+            return StructuredChoice("off", detected.reason)
+        if "did not answer" in detected.reason:
+            return StructuredChoice("off", detected.reason)
+        return StructuredChoice(
+            "off",
+            f"{detected.url} does not say it constrains output (not llama.cpp, vLLM, SGLang "
+            f"or Ollama: {detected.reason})",
+        )
     return choice
 
 
 def forget_probes() -> None:
     """Drop every remembered answer (a test that restarts a server on the same URL)."""
     with _LOCK:
-        _CHOICES.clear()
+        _DETECTED.clear()
 
 
-def _probe(target: ServerTarget, url: str, timeout_s: float) -> StructuredChoice:
-    host = urllib.parse.urlsplit(url).hostname or ""
-    if host in _HOSTED or host.endswith(tuple("." + h for h in _HOSTED)):
-        return StructuredChoice("off", f"{host} is a hosted API")
+def _probe(target: ServerTarget, url: str, timeout_s: float) -> Detected:
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    for known, kind in HOSTS.items():
+        if host == known or host.endswith("." + known):
+            return Detected(PROVIDERS[kind], f"{host} is a hosted API", url)
     listing = _get_json(target.models_url(url), target.headers, timeout_s)
     if listing is _FAILED:
-        return StructuredChoice("off", f"{url} did not answer the probe (GET /models)")
-    owners = {
-        str(m.get("owned_by", "")).lower()
+        return Detected(
+            PROVIDERS["generic"], f"{url} did not answer the probe (GET /models)", url,
+            probed=True,
+        )  # fmt: skip
+    entries = [
+        m
         for m in (listing.get("data") or [] if isinstance(listing, dict) else [])
         if isinstance(m, dict)
-    }
-    for owner, name in _CONSTRAINING_OWNERS.items():
-        if owner in owners:
-            return StructuredChoice("json_schema", f"{name} at {url} constrains output")
-    # An older llama.cpp lists its models without `owned_by`; its /props says what it is.
+    ]
+    models = tuple(str(m["id"]) for m in entries if "id" in m) if entries else None
     root = url[: -len("/v1")] if url.endswith("/v1") else url
+
+    def found(kind: str, reason: str, props: Any = None) -> Detected:
+        if kind == "llamacpp" and props is None:
+            props = _get_json(f"{root}/props", target.headers, timeout_s)
+        slots = props.get("total_slots") if isinstance(props, dict) else None
+        slots = slots if isinstance(slots, int) and slots > 0 else None
+        return Detected(PROVIDERS[kind], reason, url, models, slots, probed=True)
+
+    owners = {str(m.get("owned_by", "")).lower() for m in entries} - {""}
+    for owner in sorted(owners):
+        kind = OWNERS.get(owner)
+        if kind is not None:
+            return found(kind, f"its models are owned_by {owner!r}")
+    if entries and all("display_name" in m for m in entries):
+        return found("anthropic", "its model listing is Anthropic's")
+    if entries and all("pricing" in m for m in entries):
+        return found("openrouter", "its model listing is OpenRouter's")
     props = _get_json(f"{root}/props", target.headers, timeout_s)
     if isinstance(props, dict) and "default_generation_settings" in props:
-        return StructuredChoice("json_schema", f"llama.cpp at {url} constrains output")
-    return StructuredChoice(
-        "off", f"{url} does not say it constrains output (not llama.cpp, vLLM or SGLang)"
-    )
+        return found("llamacpp", "its /props is llama.cpp's", props)
+    version = _get_json(f"{root}/api/version", target.headers, timeout_s)
+    if isinstance(version, dict) and "version" in version:
+        return found("ollama", "it answers Ollama's /api/version")
+    return found("generic", "nothing it answered names a known server", props)
 
 
 _FAILED: Any = object()

@@ -44,6 +44,12 @@ RUN_SETTINGS = frozenset(
         "rerun_failed",
         "progress",
         "keep_going",
+        # how calls are phrased and carried, not what they ask: the server's dialect
+        "cap_field",
+        "provider",
+        "api",
+        "stream",
+        "resend_timeouts",
     }
 )
 #: Fields that only say how much to run: a rerun with more of them resumes the same log.

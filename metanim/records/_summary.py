@@ -26,6 +26,8 @@ from metanim.records._table import (
     WIDTH,
     Metric,
     Table,
+    cap_text,
+    cost_text,
     md,
     pct,
     seconds,
@@ -141,7 +143,8 @@ class TournamentTally:
 
 _SIDE_SUMS = (
     "moves", "optimal_moves", "illegal", "unparsable", "truncated", "forfeits", "fallbacks",
-    "calls", "prompt_tokens", "completion_tokens", "cost_usd", "call_latency_s", "queue_s",
+    "calls", "prompt_tokens", "completion_tokens", "cost_usd", "unpriced_calls",
+    "reasoning_tokens", "call_latency_s", "queue_s",
 )  # fmt: skip
 
 
@@ -302,7 +305,8 @@ def summarize_evaluation(
 
 _DECISION_SUMS = (
     "samples", "unparsable", "illegal", "truncated", "calls", "prompt_tokens",
-    "completion_tokens", "cost_usd", "latency_s", "call_latency_s", "queue_s",
+    "completion_tokens", "cost_usd", "unpriced_calls", "reasoning_tokens", "latency_s",
+    "call_latency_s", "queue_s",
 )  # fmt: skip
 
 
@@ -408,6 +412,8 @@ class _GameTally:
             "prompt_tokens": sums["prompt_tokens"],
             "completion_tokens": sums["completion_tokens"],
             "cost_usd": sums["cost_usd"],
+            "unpriced_calls": sums["unpriced_calls"],
+            "reasoning_tokens": sums["reasoning_tokens"],
             # A decision's wall time, waits for a server slot included.
             "mean_latency_s": sums["latency_s"] / self.decisions if self.decisions else math.nan,
             "latency_per_call_s": per_call(sums["call_latency_s"], calls),
@@ -452,7 +458,7 @@ def _replies_line(cfg: dict[str, Any]) -> str:
         f"- invalid replies: up to {cfg.get('max_reasks', 2)} re-asks, then "
         f"on_failure=`{cfg.get('on_failure', 'forfeit')}`; structured output "
         f"`{cfg.get('structured_output', 'off')}`; completion cap "
-        f"{cfg.get('max_completion_tokens', 'none')} tokens"
+        f"{cap_text(cfg.get('max_completion_tokens'))}"
     )
 
 
@@ -578,8 +584,9 @@ TOURNAMENT_TABLE = Table(
                json=False, terminal=True),
         Metric("tokens", "tokens", "tokens", "prompt + completion tokens, both sides",
                lambda g: _both(g, "prompt_tokens") + _both(g, "completion_tokens"), json=False),
-        Metric("cost_usd", "cost $", "$", "both sides' cost", lambda g: _both(g, "cost_usd"),
-               json=False, terminal=True),
+        Metric("cost_usd", "cost $", "$", "both sides' cost (unknown where a model has no price)",
+               lambda g: _both(g, "cost_usd"), json=False, terminal=True,
+               cell=lambda g: cost_text(_both(g, "cost_usd"), _both(g, "unpriced_calls"))),
         Metric("latency_per_call_s", "latency s/call", "s",
                "request sent to response received, per call", lambda g: _per_call(g, "latency"),
                json=False),
@@ -678,7 +685,9 @@ EVALUATION_TABLE = Table(
         Metric("calls", "calls", "count", "model calls", lambda g: g.calls, terminal=True),
         Metric("tokens", "tokens", "tokens", "prompt + completion tokens",
                lambda g: g.prompt_tokens + g.completion_tokens, json=False),
-        Metric("cost_usd", "cost $", "$", "cost", lambda g: g.cost_usd, terminal=True),
+        Metric("cost_usd", "cost $", "$", "cost (unknown where the model has no price)",
+               lambda g: g.cost_usd, terminal=True,
+               cell=lambda g: cost_text(g.cost_usd, getattr(g, "unpriced_calls", 0))),
         Metric("latency_per_call_s", "latency s/call", "s",
                "request sent to response received, per call",
                lambda g: getattr(g, "latency_per_call_s", None)),

@@ -49,6 +49,22 @@ def signed(x: float) -> str:
     return "–" if missing(x) else f"{100 * x:+.1f} pp"
 
 
+def cost_text(cost_usd: float, unpriced_calls: int) -> str:
+    """Dollars, or "unknown" where calls of an unpriced model were made (never $0)."""
+    if not unpriced_calls:
+        return f"{cost_usd:.4f}"
+    return "unknown" if cost_usd == 0 else f"{cost_usd:.4f} + unknown"
+
+
+def cap_text(cap: Any) -> str:
+    """The run's completion cap as its report states it."""
+    if cap is None:
+        return "none (the server's own)"
+    if cap == "auto":
+        return "auto (per model: the run header and `calls_sent` in the summary say which)"
+    return f"{cap} tokens"
+
+
 def seconds(x: float | None) -> str:
     """Seconds with three decimals; an en dash for NaN or None."""
     return "–" if missing(x) else f"{x:.3f}"

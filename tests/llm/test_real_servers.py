@@ -232,7 +232,7 @@ def test_rejected_schema_is_one_clear_error_without_retries(fake):
     method = ReAct(client(server), options=CallOptions(structured_output="json_schema"))
     with pytest.raises(InfrastructureError, match=r"structured output 'json_schema'") as info:
         decide(method)
-    assert info.value.kind == "bad_request" and len(server.requests) == 1
+    assert info.value.kind == "unsupported_parameter" and len(server.requests) == 1
     assert "--structured-output off" in str(info.value)
 
 
@@ -249,20 +249,23 @@ def test_unknown_model_on_a_listing_server_warns(fake, caplog):
 
 
 @pytest.mark.slow
-def test_greedy_request_that_timed_out_is_resent_once(fake):
-    server = fake(lambda body, i: 2.0)
-    c = client(server, timeout_s=0.3, max_retries=4)
-    with pytest.raises(InfrastructureError) as info:
-        asyncio.run(c.chat([{"role": "user", "content": "hi"}], temperature=0.0))
-    assert info.value.kind == "timeout" and len(server.requests) == 2
+def test_a_request_that_timed_out_after_it_was_sent_is_not_resent_unless_asked(fake):
+    # It may run to the end and be billed: greedy or sampled, it is sent once...
+    for temperature in (0.0, 0.7):
+        server = fake(lambda body, i: 2.0)
+        c = client(server, timeout_s=0.3, max_retries=4)
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat([{"role": "user", "content": "hi"}], temperature=temperature))
+        assert info.value.kind == "timeout" and len(server.requests) == 1
+    # ... unless resends are asked for: each one counted.
     sampled = fake(lambda body, i: 2.0)
-    with pytest.raises(InfrastructureError):
+    with pytest.raises(InfrastructureError) as info:
         asyncio.run(
-            client(sampled, timeout_s=0.3, max_retries=2).chat(
+            client(sampled, timeout_s=0.3, max_retries=4, resend_timeouts=2).chat(
                 [{"role": "user", "content": "hi"}], temperature=0.7
             )
         )
-    assert len(sampled.requests) == 3
+    assert len(sampled.requests) == 3 and info.value.attempts == 3
 
 
 def test_a_reask_changes_seed_and_temperature(fake):

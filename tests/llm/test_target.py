@@ -68,6 +68,7 @@ def test_organization_and_project_headers_on_every_request(monkeypatch):
     assert paths == [
         ("GET", "/v1/models"),
         ("GET", "/props"),
+        ("GET", "/api/version"),  # the provider probe: not llama.cpp, is it Ollama?
         ("POST", "/v1/chat/completions"),
         ("GET", "/v1/models"),
     ]
@@ -359,7 +360,10 @@ def _non_loopback_ip() -> str | None:
     return None if is_loopback(f"http://{ip}/") else ip
 
 
-def test_no_price_warning_for_loopback_and_once_per_process_elsewhere(monkeypatch, caplog):
+def test_no_price_is_unknown_wherever_served_and_warned_once_per_process(monkeypatch, caplog):
+    # A self-hosted server (llama.cpp, vLLM, SGLang, Ollama) bills nothing: $0, known. Any
+    # other unpriced model costs an unknown amount, on loopback too (a proxy to a paid API
+    # can listen there), warned once per process and model.
     from metanim.llm import prices
 
     monkeypatch.setattr(prices, "_WARNED", set())
@@ -369,17 +373,23 @@ def test_no_price_warning_for_loopback_and_once_per_process_elsewhere(monkeypatc
         pytest.skip("this machine has no non-loopback address to serve on")
     with RecordingServer(host="0.0.0.0") as server:
         for host in ("127.0.0.1", "localhost", "127.0.0.2"):
-            local = OpenAIChatClient("my-local-llama", base_url=f"{server.url(host)}/v1")
-            asyncio.run(local.chat(MESSAGES))
+            local = OpenAIChatClient(
+                "my-local-llama", base_url=f"{server.url(host)}/v1", provider="llamacpp"
+            )
+            assert asyncio.run(local.chat(MESSAGES)).priced
         assert "no price" not in caplog.text
+        proxy = OpenAIChatClient("my-proxied-llm", base_url=f"{server.url()}/v1")
+        assert not asyncio.run(proxy.chat(MESSAGES)).priced
         for _ in range(3):  # one run builds several clients, each its own price table
             remote = OpenAIChatClient("my-remote-llm", base_url=f"{server.url(ip)}/v1")
             asyncio.run(remote.chat(MESSAGES))
-            asyncio.run(remote.chat(MESSAGES))
+            assert not asyncio.run(remote.chat(MESSAGES)).priced
     warnings = [r.getMessage() for r in caplog.records if "no price" in r.getMessage()]
-    assert warnings == ["no price for model 'my-remote-llm': its cost is counted as 0"]
-    assert PriceTable.load().cost("my-remote-llm", Usage(prompt_tokens=9)) == 0.0
-    assert len([r for r in caplog.records if "no price" in r.getMessage()]) == 1
+    assert warnings == [
+        f"no price for model {m!r}: its cost is unknown (add it to a METANIM_PRICES file)"
+        for m in ("my-proxied-llm", "my-remote-llm")
+    ]
+    assert PriceTable.load().cost("my-remote-llm", Usage(prompt_tokens=9)) is None
 
 
 def test_loopback_addresses():

@@ -59,7 +59,7 @@ def test_a_line_with_ready_json_and_an_int_orjson_refuses_falls_back_whole() -> 
         line = dumps({"decision": ready})
     assert json.loads(line) == {"decision": json.loads(ready.text)}
     record = {"big": 2**70, "decision": ready}
-    want = {"big": 2**70, "decision": {"prompt_tokens": 3, "completion_tokens": 4}}
+    want = {"big": 2**70, "decision": Usage(prompt_tokens=3, completion_tokens=4).model_dump()}
     assert json.loads(dumps(record)) == want
 
 

@@ -29,6 +29,7 @@ from metanim.llm.sim.policies import Prompt, Task
 from metanim.llm.sim.questions import AnswerKey
 from metanim.llm.sim.responses import responses_handler
 from metanim.llm.sim.spec import LISTED_MODELS, ModelSpecError, SimModelSpec, parse_model_spec
+from metanim.llm.sim.wire import as_tool_call, chunks, forced_function, send_events
 from metanim.llm.templates import read_layout
 from metanim.util import aio, fastjson
 
@@ -286,7 +287,28 @@ class SimApp:
             return _error(
                 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
             )
-        return _respond(*await self.complete(await request.read()))
+        raw = await request.read()
+        status, body, headers = await self.complete(raw)
+        # A stream or a forced tool call is asked for by a few requests: the body is
+        # read again only for those.
+        if status == 200 and (b'"stream"' in raw or b'"tool_choice"' in raw):
+            return await self._shaped(request, fastjson.loads(raw), body)
+        return _respond(status, body, headers)
+
+    async def _shaped(
+        self, request: web.Request, asked: dict[str, Any], completion: dict[str, Any]
+    ) -> web.StreamResponse:
+        """A completion as a forced tool call and/or a stream, as the request asked."""
+        name = forced_function(asked)
+        if name is not None:
+            for number, choice in enumerate(completion["choices"]):
+                call_id = f"call_{completion['id'][-12:]}_{number}"
+                choice["message"] = as_tool_call(choice["message"], name, call_id)
+                choice["finish_reason"] = "tool_calls"
+        if not asked.get("stream"):
+            return _respond(200, completion, {})
+        include = bool((asked.get("stream_options") or {}).get("include_usage"))
+        return await send_events(request, chunks(completion, include_usage=include))
 
     async def complete(self, raw: bytes) -> Reply:
         """Answer one chat-completions request body: (status, JSON body, headers).
@@ -501,6 +523,7 @@ class SimServer:
         questions: question files the models can answer (looked up by question text).
         session: which run of a resumable job this is (faults differ between sessions).
         log_limit: how many recent records `log` keeps in memory.
+        app: the handlers to serve instead of a `SimApp` made from the arguments above.
 
     Example:
         >>> with SimServer() as server:  # doctest: +SKIP
@@ -518,10 +541,12 @@ class SimServer:
         questions: list[str | Path] | None = None,
         session: int = 0,
         log_limit: int = LOG_LIMIT,
+        app: SimApp | None = None,
     ) -> None:
         self.host = host
         self.port = port
-        self.handlers = SimApp(
+        # `app` answers instead (a provider fake, `metanim.llm.sim.providers`).
+        self.handlers = app or SimApp(
             api_key=api_key,
             seed=seed,
             log_path=log_path,
@@ -604,8 +629,14 @@ def serve(
     log_path: str | Path | None = None,
     questions: list[str | Path] | None = None,
     session: int = 0,
+    app: SimApp | None = None,
+    banner: str = "",
 ) -> None:
-    """Run the simulated server in the foreground until interrupted."""
+    """Run the simulated server in the foreground until interrupted.
+
+    `app` answers instead of a plain simulator (a fake provider,
+    `metanim.llm.sim.providers.ProviderApp`); `banner` is added to the line printed.
+    """
     server = SimServer(
         host,
         port,
@@ -614,10 +645,13 @@ def serve(
         log_path=log_path,
         questions=questions,
         session=session,
+        app=app,
     ).start()
     known = len(server.handlers.questions)
     extra = f", answering {known} questions" if questions else ""
-    print(f"MetaNIM simulated server at {server.base_url}{extra} (Ctrl-C to stop)", flush=True)
+    print(
+        f"MetaNIM simulated server at {server.base_url}{extra}{banner} (Ctrl-C to stop)", flush=True
+    )
     try:
         with aio.quiet_gc():  # the process is the server's alone
             threading.Event().wait()
