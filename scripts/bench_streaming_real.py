@@ -31,6 +31,7 @@ from _bench import machine, write_section
 from metanim import cli
 from metanim.datasets import build, write_jsonl
 from metanim.llm.local import GGUF_ENV, LocalServer
+from metanim.records import read_log
 
 METHODS = (
     "standard", "react", "cot", "sc", "self_refine", "mad", "mpd", "dreamad",
@@ -50,12 +51,9 @@ def run(url: str, data: Path, results: Path, method: str) -> dict[str, Any]:
         code = cli.main(argv)
     (summary_path,) = results.glob(f"{method}-*.summary.json")
     summary = json.loads(summary_path.read_text())
-    lines = [
-        json.loads(x)
-        for x in summary_path.with_suffix("").with_suffix(".jsonl").read_text().splitlines()
-    ]
-    calls = [c for line in lines for c in (line.get("decision") or {}).get("calls", [])]
-    busy = sum(c.get("server_s") or 0.0 for c in calls)
+    log = summary_path.with_suffix("").with_suffix(".jsonl")
+    calls = [c for r in read_log(log) if r.decision is not None for c in r.decision.calls]
+    busy = sum(c.server_s or 0.0 for c in calls)
     (game,) = summary["games"]
     return {
         "method": method,
@@ -63,8 +61,8 @@ def run(url: str, data: Path, results: Path, method: str) -> dict[str, Any]:
         "decisions": game["graded"],
         "valid": game["graded"] - game["forfeits"] - game["fallbacks"],
         "calls": len(calls),
-        "streamed": sum(bool((c.get("sent") or {}).get("stream")) for c in calls),
-        "timed": sum(c.get("server_s") is not None for c in calls),
+        "streamed": sum(bool(c.sent.get("stream")) for c in calls),
+        "timed": sum(c.server_s is not None for c in calls),
         "busy_s": busy,
         "wall_s": summary["timing"]["wall_s"],
         "mode": summary["config"]["structured_output"],

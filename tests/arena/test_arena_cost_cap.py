@@ -65,7 +65,7 @@ def test_the_cost_cap_is_never_exceeded(concurrency, dataset, tmp_path):
     assert cost["spent_usd"] == pytest.approx(spent, rel=1e-9)
     assert cost["peak_committed_usd"] <= CAP + 1e-12
     # No decision was cut into a forfeit: those the cap stopped are infrastructure errors.
-    assert not [r for r in result.records if r["status"] in ("forfeit", "fallback")]
+    assert not [r for r in result.records if r.status in ("forfeit", "fallback")]
 
 
 def test_a_cap_without_a_completion_cap_or_a_price_is_refused(dataset, tmp_path):

@@ -36,9 +36,9 @@ def _graded(result) -> list[bool]:
     """Per decision: whether its move is the closed-form winning take."""
     out = []
     for row in result.records:
-        state = row["decision"]["task"]["state"]
+        state = row.decision.task["state"]
         heap = state[0] if isinstance(state, list) else int(state)
-        out.append(int(row["answer"]) == heap % 4)
+        out.append(int(row.answer) == heap % 4)
     return out
 
 
@@ -49,9 +49,9 @@ def test_r1_lone_closing_think_decisions_are_read_from_the_answer(dataset, tmp_p
     graded = _graded(result)
     assert len(graded) == 10 and all(graded)
     for row in result.records:
-        call = row["decision"]["calls"][0]
-        assert "first draft" in call["reasoning"][0]  # the decoy is kept, as reasoning
-        assert "first draft" not in call["texts"][0]
+        call = row.decision.calls[0]
+        assert "first draft" in call.reasoning[0]  # the decoy is kept, as reasoning
+        assert "first draft" not in call.texts[0]
 
 
 def test_mistral_list_content_is_valid(dataset, tmp_path):
@@ -61,4 +61,4 @@ def test_mistral_list_content_is_valid(dataset, tmp_path):
     assert result.complete and all(_graded(result))
     assert all("seed" not in body and "random_seed" in body for body in sent)
     for row in result.records:
-        assert row["decision"]["calls"][0]["reasoning"][0].startswith("Let me weigh")
+        assert row.decision.calls[0].reasoning[0].startswith("Let me weigh")

@@ -123,6 +123,6 @@ def _outcome(spec: str, model: str, url: str, item: Path, results: Path, flags: 
     except (ValueError, InfrastructureError) as exc:
         return str(exc).splitlines()[0]
     rows = result.records
-    if result.complete and rows and all(r["status"] == "ok" for r in rows):
+    if result.complete and rows and all(r.status == "ok" for r in rows):
         return "runs"
-    return "; ".join(f"{r['status']}: {r.get('error') or r.get('verdict')}" for r in rows)
+    return "; ".join(f"{r.status}: {r.error or r.verdict}" for r in rows)
