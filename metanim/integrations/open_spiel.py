@@ -43,6 +43,7 @@ import pyspiel
 from open_spiel.python.algorithms import mcts
 
 from metanim.games import GAMES, Game, make_game
+from metanim.integrations._positions import move_prompt
 from metanim.solver import solver_for
 
 #: OpenSpiel short names start with this, then the game's name: `metanim_nim`.
@@ -337,6 +338,31 @@ class HistoryObserver(_Observer):
         return " ".join(moves) or "start"
 
 
+# ------------------------------------------------------------------ language models
+def prompt(state: MetaNimState, style: str = "react") -> str:
+    """The game prompt of a state with its Output Format (style react, standard or cot).
+
+    It has the form of game_arena's `PromptBuilder` (a function of the OpenSpiel state).
+    """
+    return move_prompt(state.rules, state.position, style)
+
+
+def reply_action(state: MetaNimState, reply: str) -> int:
+    """The action a model's reply names in `state`, read by the game's reply parser.
+
+    Raises `metanim.games.MoveError` (unparsable or illegal, with the reason).
+    """
+    return int(state.rules.action_id(state.rules.parse_move(reply, state.position)))
+
+
+def parse_response(response: Any, state: MetaNimState) -> str:
+    """game_arena's `ResponseParser`: the action string (what `State.string_to_action`
+    reads) of the move in `response.main_response`, read by the game's reply parser."""
+    return str(
+        state.action_to_string(state.current_player(), reply_action(state, response.main_response))
+    )
+
+
 # ------------------------------------------------------------------ solver
 def _mover_wins(state: MetaNimState) -> bool:
     return solver_for(state.rules).outcome(state.position) == "N"
@@ -421,7 +447,10 @@ __all__ = [
     "load_game",
     "metanim_game",
     "parameters",
+    "parse_response",
+    "prompt",
     "register",
+    "reply_action",
     "short_name",
     "spiel_params",
 ]
