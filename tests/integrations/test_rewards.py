@@ -18,7 +18,7 @@ from conftest import need
 
 from metanim.datasets import build
 from metanim.games import GAMES, PRESETS, make_game
-from metanim.integrations._positions import move_prompt
+from metanim.games.reply import with_format
 from metanim.integrations.rewards import SolverReward, grpo_dataset, grpo_rows
 from metanim.solver import ReferenceSolver
 
@@ -98,7 +98,8 @@ def test_grpo_dataset_prompts_are_the_dataset_inputs() -> None:
     plain = grpo_dataset("chomp", 2, variant="misere", style="cot", chat=False)
     game = make_game("chomp", **json.loads(plain[0]["game_params"]))
     state = game.validate_state(json.loads(plain[0]["state"]))
-    assert plain[0]["prompt"] == move_prompt(game, state, "cot") and game.misere
+    assert plain[0]["prompt"] == with_format(game.prompt(state), "cot", game.action_schema(state))
+    assert game.misere
 
 
 def _tiny_model_and_tokenizer() -> tuple[Any, Any]:

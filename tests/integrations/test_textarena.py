@@ -14,13 +14,13 @@ import pytest
 from conftest import need
 
 from metanim.games import GAMES, make_game
+from metanim.games.reply import with_format
 from metanim.solver import outcome
 
 need("textarena")
 import textarena as ta  # noqa: E402
 
 from metanim.integrations import textarena as mta  # noqa: E402
-from metanim.integrations._positions import move_prompt  # noqa: E402
 
 
 def play(
@@ -93,7 +93,9 @@ def test_observation_is_metanim_prompt_of_the_position() -> None:
     env.step(action='{"action": [2, 3]}')
     player_id, observation = env.get_observation()
     position = env.state.game_state["position"]
-    expected = move_prompt(env.game, position, "react", f"Player {player_id}")
+    expected = with_format(
+        env.game.prompt(position, f"Player {player_id}"), "react", env.game.action_schema(position)
+    )
     cut = expected.index("#Current State:")
     assert observation.startswith(expected[:cut].rstrip("\n"))  # the first message
     assert observation.endswith(expected[cut:])  # the board: state, task, output format
