@@ -60,6 +60,17 @@ def short_name(name: str) -> str:
 
 
 # ------------------------------------------------------------------ parameters
+def _to_spiel(kind: str, value: Any) -> bool | int | float | str:
+    """A constructor argument as the OpenSpiel value of a parameter of `kind`."""
+    if value is None:
+        return 0 if kind == "int" else ""
+    if kind == "ints":
+        items = [int(v) for v in (value if isinstance(value, list | tuple) else [value])]
+        text = ";".join(str(v) for v in items)
+        return text + ";" if len(items) == 1 else text
+    return value  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class _Param:
     """One constructor argument as an OpenSpiel parameter (see the module docstring)."""
@@ -70,13 +81,7 @@ class _Param:
     default: bool | int | float | str
 
     def to_spiel(self, value: Any) -> bool | int | float | str:
-        if value is None:
-            return 0 if self.kind == "int" else ""
-        if self.kind == "ints":
-            items = [int(v) for v in (value if isinstance(value, list | tuple) else [value])]
-            text = ";".join(str(v) for v in items)
-            return text + ";" if len(items) == 1 else text
-        return value  # type: ignore[no-any-return]
+        return _to_spiel(self.kind, value)
 
     def from_spiel(self, value: Any) -> Any:
         if self.optional and value in (0, "") and not isinstance(value, bool):
@@ -94,6 +99,7 @@ class _Param:
 
 
 def _param(name: str, default: Any, hint: Any) -> _Param:
+    """The parameter of one constructor argument, from its default and type hint."""
     args = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     optional = default is None or type(None) in args
     if isinstance(default, bool):
@@ -101,10 +107,10 @@ def _param(name: str, default: Any, hint: Any) -> _Param:
     if isinstance(default, list | tuple) or any(
         typing.get_origin(a) in (list, tuple) for a in args
     ):
-        return _Param(name, "ints", optional, _Param(name, "ints", optional, "").to_spiel(default))
+        return _Param(name, "ints", optional, _to_spiel("ints", default))
     for kind, typ in (("int", int), ("float", float), ("str", str)):
         if isinstance(default, typ) or (default is None and typ in args):
-            return _Param(name, kind, optional, _Param(name, kind, optional, 0).to_spiel(default))
+            return _Param(name, kind, optional, _to_spiel(kind, default))
     raise TypeError(f"no OpenSpiel parameter type for {name}={default!r} ({hint})")
 
 

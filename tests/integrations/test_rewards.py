@@ -151,6 +151,7 @@ def _one_heap_nim_reward(prompt: str, completion: str) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # transformers' renamed checkpointing calls
 def test_grpo_smoke_run_logs_the_solver_rewards(tmp_path: Any) -> None:
     """A few steps of TRL's GRPOTrainer on CPU; the rewards TRL logs for each completion
     (its `log_completions` parquet files) are the closed-form rewards, and its logged
