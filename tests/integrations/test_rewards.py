@@ -17,20 +17,13 @@ import pytest
 from conftest import need
 
 from metanim.datasets import build
-from metanim.games import GAMES, PRESETS, make_game
+from metanim.games import GAMES, make_game
 from metanim.games.reply import with_format
 from metanim.integrations.rewards import SolverReward, grpo_dataset, grpo_rows
 from metanim.solver import ReferenceSolver
 
-# One small preset per game, both play rules: the reference solver's brute force is fast.
-SMALL = [
-    ("nim-31-k3", "normal"),
-    ("fibonacci-20", "normal"),
-    ("kayles-2rows", "normal"),
-    ("chomp-2x8", "normal"),
-    ("corner-queen", "normal"),
-]
-CASES = SMALL + [(f"{name}-misere", "misere") for name, _ in SMALL]
+# Every registered game (a family added later too) in its default size, both play rules.
+CASES = [(name, variant) for name in GAMES for variant in ("normal", "misere")]
 
 
 def _reply(text: str) -> list[dict[str, str]]:
@@ -42,16 +35,12 @@ def _strict(move_text: str) -> str:
     return f'```json\n{{"reasoning": "...", "action": {move_text}}}\n```'
 
 
-def test_every_game_has_a_case() -> None:
-    assert {PRESETS[name][0] for name, _ in CASES} == set(GAMES)
-
-
-@pytest.mark.parametrize(("preset", "variant"), CASES)
-def test_reward_of_every_legal_move_is_the_reference_solvers(preset: str, variant: str) -> None:
+@pytest.mark.parametrize(("name", "variant"), CASES)
+def test_reward_of_every_legal_move_is_the_reference_solvers(name: str, variant: str) -> None:
     """TRL's call form (prompts, completions, dataset columns as keyword lists): 1 for a
     move to a P-position of the brute-force reference solver, 0 for any other legal
     move, the configured values for an illegal move and a reply with no move."""
-    records = build(preset, 3, seed=1, variant=variant)
+    records = build(name, 3, seed=1, variant=variant)
     rows = grpo_rows(records)
     reward = SolverReward(illegal=-0.5, unparsable=-2.0)
     for row in rows:
