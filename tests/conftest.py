@@ -136,7 +136,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def need(module: str) -> Any:
-    """Import an optional test dependency, or skip the test without it.
+    """Import an optional test dependency, or skip the test (or, at module level, the
+    module) without it.
 
     `.ci/run` sets `METANIM_REQUIRE` to the modules CI installs (comma-separated): a
     test that needs one of them then fails instead of skipping when it does not
@@ -148,4 +149,4 @@ def need(module: str) -> Any:
         required = {m.strip() for m in os.environ.get("METANIM_REQUIRE", "").split(",")}
         if module in required or module.split(".")[0] in required:
             pytest.fail(f"{module} is required here (METANIM_REQUIRE) but does not import: {err}")
-        pytest.skip(f"{module} is not installed: {err}")
+        pytest.skip(f"{module} is not installed: {err}", allow_module_level=True)
