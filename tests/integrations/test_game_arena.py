@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import need
 
 from metanim.games import game_from_prompt, make_game
 from metanim.solver import optimal_move, solver_for
+from tests.conftest import need
 
 need("pyspiel")
 need("game_arena")

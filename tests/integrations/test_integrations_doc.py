@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import need
+
+from tests.conftest import need
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 SECTIONS = {

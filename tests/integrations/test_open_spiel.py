@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import need
 
 from metanim.games import GAMES, PRESETS, make_game
 from metanim.solver import solver_for
+from tests.conftest import need
 
 pyspiel = need("pyspiel")
 from metanim.integrations import open_spiel as mos  # noqa: E402  (after the check above)

@@ -14,13 +14,13 @@ import re
 from typing import Any
 
 import pytest
-from conftest import need
 
 from metanim.datasets import build
 from metanim.games import GAMES, make_game
 from metanim.games.reply import with_format
 from metanim.integrations.rewards import SolverReward, grpo_dataset, grpo_rows
 from metanim.solver import ReferenceSolver
+from tests.conftest import need
 
 # Every registered game (a family added later too) in its default size, both play rules.
 CASES = [(name, variant) for name in GAMES for variant in ("normal", "misere")]

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import need
 
 from metanim.games import GAMES, make_game
 from metanim.games.reply import with_format
 from metanim.solver import outcome
+from tests.conftest import need
 
 need("textarena")
 import textarena as ta  # noqa: E402
