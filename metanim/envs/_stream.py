@@ -15,8 +15,9 @@ functions below, so the same seeds give the same episodes in both.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from metanim.util.jit import Tiered, njit
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -44,31 +45,31 @@ def episode_key(seed: int, episode: int) -> int:
     return mix((mix((seed + GOLDEN) & MASK) + (episode + 1) * GOLDEN) & MASK)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _episode_key(seed: np.uint64, episode: np.int64) -> np.uint64:  # pragma: no cover
     return _mix(_mix(seed + _G) + np.uint64(episode + 1) * _G)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # pragma: no cover
     word = _mix(key + np.uint64(count) * _G)
     return np.int64(((word >> _S32) * np.uint64(n)) >> _S32)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
     word = _mix(key + np.uint64(count) * _G)
     return float(word >> _S11) * (1.0 / 9007199254740992.0)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _fill(out, seed_hi, seed_lo, episode, first, size):  # pragma: no cover - compiled
     """`out[2 + j] = word(first + j) >> 11` (53 bits) for `j < size`; `out[0:2]` hold the
     episode key's high and low 32 bits, computed from the seed when `episode >= 0` (the
@@ -84,10 +85,9 @@ def _fill(out, seed_hi, seed_lo, episode, first, size):  # pragma: no cover - co
         out[2 + j] = np.int64(_mix(key + np.uint64(first + j) * _G) >> _S11)
 
 
-def prepare() -> None:
-    """Load the compiled block kernel now (from numba's cache: milliseconds, once per
-    process), so an env's first draw costs what later ones do."""
-    _fill(np.empty(3, dtype=np.int64), 0, 0, 0, 1, 1)
+#: The block kernel, run by Python for a process's first blocks (about 25 µs each: a
+#: short run never loads numba), compiled after (under a microsecond).
+_fill_block = Tiered(_fill, 2_000)
 
 
 class EpisodeStream:
@@ -137,7 +137,7 @@ class EpisodeStream:
             size, episode = FIRST_BLOCK, self._episode
             self._keyed = True
         seed = self._seed
-        _fill(self._buf, seed >> 32, seed & _LOW32, episode, count, size)
+        _fill_block(self._buf, seed >> 32, seed & _LOW32, episode, count, size)
         self._base, self._end = count - 2, size + 2
         return self._words[2]
 

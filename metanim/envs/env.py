@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from metanim.envs import _render, _solve, _stream
+from metanim.envs import _render, _solve
 from metanim.envs._stream import EpisodeStream
 from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
@@ -248,8 +248,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             # states: let it build its whole-game tables now (Chomp: one table instead of
             # one per new extent), so the first steps cost what the later ones do.
             _solve.prepare(self.game)
-        if self._builtin or not isinstance(self._start, tuple):
-            _stream.prepare()  # the built-in opponents and start sampling draw
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)

@@ -40,7 +40,6 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-import numba as nb
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -57,6 +56,10 @@ from metanim.envs.opponents import (
     make_opponent,
 )
 from metanim.games import Game, Kayles, SizeLimitError
+from metanim.util.jit import load_numba
+
+# Kernels of `_stream` are called from the loops below: numba must know them.
+nb = load_numba()
 
 _MASK64 = (1 << 64) - 1
 _MAX_START_TRIES = 1000
