@@ -46,9 +46,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
-from scipy.optimize import minimize
-from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
 from metanim.analysis.plots import rating_plot
 from metanim.analysis.results import Results, read_results
@@ -197,6 +194,11 @@ def fit_bradley_terry(
     `wins` and `games` of shape (B, cells), B independent data sets (bootstrap
     replicates) are fitted in one call and the modes come back as (B, parameters).
     """
+    # Here, not at the top: scipy costs ~1 s to import, and only rating needs it.
+    from scipy.optimize import minimize
+    from scipy.special import expit
+    from threadpoolctl import threadpool_limits
+
     batch = np.ndim(wins) == 2
     wins, games = np.atleast_2d(wins).astype(float), np.atleast_2d(games).astype(float)
     precision = 1.0 / prior_sigma**2

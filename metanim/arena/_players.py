@@ -34,7 +34,6 @@ from metanim.llm import (
     InfrastructureError,
     Message,
     ModelSpec,
-    OpenAIChatClient,
     ResponseCache,
     ServerTarget,
 )
@@ -304,6 +303,8 @@ class ClientPool:
             if kwargs["max_concurrency"] is None and spec.needs_sim_server:
                 # The simulator has no slots to report and answers at once.
                 kwargs["max_concurrency"] = 64
+            from metanim.llm import OpenAIChatClient  # here: aiohttp loads with a client
+
             client = OpenAIChatClient(spec.name, target=self.target(spec), **kwargs)
             self.clients[spec] = TimedModel(client)
         return self.clients[spec]

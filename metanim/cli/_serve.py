@@ -6,9 +6,6 @@ import argparse
 import os
 
 from metanim.cli._registry import command
-from metanim.datasets.questions import resolve_path
-from metanim.llm.local import serve_local, serve_local_arguments
-from metanim.llm.sim import serve
 from metanim.util import port
 
 
@@ -48,6 +45,9 @@ def _serve_sim(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"environment variable {args.api_key_env} is not set")
+    from metanim.datasets.questions import resolve_path
+    from metanim.llm.sim import serve  # here: the server imports aiohttp
+
     serve(
         args.host,
         args.port,
@@ -61,8 +61,18 @@ def _serve_sim(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ serve-local
-command(
+def _serve_local_args(p: argparse.ArgumentParser) -> None:
+    from metanim.llm.local import serve_local_arguments
+
+    serve_local_arguments(p)
+
+
+@command(
     "serve-local",
     "Serve a GGUF model with llama.cpp on 127.0.0.1 (needs the [local] extra; 1 thread)",
-    serve_local_arguments,
-)(serve_local)
+    _serve_local_args,
+)
+def _serve_local(args: argparse.Namespace) -> int:
+    from metanim.llm.local import serve_local
+
+    return serve_local(args)
