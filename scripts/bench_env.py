@@ -1,13 +1,14 @@
-"""Env throughput: the single env against minimal plain-Python envs of the same games,
+"""Env throughput: the single env against a plain-Python env of the same games,
 OpenSpiel's nim, and the cost of big positions, all in one run.
 
     python scripts/bench_env.py [--steps 5000] [--repeats 5]
 
 Three workloads, one table each: (1) for every game, `gym.make` env µs per step with
-the optimal and the random opponent against a minimal plain-Python env written below
-from the rules (`Minimal*`: a tuple state, legal action ids listed once per state; with
-`Optimal`, a plain-Python memo of each state's winning actions), which returns the same
-things: a NumPy observation, the reward, the two flags and an info dict holding the
+the optimal and the random opponent against the plain-Python env written below
+(`Plain` over each game's `Rules`: everything a state needs made once and kept per
+state, children filled as they are played; with the optimal opponent, a plain-Python
+memo of which states the mover wins), which returns what the single env returns at
+least: a NumPy observation, the reward, the two flags and an info dict holding the
 int8 action mask; (2) NIM (one heap of 31, any take) against OpenSpiel's `nim` per agent
 step, when `open_spiel` (the `bench` extra) is installed; (3) no cliff: NIM with any
 take at heaps up to 10^5, and a fresh 12x12 Chomp env's first steps. The agent plays
@@ -34,18 +35,15 @@ import metanim  # noqa: F401  (registers the env ids)
 from metanim.envs import EpisodeStream
 
 
-class Minimal:
-    """A minimal plain-Python env: subclasses give the rules over action ids."""
+class Rules:
+    """The rules of one game over action ids, in the representation its plain-Python env
+    finds fastest. Subclasses set `num_actions` and `initial`."""
 
     num_actions: int
+    initial: Any
 
-    def __init__(self, initial: Any) -> None:
-        self.initial = initial
-        self.rng = random.Random(0)
-        self.state = initial
-        self.legal = self.legal_actions(initial)
-
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
+        """The legal action ids, in increasing order."""
         raise NotImplementedError
 
     def apply(self, state: Any, action: int) -> Any:
@@ -54,63 +52,91 @@ class Minimal:
     def observe(self, state: Any) -> np.ndarray:
         return np.array(state, dtype=np.int64)
 
-    def reply(self, state: Any, legal: list[int]) -> int:
-        """The opponent's action: uniformly random among the legal ones."""
-        return legal[self.rng.randrange(len(legal))]
 
-    def _out(self, reward: float, done: bool) -> tuple[Any, ...]:
-        mask = np.zeros(self.num_actions, dtype=np.int8)
-        mask[self.legal] = 1
-        return self.observe(self.state), reward, done, False, {"action_mask": mask}
+class Plain:
+    """A plain-Python env as a careful engineer writes one for speed: the reference of
+    the single env. `step` returns what the single env's does at least: a new int64
+    observation array, the reward, the two flags and an info dict with a new int8
+    action mask (the single env's info also holds the state's JSON, the move texts and
+    the winner).
 
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        self.state = self.initial
-        self.legal = self.legal_actions(self.state)
-        obs, _, _, _, info = self._out(0.0, False)
-        return obs, info
+    What a state needs is made the first time the env meets it and kept in one tuple
+    per state (its node): the state, its legal actions, the opponent's choices there,
+    the mask (also as bytes, so that legality is an index) and the observation (both
+    copied on return: a caller may keep them), and a dict of its children by action,
+    filled as actions are played. With `optimal` the choices are the winning actions,
+    from a plain-Python memo of which states the mover wins (recursion over the rules);
+    the opponent (normal play) draws with `random.Random`: a uniform winning action,
+    else (or always, without `optimal`) a uniform legal one.
+    """
 
-    def step(self, action: int) -> tuple[Any, ...]:
-        if action not in self.legal:
-            return self._out(-1.0, True)
-        self.state = self.apply(self.state, action)
-        self.legal = self.legal_actions(self.state)
-        if not self.legal:
-            return self._out(1.0, True)  # normal play: the last mover wins
-        reply = self.reply(self.state, self.legal)
-        self.state = self.apply(self.state, reply)
-        self.legal = self.legal_actions(self.state)
-        return self._out(-1.0 if not self.legal else 0.0, not self.legal)
+    def __init__(self, rules: Rules, *, optimal: bool, seed: int = 0) -> None:
+        self.rules = rules
+        self.optimal = optimal
+        self.random = random.Random(seed).random
+        self.nodes: dict[Any, tuple[Any, ...]] = {}
+        self.wins: dict[Any, bool] = {}
+        self.node = self._node(rules.initial)
 
-
-class Optimal:
-    """Mixin for a minimal env: the opponent plays optimally (normal play), a random one
-    of the winning actions (to a position where the mover loses), else a random legal
-    one. Winning actions come from a plain-Python memo filled by recursion over the
-    rules, one tuple per state met."""
-
-    def winning(self, state: Any) -> tuple[int, ...]:
-        memo = self.__dict__.setdefault("_winning", {})
-        found = memo.get(state)
+    def _mover_wins(self, state: Any) -> bool:
+        found = self.wins.get(state)
         if found is None:
-            found = memo[state] = tuple(
-                a
-                for a in self.legal_actions(state)  # type: ignore[attr-defined]
-                if not self.winning(self.apply(state, a))  # type: ignore[attr-defined]
+            rules = self.rules
+            found = self.wins[state] = any(
+                not self._mover_wins(rules.apply(state, a)) for a in rules.legal(state)
             )
         return found
 
-    def reply(self, state: Any, legal: list[int]) -> int:
-        options = self.winning(state) or legal
-        return options[self.rng.randrange(len(options))]  # type: ignore[attr-defined]
+    def _node(self, state: Any) -> tuple[Any, ...]:
+        """(state, legal actions, the opponent's choices, mask, mask bytes, observation,
+        children by action), made on first use."""
+        node = self.nodes.get(state)
+        if node is None:
+            rules = self.rules
+            legal = tuple(rules.legal(state))
+            choices = legal
+            if self.optimal:
+                apply, wins = rules.apply, self._mover_wins
+                choices = tuple(a for a in legal if not wins(apply(state, a))) or legal
+            mask = np.zeros(rules.num_actions, dtype=np.int8)
+            mask[list(legal)] = 1
+            node = (state, legal, choices, mask, mask.tobytes(), rules.observe(state), {})
+            self.nodes[state] = node
+        return node
+
+    def _child(self, node: tuple[Any, ...], action: int) -> tuple[Any, ...]:
+        """The node after `action` (legal) in `node`."""
+        state = node[6].get(action)
+        if state is None:
+            state = node[6][action] = self.rules.apply(node[0], action)
+        return self.nodes.get(state) or self._node(state)
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        node = self.node = self._node(self.rules.initial)
+        return node[5].copy(), {"action_mask": node[3].copy()}
+
+    def step(self, action: int) -> tuple[Any, ...]:
+        node = self.node
+        if not 0 <= action < len(node[4]) or not node[4][action]:  # illegal: a loss
+            return node[5].copy(), -1.0, True, False, {"action_mask": node[3].copy()}
+        node = self._child(node, action)
+        if node[1]:
+            choices = node[2]
+            node = self._child(node, choices[int(self.random() * len(choices))])
+            reward = 0.0 if node[1] else -1.0  # the opponent moved last: the agent lost
+        else:
+            reward = 1.0  # the agent moved last (normal play)
+        self.node = node
+        return node[5].copy(), reward, reward != 0.0, False, {"action_mask": node[3].copy()}
 
 
-class MinimalNim(Minimal):
+class NimRules(Rules):
     def __init__(self, heaps: list[int], max_take: int | None) -> None:
         self.k = max_take or max(heaps)
         self.num_actions = len(heaps) * self.k
-        super().__init__(tuple(heaps))
+        self.initial = tuple(heaps)
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         k = self.k
         return [i * k + c for i, h in enumerate(state) for c in range(min(h, k))]
 
@@ -119,12 +145,12 @@ class MinimalNim(Minimal):
         return (*state[:i], state[i] - c - 1, *state[i + 1 :])
 
 
-class MinimalFibonacci(Minimal):
+class FibonacciRules(Rules):
     def __init__(self, n: int) -> None:
         self.num_actions = n - 1
-        super().__init__((n, n - 1))
+        self.initial = (n, n - 1)
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         return list(range(state[1]))
 
     def apply(self, state: Any, action: int) -> Any:
@@ -132,42 +158,41 @@ class MinimalFibonacci(Minimal):
         return (left, min(2 * (action + 1), left))
 
 
-class MinimalKayles(Minimal):
+class KaylesRules(Rules):
+    """A state is the int whose bit `row * width + pin` is a standing pin."""
+
     def __init__(self, rows: list[int]) -> None:
         self.width = max(rows)
+        self.shape = (len(rows), self.width)
         self.num_actions = len(rows) * self.width * 2
-        super().__init__(tuple("1" * r for r in rows))
+        self.cells = [r * self.width + i for r, n in enumerate(rows) for i in range(n)]
+        self.pairs = [r * self.width + i for r, n in enumerate(rows) for i in range(n - 1)]
+        self.initial = sum(1 << c for c in self.cells)
 
-    def legal_actions(self, state: Any) -> list[int]:
-        out = []
-        for r, row in enumerate(state):
-            for i, pin in enumerate(row):
-                if pin == "1":
-                    out.append((r * self.width + i) * 2)
-                    if row[i + 1 : i + 2] == "1":
-                        out.append((r * self.width + i) * 2 + 1)
-        return out
+    def legal(self, state: Any) -> list[int]:
+        out = [2 * c for c in self.cells if state >> c & 1]
+        out += [2 * c + 1 for c in self.pairs if state >> c & 3 == 3]
+        return sorted(out)
 
     def apply(self, state: Any, action: int) -> Any:
-        cell, w = divmod(action, 2)
-        r, i = divmod(cell, self.width)
-        row = state[r][:i] + "0" * (w + 1) + state[r][i + w + 1 :]
-        return (*state[:r], row, *state[r + 1 :])
+        cell, wide = divmod(action, 2)
+        return state & ~((3 if wide else 1) << cell)
 
     def observe(self, state: Any) -> np.ndarray:
-        obs = np.zeros((len(state), self.width), dtype=np.int64)
-        for r, row in enumerate(state):
-            obs[r, : len(row)] = [int(c) for c in row]
-        return obs
+        bits = [state >> c & 1 for c in range(self.shape[0] * self.width)]
+        return np.array(bits, dtype=np.int64).reshape(self.shape)
 
 
-class MinimalChomp(Minimal):
+class ChompRules(Rules):
+    """Chomp: taking the poison square (0, 0) loses, so it is never listed: the player
+    left with the poison alone has no action and loses, as in normal play."""
+
     def __init__(self, rows: int, cols: int) -> None:
         self.rows, self.cols = rows, cols
         self.num_actions = rows * cols
-        super().__init__((cols,) * rows)
+        self.initial = (cols,) * rows
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         return [r * self.cols + c for r, n in enumerate(state) for c in range(n) if r or c]
 
     def apply(self, state: Any, action: int) -> Any:
@@ -181,13 +206,13 @@ class MinimalChomp(Minimal):
         return grid
 
 
-class MinimalCornerQueen(Minimal):
+class CornerQueenRules(Rules):
     def __init__(self, height: int, width: int, start: list[int]) -> None:
         self.height, self.width = height, width
         self.num_actions = height * width
-        super().__init__(tuple(start))
+        self.initial = tuple(start)
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         r, c = state
         w = self.width
         out = [r * w + c2 for c2 in range(c)]
@@ -199,43 +224,18 @@ class MinimalCornerQueen(Minimal):
         return divmod(action, self.width)
 
 
-class OptimalNim(Optimal, MinimalNim):
-    pass
-
-
-class OptimalFibonacci(Optimal, MinimalFibonacci):
-    pass
-
-
-class OptimalKayles(Optimal, MinimalKayles):
-    pass
-
-
-class OptimalChomp(Optimal, MinimalChomp):
-    """Chomp: taking the poison square (0, 0) loses, so it is never listed: the player
-    left with the poison alone has no action and loses, as in normal play."""
-
-
-class OptimalCornerQueen(Optimal, MinimalCornerQueen):
-    pass
-
-
-#: The single env against a minimal plain-Python env of the same game, both from the
-#: game's initial state: (label, env id, kwargs, minimal env with the optimal opponent,
-#: minimal env with the random opponent).
-VERSUS: list[tuple[str, str, dict[str, Any], Any, Any]] = [
-    ("nim-31-k3", "MetaNIM/Nim-v0", {"preset": "nim-31-k3"},
-     lambda: OptimalNim([31], 3), lambda: MinimalNim([31], 3)),
+#: The single env against the plain-Python env of the same game, both from the game's
+#: initial state: (label, env id, kwargs, the game's rules).
+VERSUS: list[tuple[str, str, dict[str, Any], Any]] = [
+    ("nim-31-k3", "MetaNIM/Nim-v0", {"preset": "nim-31-k3"}, lambda: NimRules([31], 3)),
     ("fibonacci-20", "MetaNIM/Fibonacci-v0", {"preset": "fibonacci-20"},
-     lambda: OptimalFibonacci(20), lambda: MinimalFibonacci(20)),
-    ("kayles-20", "MetaNIM/Kayles-v0", {"preset": "kayles-20"},
-     lambda: OptimalKayles([20]), lambda: MinimalKayles([20])),
-    ("chomp-5x5", "MetaNIM/Chomp-v0", {"preset": "chomp-5x5"},
-     lambda: OptimalChomp(5, 5), lambda: MinimalChomp(5, 5)),
+     lambda: FibonacciRules(20)),
+    ("kayles-20", "MetaNIM/Kayles-v0", {"preset": "kayles-20"}, lambda: KaylesRules([20])),
+    ("chomp-5x5", "MetaNIM/Chomp-v0", {"preset": "chomp-5x5"}, lambda: ChompRules(5, 5)),
     ("corner-queen", "MetaNIM/CornerQueen-v0", {"preset": "corner-queen"},
-     lambda: OptimalCornerQueen(20, 20, [4, 16]), lambda: MinimalCornerQueen(20, 20, [4, 16])),
+     lambda: CornerQueenRules(20, 20, [4, 16])),
     ("NIM 31, any take", "MetaNIM/Nim-v0", {"heaps": [31], "max_take": None},
-     lambda: OptimalNim([31], None), lambda: MinimalNim([31], None)),
+     lambda: NimRules([31], None)),
 ]  # fmt: skip
 
 
@@ -432,18 +432,18 @@ def main() -> None:
     load = os.getloadavg()
 
     rows = []
-    for label, env_id, kwargs, optimal, random_ in VERSUS:
+    for label, env_id, kwargs, rules in VERSUS:
         envs = {
             "ours": gym.make(env_id, start="initial", **kwargs),
-            "minimal": optimal(),
+            "plain": Plain(rules(), optimal=True),
             "ours, random opp.": gym.make(env_id, start="initial", opponent="random", **kwargs),
-            "minimal, random opp.": random_(),
+            "plain, random opp.": Plain(rules(), optimal=False),
         }
         t = interleaved(envs, args.steps, args.repeats)
         rows.append([f"{label} (`{env_id}`)", f"{t['ours'] * 1e6:.2f}",
-                     f"{t['minimal'] * 1e6:.2f}", f"{t['minimal'] / t['ours']:.2f}",
-                     f"{t['ours, random opp.'] * 1e6:.2f}", f"{t['minimal, random opp.'] * 1e6:.2f}",
-                     f"{t['minimal, random opp.'] / t['ours, random opp.']:.2f}"])  # fmt: skip
+                     f"{t['plain'] * 1e6:.2f}", f"{t['plain'] / t['ours']:.2f}",
+                     f"{t['ours, random opp.'] * 1e6:.2f}", f"{t['plain, random opp.'] * 1e6:.2f}",
+                     f"{t['plain, random opp.'] / t['ours, random opp.']:.2f}"])  # fmt: skip
         print(rows[-1], flush=True)
 
     spiel_rows = []
@@ -477,22 +477,22 @@ def main() -> None:
         f"{load[1]:.1f}, {load[2]:.1f} (the 2 cores are shared with other jobs: absolute "
         "times are noisy, ratios within the run less so). Time inside `step()` only (resets "
         "not counted), random legal agent actions, every env from the game's initial state.",
-        f"### The single env against a minimal plain-Python env\n\nµs per step, the min of "
-        f"{args.repeats} interleaved rounds of {args.steps:,} steps. *Minimal* is a plain-Python "
-        "env of the same game written in the script (tuple state, legal action ids listed "
-        "once per state, NumPy observation, reward, flags and an info dict with the int8 "
-        "mask); with the optimal opponent it plays a random winning action from a plain-Python "
-        "memo of each state's winning actions (`Optimal`). *Ratio* is minimal/ours: at or "
-        "above 1.00 the single env (which also returns the state's JSON and move texts) is "
-        "as fast.",
+        f"### The single env against a plain-Python env\n\nµs per step, the min of "
+        f"{args.repeats} interleaved rounds of {args.steps:,} steps. *Plain* is the plain-Python "
+        "env of the same game written in the script for speed (`Plain`: a node per state made "
+        "once, with its legal actions, the opponent's choices, mask, observation and children "
+        "by action; a NumPy observation, reward, flags and an info dict with the int8 mask); "
+        "with the optimal opponent it plays a random winning action from a plain-Python memo "
+        "of which states the mover wins. *Ratio* is plain/ours: at or above 1.00 the single "
+        "env (which also returns the state's JSON, the move texts and the winner) is as fast.",
         table(
             [
                 "game",
                 "ours, optimal opp.",
-                "minimal, optimal opp.",
+                "plain, optimal opp.",
                 "ratio",
                 "ours, random opp.",
-                "minimal, random opp.",
+                "plain, random opp.",
                 "ratio",
             ],
             rows,
