@@ -49,11 +49,17 @@ MAX_PLAYOUT_MOVES = 100_000
 # actions would be 2 GB).
 _RECORD_LIMIT = 20_000
 _RECORD_ACTIONS = 20_000_000
+# A record without a mask (past `_KEPT_MASK_ACTIONS`) is a few hundred bytes, and a wide
+# game's states recur seldom (NIM of 10**5 stones has 10**5): it keeps ten times more.
+_WIDE_RECORD_LIMIT = 200_000
 # Past this many actions no mask is kept: each one returned is written fresh by the game's
 # closed form (Gymnasium wants new data from every call, so a kept mask would cost a
 # copy as long as the mask on top of keeping it up to date), and an action's legality
 # comes from the rules (`Game.is_legal`).
 _KEPT_MASK_ACTIONS = 4096
+# Up to this many actions a step goes through state nodes (see `_by_nodes`): a node
+# lists its legal action ids once, which past it would cost more than it saves.
+_NODE_ACTIONS = 1024
 # A JSON state holding one of these is rebuilt for each `info`, never kept (see `_record`).
 _NESTED = (list, dict)
 # A random start lists every position's moves along a playout: past this many moves
@@ -222,11 +228,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._legal_of: dict[Any, tuple[Any, ...]] = {}
         self._records: dict[Any, tuple[np.ndarray | None, np.ndarray, Any, int, Any]] = {}
         self._keep_masks = self._num_actions <= _KEPT_MASK_ACTIONS
-        self._record_limit = (
-            max(64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions)))
-            if self._keep_masks
-            else _RECORD_LIMIT
+        # Whatever holds a byte or a move per action (masks, listed moves) is bounded by
+        # the bytes it takes; records without masks only by their count.
+        self._listing_limit = max(
+            64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
         )
+        self._record_limit = self._listing_limit if self._keep_masks else _WIDE_RECORD_LIMIT
         self._counts: dict[Any, int] = {}
         self._mover_wins_at_end = self.game.mover_wins_at_terminal
         self._texts: dict[Any, str] = {}
@@ -247,7 +254,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         # list reads per move, with no game rule called after a state's first visit.
         # Nodes hold tuples, ints and arrays only, so the garbage collector does not
         # track them; past the record limit they are forgotten and made again as met.
-        self._by_nodes = self._keep_masks and self._builtin
+        self._by_nodes = self._keep_masks and self._num_actions <= _NODE_ACTIONS and self._builtin
         self._ids: dict[Any, int] = {}
         self._nodes: list[tuple[Any, ...]] = []
         self._move_texts: list[str] = [text for _, text in self._actions.values()]
@@ -466,7 +473,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         counts = self._counts
         count = counts.get(state)
         if count is None:  # `_count`, inline: a fresh env's first steps mostly miss
-            if len(counts) >= _RECORD_LIMIT:
+            if len(counts) >= self._record_limit:
                 counts.clear()
             count = counts[state] = game.num_legal_moves(state)
         if count:
@@ -673,7 +680,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """`game.num_legal_moves(state)`, cached (0: the game is over)."""
         found = self._counts.get(state)
         if found is None:
-            if len(self._counts) >= _RECORD_LIMIT:
+            if len(self._counts) >= self._record_limit:
                 self._counts.clear()
             found = self._counts[state] = self.game.num_legal_moves(state)
         return found
@@ -682,7 +689,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """`game.legal_moves(state)` as a tuple, cached."""
         found = self._legal_of.get(state)
         if found is None:
-            if len(self._legal_of) >= self._record_limit:
+            if len(self._legal_of) >= self._listing_limit:
                 self._legal_of.clear()
             found = self._legal_of[state] = tuple(self.game.legal_moves(state))
         return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from bisect import bisect_left
 from collections.abc import Callable
 from functools import cache, reduce
 from math import comb, isqrt
@@ -313,11 +314,19 @@ class NimSolver(Solver):
         self.has_table = cap + 1 <= MAX_TABLE_STATES and work <= NIM_TABLE_WORK
         self._values: list[int] | None = None
         self._misere_values: list[int] | None = None
+        # The table indexed by value: the heaps of value v are `_heaps[_first[v]:_first[v+1]]`,
+        # in increasing order, so a winning move's rest is a search, not a scan of every take.
+        self._heaps: list[int] = []
+        self._first: list[int] = []
 
     def _tables(self) -> tuple[list[int], list[int]]:
         if self._values is None:
             grundy, misere = subtraction_table(self._k, self.game.capacity)
             self._values, self._misere_values = grundy.tolist(), misere.tolist()
+            self._heaps = np.argsort(grundy, kind="stable").tolist()
+            self._first = np.searchsorted(
+                grundy[self._heaps], np.arange(int(grundy.max()) + 2)
+            ).tolist()
         return self._values, self._misere_values  # type: ignore[return-value]
 
     def method(self, state: tuple[int, ...], query: str = "outcome") -> str:
@@ -343,13 +352,16 @@ class NimSolver(Solver):
         if total == 0:
             return []
         moves = []
-        limit = self._k
+        limit, heaps, first = self._k, self._heaps, self._first
         for i, h in enumerate(state):
             target = values[h] ^ total
+            if target + 1 >= len(first):
+                continue  # no heap of the table has that value
             lowest = 0 if limit == 0 else max(0, h - limit)
-            for rest in range(h - 1, lowest - 1, -1):  # takes in increasing order
-                if values[rest] == target:
-                    moves.append((i, h - rest))
+            # The rests in [lowest, h - 1] of value `target`, largest first: takes increasing.
+            lo = bisect_left(heaps, lowest, first[target], first[target + 1])
+            hi = bisect_left(heaps, h, lo, first[target + 1])
+            moves += [(i, h - rest) for rest in reversed(heaps[lo:hi])]
         return moves
 
     def grundy(self, state: tuple[int, ...]) -> int:
