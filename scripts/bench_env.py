@@ -52,13 +52,18 @@ class Rules:
     def observe(self, state: Any) -> np.ndarray:
         return np.array(state, dtype=np.int64)
 
+    def json(self, state: Any) -> tuple[Any, ...]:
+        """The state's JSON form, as the single env's `info["state"]` (a tuple, copied to
+        a list on return)."""
+        return tuple(state)
+
 
 class Plain:
     """A plain-Python env as a careful engineer writes one for speed: the reference of
-    the single env. `step` returns what the single env's does at least: a new int64
-    observation array, the reward, the two flags and an info dict with a new int8
-    action mask (the single env's info also holds the state's JSON, the move texts and
-    the winner).
+    the single env. `step` returns what the single env's does: a new int64 observation
+    array, the reward, the two flags and an info dict with a new int8 action mask, the
+    state's JSON form (a new list), both moves' texts, the winner and the illegal flag
+    (`texts`, the game's text of each action id; without it, `info` holds the mask only).
 
     What a state needs is made the first time the env meets it and kept in one tuple
     per state (its node): the state, its legal actions, the opponent's choices there,
@@ -70,9 +75,12 @@ class Plain:
     else (or always, without `optimal`) a uniform legal one.
     """
 
-    def __init__(self, rules: Rules, *, optimal: bool, seed: int = 0) -> None:
+    def __init__(
+        self, rules: Rules, *, optimal: bool, texts: list[str] | None = None, seed: int = 0
+    ) -> None:
         self.rules = rules
         self.optimal = optimal
+        self.texts = texts
         self.random = random.Random(seed).random
         self.nodes: dict[Any, tuple[Any, ...]] = {}
         self.wins: dict[Any, bool] = {}
@@ -89,7 +97,7 @@ class Plain:
 
     def _node(self, state: Any) -> tuple[Any, ...]:
         """(state, legal actions, the opponent's choices, mask, mask bytes, observation,
-        children by action), made on first use."""
+        children by action, JSON form), made on first use."""
         node = self.nodes.get(state)
         if node is None:
             rules = self.rules
@@ -100,7 +108,8 @@ class Plain:
                 choices = tuple(a for a in legal if not wins(apply(state, a))) or legal
             mask = np.zeros(rules.num_actions, dtype=np.int8)
             mask[list(legal)] = 1
-            node = (state, legal, choices, mask, mask.tobytes(), rules.observe(state), {})
+            node = (state, legal, choices, mask, mask.tobytes(), rules.observe(state), {},
+                    rules.json(state))  # fmt: skip
             self.nodes[state] = node
         return node
 
@@ -120,14 +129,27 @@ class Plain:
         if not 0 <= action < len(node[4]) or not node[4][action]:  # illegal: a loss
             return node[5].copy(), -1.0, True, False, {"action_mask": node[3].copy()}
         node = self._child(node, action)
+        reply = None
         if node[1]:
             choices = node[2]
-            node = self._child(node, choices[int(self.random() * len(choices))])
+            reply = choices[int(self.random() * len(choices))]
+            node = self._child(node, reply)
             reward = 0.0 if node[1] else -1.0  # the opponent moved last: the agent lost
         else:
             reward = 1.0  # the agent moved last (normal play)
         self.node = node
-        return node[5].copy(), reward, reward != 0.0, False, {"action_mask": node[3].copy()}
+        texts = self.texts
+        if texts is None:
+            return node[5].copy(), reward, reward != 0.0, False, {"action_mask": node[3].copy()}
+        info = {
+            "action_mask": node[3].copy(),
+            "state": list(node[7]),
+            "agent_move": texts[action],
+            "opponent_move": None if reply is None else texts[reply],
+            "winner": None if reward == 0.0 else "agent" if reward > 0.0 else "opponent",
+            "illegal_action": False,
+        }
+        return node[5].copy(), reward, reward != 0.0, False, info
 
 
 class NimRules(Rules):
@@ -162,6 +184,7 @@ class KaylesRules(Rules):
     """A state is the int whose bit `row * width + pin` is a standing pin."""
 
     def __init__(self, rows: list[int]) -> None:
+        self.rows = rows
         self.width = max(rows)
         self.shape = (len(rows), self.width)
         self.num_actions = len(rows) * self.width * 2
@@ -181,6 +204,13 @@ class KaylesRules(Rules):
     def observe(self, state: Any) -> np.ndarray:
         bits = [state >> c & 1 for c in range(self.shape[0] * self.width)]
         return np.array(bits, dtype=np.int64).reshape(self.shape)
+
+    def json(self, state: Any) -> tuple[Any, ...]:
+        rows = []
+        for r in range(self.shape[0]):
+            n = self.rows[r]
+            rows.append("".join("1" if state >> (r * self.width + i) & 1 else "0" for i in range(n)))
+        return tuple(rows)
 
 
 class ChompRules(Rules):
