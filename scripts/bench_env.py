@@ -22,7 +22,6 @@ import argparse
 import os
 import random
 import time
-import timeit
 from typing import Any
 
 import gymnasium as gym
@@ -32,7 +31,6 @@ import numpy as np
 from _bench import machine, random_steps, table, write_section
 
 import metanim  # noqa: F401  (registers the env ids)
-from metanim.envs import EpisodeStream
 
 
 class Rules:
@@ -209,7 +207,9 @@ class KaylesRules(Rules):
         rows = []
         for r in range(self.shape[0]):
             n = self.rows[r]
-            rows.append("".join("1" if state >> (r * self.width + i) & 1 else "0" for i in range(n)))
+            rows.append(
+                "".join("1" if state >> (r * self.width + i) & 1 else "0" for i in range(n))
+            )
         return tuple(rows)
 
 
@@ -314,130 +314,38 @@ def openspiel_per_agent_step(steps: int, seed: int) -> float | None:
     return inside / steps
 
 
-def one_step(env: Any, steps: int) -> float:
-    """Seconds of `env.step(10)` from a reset to one heap of 31 (resets not counted):
-    the agent takes 11 and the random opponent one of the 20 moves left."""
-    inside = 0.0
-    for _ in range(steps):
-        env.reset(options={"state": [31]})
-        start = time.perf_counter()
-        env.step(10)
-        inside += time.perf_counter() - start
-    return inside / steps
+#: Heaps of the no-cliff table: 10^3 to 10^5 stones, the 2,000-5,000 band included (the
+#: single env keeps no mask per state past 4,096 actions).
+CLIFF_HEAPS = (1_000, 2_000, 4_096, 5_000, 10_000, 100_000)
 
 
-class NullEnv:
-    """A `step` that does nothing: the cost of the timing loop itself."""
-
-    def reset(self, options: Any = None) -> None:
-        return None
-
-    def step(self, action: int) -> None:
-        return None
-
-
-def step_profile(steps: int, repeats: int) -> list[list[str]]:
-    """Where one step of `MetaNIM/Nim-v0` (one heap of 31, any take, random opponent)
-    spends its time: `one_step` through `gym.make`, unwrapped and of an empty `step`
-    in interleaved rounds (min), then each part of the step path timed alone (min of
-    `repeats` timeit runs) on the env's own caches at the same transition (31 -> 20
-    by the agent's take of 11, then the opponent's 8th move)."""
-    env = gym.make("MetaNIM/Nim-v0", heaps=[31], max_take=None, start="initial",
-                   opponent="random")  # fmt: skip
-    agent = env.unwrapped
-    runs = {"wrapped": env, "unwrapped": agent, "null": NullEnv()}
-    for run in runs.values():
-        one_step(run, steps)
-    whole = dict.fromkeys(runs, float("inf"))
-    for _ in range(repeats):
-        for key, run in runs.items():
-            whole[key] = min(whole[key], one_step(run, steps))
-    game = agent.game
-    state, action = (31,), 10
-    agent.reset(seed=0, options={"state": [31]})
-    move, text = agent._agent_move(action)  # fills the env's caches for this transition
-    after = game.child(state, move)
-    count = agent._count(after)
-    reply = game.legal_move_at(after, 7)
-    reached = game.child(after, reply)
-    agent._text(reply)
-    record = agent._record(reached)
-    names = {
-        "actions": agent._actions, "legal": agent._current[4], "counts": agent._counts,
-        "draws": agent._draws, "texts": agent._texts, "records": agent._records,
-        "game": game, "state": state, "action": action, "move": move, "after": after,
-        "count": count, "reply": reply, "reached": reached, "mask": record[0],
-        "obs": record[1], "value": record[2], "text": text, "EpisodeStream": EpisodeStream, "box": [agent._draws],
-    }  # fmt: skip
-    parts = [
-        ("the agent's move: its cached (move, text), the legality byte, the rules' apply",
-         "actions.get(action); legal[action]; game.child(state, move)"),
-        ("the opponent's range: the cached count of legal moves", "counts.get(after)"),
-        ("one draw of the episode's stream, its first (the key and a first block of words, "
-         "one compiled call)", "box[0] = EpisodeStream(5, 1, reuse=box[0]); box[0].integers(count)"),
-        ("the opponent's move: the k-th legal move, the rules' apply, its cached text",
-         "game.legal_move_at(after, 7); game.child(after, reply); texts.get(reply)"),
-        ("the next state's cached record, new copies of its mask and observation",
-         "records.get(reached); mask.copy(); obs.copy()"),
-        ("`info`: a new list of the state, the dict of six fields",
-         "{'action_mask': mask, 'state': list(value), 'agent_move': text, "
-         "'opponent_move': text, 'winner': None, 'illegal_action': False}"),
-    ]  # fmt: skip
-    number = 100_000
-
-    def alone(code: str) -> float:
-        return min(timeit.repeat(code, globals=names, number=number, repeat=repeats)) / number
-
-    empty = alone("pass")
-    # A stream is made by `reset` (not timed): only its draw counts.
-    made = alone("box[0] = EpisodeStream(5, 1, reuse=box[0])") - empty
-    rows, total = [], 0.0
-    for label, code in parts:
-        cost = max(0.0, alone(code) - empty - (made if "EpisodeStream" in code else 0.0))
-        total += cost
-        rows.append([label, f"{cost * 1e6:.2f}"])
-    rest = whole["unwrapped"] - whole["null"] - total
-    rows.append(
-        [
-            "the rest of `step` itself: its call, attribute reads and stores, branches, "
-            "the returned tuple (unwrapped step less the parts above)",
-            f"{rest * 1e6:.2f}",
-        ]
-    )
-    rows.append(
-        [
-            "Gymnasium's wrappers from `gym.make` (`OrderEnforcing`, `PassiveEnvChecker`)",
-            f"{(whole['wrapped'] - whole['unwrapped']) * 1e6:.2f}",
-        ]
-    )
-    rows.append(
-        [
-            f"**one step through `gym.make`** (less the timing loop's {whole['null'] * 1e6:.2f})",
-            f"{(whole['wrapped'] - whole['null']) * 1e6:.2f}",
-        ]
-    )
-    return rows  # fmt: skip
-
-
-def cliff_rows(steps: int, repeats: int) -> tuple[list[list[str]], list[list[str]]]:
-    """NIM with any take at growing heaps (us per step, min of `repeats`), and a fresh
-    12x12 Chomp env's cost per step over its first steps."""
-    heaps = (31, 1_000, 10_000, 100_000)
+def cliff_rows(
+    steps: int, repeats: int, warm: int, heaps: tuple[int, ...] = CLIFF_HEAPS
+) -> tuple[list[list[str]], list[list[str]]]:
+    """NIM with any take at growing heaps (us per step, min of `repeats` after `warm`
+    warm-up steps), and a fresh 12x12 Chomp env's cost per step over its first steps."""
     envs = {
         (heap, opponent): gym.make("MetaNIM/Nim-v0", heaps=[heap], max_take=None,
                                    start="initial", opponent=opponent)
         for heap in heaps
         for opponent in ("optimal", "random")
     }  # fmt: skip
-    best = interleaved(envs, steps // 10, repeats)
+    for env in envs.values():  # steady state: the states a run meets, met once already
+        per_step(env, warm, 0)
+    best = dict.fromkeys(envs, float("inf"))
+    for r in range(repeats):
+        for key, env in envs.items():
+            best[key] = min(best[key], per_step(env, steps, r + 1))
     nim = []
     for heap in heaps:
         row = [f"{heap:,}"]
         for opponent in ("optimal", "random"):
-            cost, base = best[heap, opponent], best[31, opponent]
+            cost, base = best[heap, opponent], best[heaps[0], opponent]
             row += [f"{cost * 1e6:.1f}", f"{cost / base:.2f}"]
         nim.append(row)
     chunks = [(0, 200), (200, 1_000), (1_000, 3_000), (3_000, 6_000)]
+    if steps < 1_000:  # a smoke run
+        chunks = [(0, 20), (20, 40)]
     costs = []
     made = time.perf_counter()
     env = gym.make("MetaNIM/Chomp-v0", rows=12, cols=12, start="initial")
@@ -453,27 +361,44 @@ def cliff_rows(steps: int, repeats: int) -> tuple[list[list[str]], list[list[str
     return nim, chomp
 
 
+def move_texts(env: Any) -> list[str]:
+    """The game's text of every action id (the plain env's `texts`)."""
+    game = env.unwrapped.game
+    return [game.move_text(game.move_from_action(a)) for a in range(game.info.num_actions)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5_000, help="steps per timing")
     parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds, min")
+    parser.add_argument("--warm", type=int, default=50_000,
+                        help="warm-up steps of each no-cliff env (states met once)")  # fmt: skip
+    parser.add_argument("--games", nargs="*", help="labels of the games to time (default all)")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     load = os.getloadavg()
 
     rows = []
     for label, env_id, kwargs, rules in VERSUS:
+        if args.games and label not in args.games:
+            continue
+        ours = gym.make(env_id, start="initial", **kwargs)
+        texts = move_texts(ours)
         envs = {
-            "ours": gym.make(env_id, start="initial", **kwargs),
-            "plain": Plain(rules(), optimal=True),
+            "ours": ours,
+            "plain": Plain(rules(), optimal=True, texts=texts),
+            "mask only": Plain(rules(), optimal=True),
             "ours, random opp.": gym.make(env_id, start="initial", opponent="random", **kwargs),
-            "plain, random opp.": Plain(rules(), optimal=False),
+            "plain, random opp.": Plain(rules(), optimal=False, texts=texts),
+            "mask only, random opp.": Plain(rules(), optimal=False),
         }
         t = interleaved(envs, args.steps, args.repeats)
-        rows.append([f"{label} (`{env_id}`)", f"{t['ours'] * 1e6:.2f}",
-                     f"{t['plain'] * 1e6:.2f}", f"{t['plain'] / t['ours']:.2f}",
-                     f"{t['ours, random opp.'] * 1e6:.2f}", f"{t['plain, random opp.'] * 1e6:.2f}",
-                     f"{t['plain, random opp.'] / t['ours, random opp.']:.2f}"])  # fmt: skip
+        row = [f"{label} (`{env_id}`)"]
+        for opp in ("", ", random opp."):
+            ours_t = t["ours" + opp]
+            row += [f"{ours_t * 1e6:.2f}", f"{t['plain' + opp] * 1e6:.2f}",
+                    f"{t['plain' + opp] / ours_t:.2f}", f"{t['mask only' + opp] / ours_t:.2f}"]  # fmt: skip
+        rows.append(row)
         print(rows[-1], flush=True)
 
     spiel_rows = []
@@ -496,9 +421,8 @@ def main() -> None:
             spiel_rows.append([f"`MetaNIM/Nim-v0` (heaps=[31], max_take=None), {opp} opponent",
                                f"{t * 1e6:.2f}", f"{spiel_best / t:.2f}"])  # fmt: skip
         print(spiel_rows, flush=True)
-    profile = step_profile(args.steps, args.repeats)
-    print(profile, flush=True)
-    nim, chomp = cliff_rows(args.steps, args.repeats)
+    heaps = CLIFF_HEAPS if not args.games else CLIFF_HEAPS[:2]
+    nim, chomp = cliff_rows(max(args.steps // 2, 10), args.repeats, args.warm, heaps)
     print(nim, chomp, flush=True)
 
     parts = [
@@ -506,24 +430,31 @@ def main() -> None:
         f"Machine: {machine()}. Load average (1, 5, 15 min) at the start: {load[0]:.1f}, "
         f"{load[1]:.1f}, {load[2]:.1f} (the 2 cores are shared with other jobs: absolute "
         "times are noisy, ratios within the run less so). Time inside `step()` only (resets "
-        "not counted), random legal agent actions, every env from the game's initial state.",
+        "not counted), random legal agent actions, every env from the game's initial state, "
+        "made by `gym.make` (which adds no wrapper to these envs).",
         f"### The single env against a plain-Python env\n\nµs per step, the min of "
-        f"{args.repeats} interleaved rounds of {args.steps:,} steps. *Plain* is the plain-Python "
-        "env of the same game written in the script for speed (`Plain`: a node per state made "
-        "once, with its legal actions, the opponent's choices, mask, observation and children "
-        "by action; a NumPy observation, reward, flags and an info dict with the int8 mask); "
-        "with the optimal opponent it plays a random winning action from a plain-Python memo "
-        "of which states the mover wins. *Ratio* is plain/ours: at or above 1.00 the single "
-        "env (which also returns the state's JSON, the move texts and the winner) is as fast.",
+        f"{args.repeats} interleaved rounds of {args.steps:,} steps, after a warm-up round. "
+        "*Plain* is the plain-Python env of the same game written in the script for speed "
+        "(`Plain` over each game's `Rules`: a node per state made once, with its legal actions, "
+        "the opponent's choices, mask, observation, JSON form and children by action, filled "
+        "as they are played; `random.Random` draws; with the optimal opponent a plain-Python "
+        "memo of which states the mover wins), returning what the single env returns: a new "
+        "observation, the reward, the two flags and an info dict of the same six fields (a "
+        "new int8 mask, the state's JSON as a new list, both moves' texts, the winner, the "
+        "illegal flag). *Ratio* is plain/ours: at or above 1.00 the single env is as fast. "
+        "*Mask only* is the same plain env returning only the mask in its info: plain (mask "
+        "only)/ours says what the five other fields of `info` cost.",
         table(
             [
                 "game",
                 "ours, optimal opp.",
                 "plain, optimal opp.",
                 "ratio",
+                "mask only ratio",
                 "ours, random opp.",
                 "plain, random opp.",
                 "ratio",
+                "mask only ratio",
             ],
             rows,
         ),
@@ -535,33 +466,28 @@ def main() -> None:
             "choice and `apply_action` (new games not counted); ours as one `step()` (the "
             "agent's move, the opponent's reply, reward, flags, the next mask, observation and "
             f"info). µs per agent step, min of {args.repeats} interleaved rounds of "
-            f"{args.steps:,}; *ratio* is OpenSpiel/ours (at or above 1.00: ours as fast).",
+            f"{args.steps:,}; *ratio* is OpenSpiel/ours (at or above 1.00: ours as fast); "
+            "OpenSpiel is the compiled-API reference: its agent step is four calls into C++.",
             table(["env", "µs per agent step", "ratio"], spiel_rows),
         ]
     else:
         parts.append("OpenSpiel (`open_spiel`, the `bench` extra) is not installed here.")
     parts += [
-        "### Where one NIM step's time goes\n\nThe same env (random opponent) stepping from a "
-        "heap of 31 with a take of 11, so the opponent replies from 20 (a reset before each "
-        "step, not counted, as a short NIM episode has one about every other step): the "
-        f"whole step min of {args.repeats} interleaved rounds of {args.steps:,}, each part "
-        f"alone (`timeit`, min of {args.repeats}) on the env's own caches. µs. A Python "
-        "step returns new arrays and a new dict every time (Gymnasium's checker asks for "
-        "new data from each call), passes two wrapper layers and runs a few dozen "
-        "interpreted operations, where OpenSpiel's agent step is four calls into C++.",
-        table(["part", "µs"], profile),
-    ]
-    parts += [
-        "### No cliff\n\nNIM with any take from one heap (`start='initial'`): µs per step, "
-        f"min of {args.repeats} interleaved rounds of {args.steps // 10:,} steps, and the "
-        "ratio to the heap of 31 (the mask, one byte per action, is the only work that grows "
-        "with the heap: past 4,096 actions each returned mask is written once, none kept).",
-        table(["heap", "optimal opp. µs", "vs 31", "random opp. µs", "vs 31"], nim),
+        "### NIM with any take, 10³ to 10⁵ stones\n\nOne heap (`start='initial'`): µs per "
+        f"step, min of {args.repeats} interleaved rounds of {max(args.steps // 2, 10):,} steps "
+        f"after {args.warm:,} warm-up steps of each env (so that the states a run meets have "
+        f"been met once), and the ratio to {heaps[0]:,} stones. The mask, one byte per action "
+        "and new for every step, is the work that grows with the heap; up to 4,096 actions "
+        "the env keeps one per state and copies it, past that it writes each one from the "
+        "game's closed form.",
+        table(
+            ["heap", "optimal opp. µs", f"vs {heaps[0]:,}", "random opp. µs", f"vs {heaps[0]:,}"],
+            nim,
+        ),
         "A fresh 12×12 Chomp env (optimal opponent, `start='initial'`), µs per step by step "
         "range, and the ratio to the last range (steady state); the env builds the whole "
         "board's solver table when it is made (last row). Its first steps meet states no "
-        "cache holds yet (the opponent's winning moves, each state's mask and observation), "
-        "and the first step also pays Gymnasium's one-time passive check.",
+        "cache holds yet (the opponent's winning moves, each state's mask and observation).",
         table(["steps", "µs per step", "vs steady"], chomp),
     ]
     markdown = "\n\n".join(parts)
