@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from metanim.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from metanim.envs._starts import StartLaw, start_law
     from metanim.envs._stream import EpisodeStream
     from metanim.envs.env import (
         START_MODES,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "_starts": ["StartLaw", "start_law"],
         "_stream": ["EpisodeStream"],
         "env": [
             "START_MODES",
@@ -74,11 +76,13 @@ __all__ = [
     "OpponentForfeitError",
     "OptimalOpponent",
     "RandomOpponent",
+    "StartLaw",
     "check_playout_length",
     "is_solver_player",
     "make_opponent",
     "register_envs",
     "resolve_move",
     "resolve_start",
+    "start_law",
     "start_setting",
 ]
