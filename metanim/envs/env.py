@@ -429,11 +429,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             opponent_move = None
         winner = None
         reward = 0.0
-        if not node[3]:  # the game is over: the player to move there wins in misère play
-            self._done = True
-            agent_wins = self._mover_wins_at_end == (opponent_move is not None)
-            winner, reward = ("agent", 1.0) if agent_wins else ("opponent", -1.0)
-            self._status = "agent won" if agent_wins else "agent lost"
+        if not node[3]:
+            winner, reward = self._game_over(opponent_move)
         self._state, self._current = node[5], node
         value = node[2]
         info = {
@@ -447,6 +444,14 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if self._extras:
             return self._finish(reward, winner is not None, info)
         return node[1].copy(), reward, winner is not None, False, info
+
+    def _game_over(self, opponent_move: str | None) -> tuple[str, float]:
+        """(winner, reward) of a step that ended the game, whose last move was the
+        opponent's when it made one: the player to move at the end wins in misère play."""
+        self._done = True
+        agent_wins = self._mover_wins_at_end == (opponent_move is not None)
+        self._status = "agent won" if agent_wins else "agent lost"
+        return ("agent", 1.0) if agent_wins else ("opponent", -1.0)
 
     def _finish(
         self, reward: float, terminated: bool, info: dict[str, Any]
@@ -501,11 +506,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         record = self._records.get(state) or self._record(state)
         winner = None
         reward = 0.0
-        if not record[3]:  # the game is over: the player to move there wins in misère play
-            self._done = True
-            agent_wins = self._mover_wins_at_end == (opponent_move is not None)
-            winner, reward = ("agent", 1.0) if agent_wins else ("opponent", -1.0)
-            self._status = "agent won" if agent_wins else "agent lost"
+        if not record[3]:
+            winner, reward = self._game_over(opponent_move)
         self._state, self._current = state, record
         info = self._info(agent_move, opponent_move, winner)
         if self.render_mode == "human":

@@ -236,7 +236,6 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
     # opponent first, its reply as `_start` draws it).
     law_start = cfg[_START] < 0 and cfg[_LAW] > 0
     opp_first = cfg[_OPP_FIRST] != 0
-    columns = keep.shape[0]
     num_actions = child.shape[1]
     for i in nb.prange(st.shape[1]):
         s0 = st[_CUR, i]
@@ -293,25 +292,16 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                         st[_COUNT, i] = 0
                         st[_ELAPSED, i] = 0
                         s = cfg[_START]
-                    elif law_start:  # `_start` with `_law_pick`, written out
-                        key = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        words[_KEY, i] = key
-                        column = _integers(key, 1, columns)
-                        s = law[column] if _random(key, 2) < keep[column] else law[alias[column]]
-                        count = 2
+                    elif law_start:  # `_start` of a start drawn from the law, inline
+                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+                        st[_COUNT, i] = 0
+                        st[_ELAPSED, i] = 0
+                        s = _law_pick(i, st, words, keep, alias, law)
                         if opp_first:
-                            explore, count = _explore(key, count, opp_kind, epsilon)
-                            n = win_ptr[s + 1] - win_ptr[s]
-                            if n > 0 and not explore:
-                                r = win_act[win_ptr[s] + _index(key, count, n)]
-                            else:
-                                n = legal_ptr[s + 1] - legal_ptr[s]
-                                r = legal_act[legal_ptr[s] + _index(key, count, n)]
-                            s = child[s, r]
+                            s = child[s, _reply(i, s, st, words, legal_ptr, legal_act, win_ptr,
+                                                win_act, opp_kind, epsilon)]  # fmt: skip
                             if legal_ptr[s + 1] == legal_ptr[s]:
                                 s = -2  # the opponent's reply ended the game
-                        st[_COUNT, i] = count
-                        st[_ELAPSED, i] = 0
                     else:
                         s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act,
                                    child, wanted, cfg, epsilon, keep, alias,
@@ -556,7 +546,6 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
     quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
     law_start = cfg[_START] < 0 and cfg[_LAW] > 0
     opp_first = cfg[_OPP_FIRST] != 0
-    columns = keep.shape[0]
     num_actions = clears.shape[0]
     for i in nb.prange(st.shape[1]):
         m0 = st[_CUR, i]
@@ -612,13 +601,11 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
                         st[_COUNT, i] = 0
                         st[_ELAPSED, i] = 0
                         m = cfg[_START]
-                    elif law_start:  # `_kayles_start` with `_law_pick`, written out
-                        key = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        words[_KEY, i] = key
-                        column = _integers(key, 1, columns)
-                        m = law[column] if _random(key, 2) < keep[column] else law[alias[column]]
-                        st[_COUNT, i] = 2
+                    elif law_start:  # `_kayles_start` of a start drawn from the law, inline
+                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+                        st[_COUNT, i] = 0
                         st[_ELAPSED, i] = 0
+                        m = _law_pick(i, st, words, keep, alias, law)
                         if opp_first:
                             m = _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon)
                             if m == 0:

@@ -48,27 +48,23 @@ if TYPE_CHECKING:
 
 # The value kinds load on first use: they are pydantic types, which `import metanim`
 # (games, envs) never needs.
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "values": [
-            "MAX_PER_DECISION",
-            "AgentCount",
-            "FileName",
-            "FiniteFloat",
-            "Folder",
-            "NonNegativeInt",
-            "PositiveCounts",
-            "PositiveFloat",
-            "PositiveInt",
-            "Probability",
-            "RoundCount",
-            "Temperature",
-            "check_file_name",
-            "check_folder",
-        ]
-    },
+_VALUE_KINDS = (
+    "MAX_PER_DECISION",
+    "AgentCount",
+    "FileName",
+    "FiniteFloat",
+    "Folder",
+    "NonNegativeInt",
+    "PositiveCounts",
+    "PositiveFloat",
+    "PositiveInt",
+    "Probability",
+    "RoundCount",
+    "Temperature",
+    "check_file_name",
+    "check_folder",
 )
+__getattr__, __dir__ = lazy_exports(__name__, {"values": _VALUE_KINDS})
 
 __all__ = [
     "EXIT_CODES_HELP",
