@@ -276,14 +276,20 @@ def per_step(env: Any, steps: int, seed: int) -> float:
     return inside / steps
 
 
-def interleaved(envs: dict[Any, Any], steps: int, repeats: int) -> dict[Any, float]:
+def interleaved(
+    envs: dict[Any, Any], steps: int, repeats: int, warm: int | None = None
+) -> dict[Any, float]:
     """Min over `repeats` rounds of each env's seconds per step, the envs taken in turn
-    within each round (load from other jobs then hits every env alike)."""
-    for env in envs.values():  # warm-up: caches, memos and solver tables
-        per_step(env, steps, 0)
+    within each round (load from other jobs then hits every env alike), after `warm`
+    warm-up steps of each (default `steps`: caches, memos and solver tables). Each
+    timed round starts with a fifth as many untimed steps: the other envs' rounds
+    evict an env's caches from the CPU's, and a round times the steady state."""
+    for env in envs.values():
+        per_step(env, steps if warm is None else warm, 0)
     best = dict.fromkeys(envs, float("inf"))
     for r in range(repeats):
         for key, env in envs.items():
+            per_step(env, max(steps // 5, 10), 100 + r)
             best[key] = min(best[key], per_step(env, steps, r + 1))
     return best
 
@@ -330,12 +336,8 @@ def cliff_rows(
         for heap in heaps
         for opponent in ("optimal", "random")
     }  # fmt: skip
-    for env in envs.values():  # steady state: the states a run meets, met once already
-        per_step(env, warm, 0)
-    best = dict.fromkeys(envs, float("inf"))
-    for r in range(repeats):
-        for key, env in envs.items():
-            best[key] = min(best[key], per_step(env, steps, r + 1))
+    # Steady state: the states a run meets, met once already.
+    best = interleaved(envs, steps, repeats, warm)
     nim = []
     for heap in heaps:
         row = [f"{heap:,}"]
