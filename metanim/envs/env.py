@@ -57,6 +57,7 @@ _WIDE_RECORD_LIMIT = 200_000
 # copy as long as the mask on top of keeping it up to date), and an action's legality
 # comes from the rules (`Game.is_legal`).
 _KEPT_MASK_ACTIONS = 4096
+_INT64 = np.int64
 # Up to this many actions a step goes through state nodes (see `_by_nodes`): a node
 # lists its legal action ids and keeps a child per action played; past it, states
 # rarely repeat their (state, action) pairs (NIM of 1,000 stones has 500,000) and the
@@ -397,7 +398,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if not self._by_nodes:
             return self._step_general(action)
         node = self._current
-        kid = node[6].get(action) if type(action) is int else None
+        # An int, or the NumPy int a policy's action array hands out (a bool is not an id).
+        kid = node[6].get(action) if type(action) is int or type(action) is _INT64 else None
         if kid is None:  # an action not played here before, or not an id, or illegal
             try:
                 action, kid = self._learn(node, action)
@@ -624,6 +626,13 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _learn(self, node: tuple[Any, ...], action: Any) -> tuple[int, int]:
         """(action id, child id) of an agent's action not played from `node` before; raises
         the precise `MoveError` for one that is not legal there."""
+        if type(action) is not int and not isinstance(action, str):
+            index = as_action_index(action)  # a NumPy integer (SB3's actions) is an id too
+            if index is not None:
+                action = index
+                kid = node[6].get(index)
+                if kid is not None:
+                    return index, kid
         if type(action) is int and 0 <= action < self._num_actions and node[4][action]:
             return action, self._child_id(node, action)
         move, _ = self._agent_move(action)

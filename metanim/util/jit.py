@@ -16,6 +16,7 @@ fixed-width integers wrap around there too, silently (`np.errstate`).
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -69,7 +70,9 @@ def run(kernel: Kernel, *args: Any, compiled: bool) -> Any:
 class Tiered:
     """A kernel run by Python for its first `calls` calls, compiled after: a process
     that asks a few small queries never loads numba, one that asks many pays for it
-    once, when the interpreted calls would start to cost more."""
+    once, when the interpreted calls would start to cost more. In a process that has
+    loaded numba already (another kernel ran compiled) it runs compiled from the start:
+    what is left to pay is this kernel's own compile, or its load from numba's cache."""
 
     __slots__ = ("_left", "_plain", "kernel")
 
@@ -79,7 +82,7 @@ class Tiered:
         self._plain = interpreted(kernel)
 
     def __call__(self, *args: Any) -> Any:
-        if self._left > 0:
+        if self._left > 0 and "numba" not in sys.modules:
             self._left -= 1
             with np.errstate(over="ignore"):  # fixed-width integers wrap, as in numba
                 return self._plain(*args)

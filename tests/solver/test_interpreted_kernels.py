@@ -4,6 +4,8 @@ table; the solver's answers themselves are checked against brute force elsewhere
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -72,15 +74,28 @@ def test_the_engine_and_the_misere_table_by_python_and_compiled() -> None:
     assert _equal(plain, compiled)
 
 
-def test_a_tiered_kernel_answers_alike_before_and_after_it_compiles() -> None:
+def test_a_tiered_kernel_answers_alike_before_and_after_it_compiles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     params = kernels.chomp_params(4, 4)
     lost = np.zeros(kernels.chomp_states(4, 4), np.uint8)
     lost[::3] = 1
+    shapes = [np.array(s, np.int64) for s in ([4, 4, 2, 1], [3, 3, 3, 0], [4, 1, 1, 1])]
+
+    def answers(kernel) -> list[list[int]]:  # type: ignore[no-untyped-def]
+        found = []
+        for shape in shapes:
+            out = np.zeros(16, np.int64)
+            found.append(out[: kernel(params, shape, lost, out)].tolist())
+        return found
+
+    compiled = answers(_fast.chomp_losing_bites.compiled)
+    # As in a process that has not loaded numba: three calls by Python, then compiled.
+    monkeypatch.delitem(sys.modules, "numba")
     tiered = Tiered(_fast.chomp_losing_bites, 3)
-    shapes = [np.array(s, np.int64) for s in ([4, 4, 2, 1], [3, 3, 3, 0], [4, 1, 1, 1])] * 2
-    answers = []
-    for shape in shapes:  # three calls by Python, three compiled
-        out = np.zeros(16, np.int64)
-        count = tiered(params, shape, lost, out)
-        answers.append(out[:count].tolist())
-    assert answers[:3] == answers[3:]
+    assert answers(tiered) == compiled and tiered._left == 0
+    assert answers(tiered) == compiled and tiered._left == 0
+    monkeypatch.undo()
+    # In one that has, compiled from the first call.
+    loaded = Tiered(_fast.chomp_losing_bites, 3)
+    assert answers(loaded) == compiled and loaded._left == 3
