@@ -140,13 +140,15 @@ def run_one(base_url: str, method: str, opponent: str, latency: float, episodes:
         start, cpu_start = time.perf_counter(), time.process_time()
         result = run_tournament(config)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    chains = [r["chain_calls"] for r in result.records]
-    calls = sum(r["agent_totals"]["calls"] + r["opponent_totals"]["calls"] for r in result.records)
+        # Read while the log exists: a run's records come from its log when first used.
+        records = result.records
+    chains = [r["chain_calls"] for r in records]
+    calls = sum(r["agent_totals"]["calls"] + r["opponent_totals"]["calls"] for r in records)
     limit = max(chains) * latency
     return [
         latency,
         f"{method} vs {opponent}",
-        len(result.records),
+        len(records),
         calls,
         max(chains),
         f"{limit:.2f}",

@@ -15,7 +15,7 @@ import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from metanim.agents import (
     METHODS,
@@ -38,7 +38,6 @@ from metanim.llm import (
     InfrastructureError,
     Message,
     ModelSpec,
-    OpenAIChatClient,
     ResponseCache,
     ServerTarget,
     detect_provider,
@@ -46,6 +45,9 @@ from metanim.llm import (
 from metanim.llm import provider as provider_named
 from metanim.llm.sim import check_simulated
 from metanim.records import SIDES
+
+if TYPE_CHECKING:
+    from metanim.llm import OpenAIChatClient
 
 TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 
@@ -346,6 +348,8 @@ class ClientPool:
             if kwargs["max_concurrency"] is None and spec.needs_sim_server:
                 # The simulator has no slots to report and answers at once.
                 kwargs["max_concurrency"] = 64
+            from metanim.llm import OpenAIChatClient  # here: aiohttp loads with a client
+
             client = OpenAIChatClient(
                 spec.name, target=self.target(spec), budget=self.budget, **kwargs
             )

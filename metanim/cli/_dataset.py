@@ -10,31 +10,16 @@ from math import comb, prod
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from metanim.cli._config import kind
 from metanim.cli._registry import command
-from metanim.datasets import (
-    BUILD_PRESETS,
-    DIFFICULTIES,
-    DatasetError,
-    DatasetSpec,
-    build,
-    check_record,
-    load_dataset,
-    play_rule,
-    push_to_hub,
-    sampler_for,
-    write_card,
-    write_jsonl,
-)
-from metanim.games import make_game
-from metanim.util import Folder, Interrupted, game_params, int_range
+from metanim.util import Interrupted, game_params, int_range
 
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
 
 def dataset_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.util import Folder
+
     sub = p.add_subparsers(dest="dataset_command", required=True)
     b = sub.add_parser(
         "build",
@@ -133,12 +118,23 @@ def dataset(args: argparse.Namespace) -> int:
     if args.dataset_command == "build":
         return _build(args)
     if args.dataset_command == "push":
+        from metanim.datasets import push_to_hub
+
         print(push_to_hub(args.folder, args.repo_id, private=args.private))
         return 0
     return _show(args)
 
 
 def _build(args: argparse.Namespace) -> int:
+    from metanim.datasets import (
+        BUILD_PRESETS,
+        DatasetSpec,
+        build,
+        play_rule,
+        write_card,
+        write_jsonl,
+    )
+
     if not args.game:
         given = [f for f, v in (("-n", args.n), ("--param", args.param), ("--variant",
                  args.variant), ("--square-boards", args.square_boards)) if v]  # fmt: skip
@@ -171,6 +167,8 @@ def _build(args: argparse.Namespace) -> int:
         print(f"dry run: {total} records in {len(specs)} files under {args.out}: {names}; "
               "nothing was written")  # fmt: skip
         return 0
+    from tqdm.auto import tqdm  # here: only a build draws a bar
+
     bar = None
     if total >= _BAR_FROM and not args.no_progress:
         bar = tqdm(total=total, unit="rec", desc="critical states found")
@@ -211,6 +209,9 @@ def _refuse_unreachable(spec: Any) -> None:
     critical states; asking for more could only end, much later, in the sampler's
     "found only ..." error.
     """
+    from metanim.datasets import sampler_for
+    from metanim.games import make_game
+
     if spec.square_boards:
         games = [make_game("chomp", rows=k, cols=k) for k in spec.square_boards]
     else:
@@ -266,6 +267,7 @@ _non_negative = _at_least(0)
 def _show(args: argparse.Namespace) -> int:
     if args.allow_unverified and not args.verify:
         raise ValueError("--allow-unverified goes with --verify")
+    from metanim.datasets import DIFFICULTIES, DatasetError, check_record, load_dataset
 
     records = load_dataset(args.path)
     games = Counter(f"{r.game}-{r.variant}" for r in records)
