@@ -453,6 +453,8 @@ def _checked(result: Any, name: str) -> Path:
     error its server gave (`RunFailed`); one whose decisions mostly gave no answer is
     noted for the flag under the table."""
     if not result.complete:
+        if not result.failures:  # a stop rule fired after every item had started
+            raise RunFailed(f"run {name!r}: {result.stopped}", kind="run_failed")
         cause, (count, first) = next(iter(result.failures.items()))
         raise RunFailed(
             f"run {name!r}: {count} of {result.planned} did not finish ({cause}): {first}",

@@ -132,8 +132,12 @@ class RunResult:
 
     @property
     def complete(self) -> bool:
-        """Whether every planned item finished (exit code 0)."""
-        return not self.failures
+        """Whether every planned item finished and no stop rule fired (exit code 0).
+
+        A stop rule that fires (forfeits, a budget) makes the run incomplete however many
+        items were already in flight when it fired: the exit code never depends on timing.
+        """
+        return not self.failures and self.stopped is None
 
 
 @dataclass

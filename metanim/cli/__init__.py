@@ -61,9 +61,19 @@ def build_parser() -> _Parser:
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help, epilog=EXIT_CODES_HELP)
         cmd.arguments(p)
+        _exit_codes_below(p)
         p.set_defaults(handler=cmd.handler)
         parser.commands[cmd.name] = p
     return parser
+
+
+def _exit_codes_below(parser: argparse.ArgumentParser) -> None:
+    """Every subcommand's own --help (`dataset build --help`) ends with the exit codes too."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.epilog = child.epilog or EXIT_CODES_HELP
+                _exit_codes_below(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

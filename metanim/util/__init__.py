@@ -8,6 +8,7 @@ settings runs use).
 """
 
 from metanim.util.edge import (
+    EXIT_CODES,
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -42,6 +43,7 @@ from metanim.util.values import (
 )
 
 __all__ = [
+    "EXIT_CODES",
     "EXIT_CODES_HELP",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",

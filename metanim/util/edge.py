@@ -11,19 +11,39 @@ import json
 import warnings
 from typing import Any
 
-#: Exit codes, the same for every command (listed in `metanim --help`).
+#: Exit codes, the same for every command (the table `EXIT_CODES` says what each means).
 EXIT_OK = 0  # every planned episode or decision finished
 EXIT_USAGE = 2  # a user mistake: bad flag, value, file, model name or key
 EXIT_FAILED = 3  # something ended in an infrastructure error or was not run
-EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM
+EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 
-EXIT_CODES_HELP = (
-    "exit codes: 0 every planned episode/decision/record finished; 2 a user mistake "
-    "(bad flag, value, file, model name, method parameter or API key); 3 something ended "
-    "in an infrastructure error or was not run (a server that does not answer, a budget "
-    "stop): a summary of the causes and the command that reruns them is printed; "
-    "130 interrupted (Ctrl-C or SIGTERM): what finished is saved and the same command resumes"
+#: The one table of exit codes: `metanim --help`, every command's --help and the table in
+#: docs/arena.md ("Exit codes, faults and interrupts") all say exactly this.
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (
+        EXIT_OK,
+        "every planned episode, decision or record finished (serve-sim and serve-local: "
+        "stopped by Ctrl-C, SIGTERM or SIGHUP)",
+    ),
+    (
+        EXIT_USAGE,
+        "a user mistake (a bad flag, value, file, model name, method parameter or API "
+        "key, a missing optional extra): one line on stderr, nothing run",
+    ),
+    (
+        EXIT_FAILED,
+        "something ended in an infrastructure error or was not run (a server that does "
+        "not answer, a full disk, a budget or stop rule that fired): a summary of the "
+        "causes and the command that reruns them",
+    ),
+    (
+        EXIT_INTERRUPTED,
+        "interrupted (Ctrl-C, SIGTERM or SIGHUP): what finished is saved and the same "
+        "command resumes",
+    ),
 )
+
+EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES)
 
 
 class MetaNimError(Exception):
