@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import urllib.parse
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -80,6 +81,9 @@ def check_api_key(key: str, *, source: str = API_KEY_ENV) -> str:
 def check_base_url(url: str, *, source: str = "base URL") -> str:
     """`url` without its trailing "/", if it is an http(s) URL a client can call.
 
+    An endpoint URL (`.../v1/chat/completions`) is trimmed to its base URL, with a
+    warning.
+
     Raises:
         ValueError: naming `source` (a flag or an environment variable) and what is wrong:
             not a URL, a scheme other than http/https, no host, a bad port, a query or
@@ -112,7 +116,21 @@ def check_base_url(url: str, *, source: str = "base URL") -> str:
         )
     if any(ch.isspace() for ch in text) or _bad_header_char(text) is not None:
         raise ValueError(f"{source} {url!r} holds spaces or control characters")
-    return text.rstrip("/")
+    base = text.rstrip("/")
+    if base.lower().endswith(ENDPOINT):
+        # The endpoint's own URL (the form lm-evaluation-harness's `base_url` takes): the
+        # client appends the endpoint to a base URL, so the endpoint is trimmed, once said.
+        base = base[: -len(ENDPOINT)].rstrip("/")
+        warnings.warn(
+            f"{source} {url!r} is the endpoint's URL; calling the base URL {base!r} "
+            f"(the client appends {ENDPOINT})",
+            stacklevel=2,
+        )
+    return base
+
+
+#: The endpoint the client appends to a base URL.
+ENDPOINT = "/chat/completions"
 
 
 def check_model(model: str) -> str:

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from metanim.datasets import build, write_jsonl
+from metanim.llm.target import split_base_urls
 
 BOM = "\ufeff"
 SAMPLES = Path(__file__).resolve().parents[2] / "metanim" / "samples"
@@ -52,3 +55,24 @@ def test_repeated_dataset_ids_are_refused_by_name(tmp_path, run_metanim) -> None
         assert f"{path}:{len(lines) + 1}: id {first!r} is already used on line 1" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()  # nothing graded
+
+
+def test_an_endpoint_url_is_called_at_its_base_url_with_one_warning(
+    tmp_path, run_metanim, sim_server, monkeypatch
+) -> None:
+    # The form lm-evaluation-harness takes as base_url: .../v1/chat/completions.
+    endpoint = f"{sim_server.base_url}/chat/completions"
+    sim_server.reset_log()
+    result = run_metanim(
+        "tournament", "--game", 'nim:{"heaps":[7],"max_take":3}', "--method", "react",
+        "--opponent", "optimal", "--model", "sim-optimal", "--base-url", endpoint,
+        "--episodes", "1", "--results-dir", str(tmp_path), "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert len(warned) == 1 and f"calling the base URL '{sim_server.base_url}'" in warned[0]
+    assert sim_server.log  # the calls reached the server's own endpoint
+    # OPENAI_BASE_URL, read by every client that names no server, the same way.
+    monkeypatch.setenv("OPENAI_BASE_URL", endpoint + "/")
+    with pytest.warns(UserWarning, match="OPENAI_BASE_URL .* is the endpoint's URL"):
+        assert split_base_urls(None) == [sim_server.base_url]
