@@ -11,6 +11,7 @@ import pytest
 
 from metanim.datasets import build, write_jsonl
 from metanim.llm.target import split_base_urls
+from tests.loopback import RecordingServer, listing, reply
 
 BOM = "\ufeff"
 SAMPLES = Path(__file__).resolve().parents[2] / "metanim" / "samples"
@@ -76,3 +77,31 @@ def test_an_endpoint_url_is_called_at_its_base_url_with_one_warning(
     monkeypatch.setenv("OPENAI_BASE_URL", endpoint + "/")
     with pytest.warns(UserWarning, match="OPENAI_BASE_URL .* is the endpoint's URL"):
         assert split_base_urls(None) == [sim_server.base_url]
+
+
+@pytest.mark.parametrize(
+    ("usage", "named"),
+    [({"prompt_tokens": -16_000_000, "completion_tokens": -80}, "prompt_tokens=-16000000"),
+     ({"prompt_tokens": 5, "completion_tokens": 10**12}, "completion_tokens=1000000000000"),
+     ({"prompt_tokens": 5, "completion_tokens": 2.5}, "completion_tokens=2.5")],
+)  # fmt: skip
+def test_impossible_usage_counts_are_a_server_fault_named(tmp_path, run_metanim, usage, named):
+    def answer(seen):
+        if seen["path"].endswith("/models"):
+            return 200, listing(None)
+        body = json.loads(reply("I take 1 stone."))
+        return 200, json.dumps(body | {"usage": usage}).encode()
+
+    with RecordingServer(answer) as server:
+        result = run_metanim(
+            "tournament", "--game", 'nim:{"heaps":[7],"max_take":3}', "--method", "standard",
+            "--opponent", "optimal", "--model", "m", "--base-url", server.url() + "/v1",
+            "--episodes", "1", "--max-retries", "0", "--results-dir", str(tmp_path),
+            "--no-progress",
+        )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "infrastructure_error (bad_response)" in result.stderr
+    assert f"the server reported usage {named}" in result.stderr
+    summary = json.loads(next(tmp_path.glob("*.summary.json")).read_text())
+    agent = summary["groups"][0]["agent"]  # nothing of the impossible counts summed
+    assert agent["prompt_tokens"] == agent["completion_tokens"] == 0
