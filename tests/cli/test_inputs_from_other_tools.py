@@ -5,6 +5,7 @@ Each is read, or refused in one line that names it and the fix."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,25 @@ def test_impossible_usage_counts_are_a_server_fault_named(tmp_path, run_metanim,
     summary = json.loads(next(tmp_path.glob("*.summary.json")).read_text())
     agent = summary["groups"][0]["agent"]  # nothing of the impossible counts summed
     assert agent["prompt_tokens"] == agent["completion_tokens"] == 0
+
+
+#: A malformed state per game (none of them a state of any game).
+MALFORMED = [
+    ("chomp", "[[1,1],[1,1,1]]"), ("chomp", "5"), ("fibonacci", "[1,2,3]"),
+    ("fibonacci", "[[1]]"), ("corner_queen", "[1]"), ("corner_queen", "5"), ("nim", '{"a":1}'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("game", "state"), MALFORMED)
+def test_a_malformed_state_is_answered_with_the_format_and_an_example(
+    run_metanim, game, state
+) -> None:
+    result = run_metanim("solve", game, state)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    # The game's words, not Python's (int(), unpack, iterable, len()).
+    assert not re.search(r"int\(\)|unpack|iterable|len\(\)|object of type", result.stderr)
+    example = re.search(r"such as (\[.*?\])", result.stderr)
+    assert example, result.stderr
+    # The example given is a state of the game: it solves.
+    solved = run_metanim("solve", game, example.group(1))
+    assert solved.returncode == 0, solved.stderr
