@@ -128,3 +128,25 @@ def test_a_malformed_state_is_answered_with_the_format_and_an_example(
     # The example given is a state of the game: it solves.
     solved = run_metanim("solve", game, example.group(1))
     assert solved.returncode == 0, solved.stderr
+
+
+@pytest.mark.parametrize("digit", ["\u0661", "\uff11"])  # Arabic-Indic 1, full-width 1
+def test_replies_in_digits_of_another_script_are_named_in_the_hint(
+    tmp_path, run_metanim, digit
+) -> None:
+    def answer(seen):
+        if seen["path"].endswith("/models"):
+            return 200, listing(None)
+        return 200, reply(f'```json\n{{"action": "{digit}"}}\n```')
+
+    with RecordingServer(answer) as server:
+        result = run_metanim(
+            "tournament", "--game", 'nim:{"heaps":[7],"max_take":3}', "--method", "standard",
+            "--opponent", "optimal", "--model", "m", "--base-url", server.url() + "/v1",
+            "--episodes", "6", "--concurrency", "1", "--results-dir", str(tmp_path),
+            "--no-progress",
+        )  # fmt: skip
+    assert result.returncode == 3
+    hint = next(line for line in result.stderr.splitlines() if line.startswith("hint: "))
+    assert f"digits of another script (such as {digit!r})" in hint
+    assert "ASCII digits 0-9" in hint
