@@ -466,12 +466,22 @@ class RunPlan:
     left: int  # not yet logged with a result: what the run would run now
     players: list[str]
     log_path: Path
+    #: The requests planning sent ("GET <url>"): what each real model's server is, asked
+    #: to resolve `--structured-output auto` (the log's name depends on the answer).
+    sent: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         unit = self.unit if self.planned != 1 else self.unit.removesuffix("s")
-        return (
+        head = (
             f"dry run: {self.planned} {unit} planned, {self.left} to run now "
-            f"({'; '.join(self.players)}); log {self.log_path}; nothing was sent or written"
+            f"({'; '.join(self.players)}); log {self.log_path}; "
+        )
+        if not self.sent:
+            return head + "nothing was sent or written"
+        return head + (
+            f"nothing was written; sent only {', '.join(self.sent)} (what each server is, "
+            "for --structured-output auto; --structured-output or --provider plans "
+            "without asking)"
         )
 
 

@@ -35,6 +35,7 @@ from metanim.llm.probe import (
     StructuredChoice,
     detect_provider,
     forget_probes,
+    requests_sent,
     structured_output_for,
 )
 from metanim.llm.providers import (
@@ -104,6 +105,7 @@ __all__ = [
     "forget_probes",
     "is_loopback",
     "provider",
+    "requests_sent",
     "server_target",
     "sim_url_from_env",
     "structured_output_for",
