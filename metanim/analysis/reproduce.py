@@ -38,7 +38,7 @@ from metanim.analysis.debate import (
     entrenchment_row,
     identity_bias_ci,
 )
-from metanim.analysis.plots import _pyplot, entrenchment_plot, grouped_bars
+from metanim.analysis.plots import entrenchment_plot, grouped_bars, need_pyplot
 from metanim.analysis.report import (
     accuracy_table,
     cross_sections,
@@ -662,7 +662,7 @@ def _line_plot(
 ) -> list[Path]:  # fmt: skip
     """One line per series through (x, low, estimate, high) points, with its band."""
     try:
-        plt = _pyplot()
+        plt = need_pyplot()
     except ImportError:  # matplotlib is the optional `plots` extra
         return []
     scale = 100 if percent else 1

@@ -50,6 +50,12 @@ class MetaNimError(Exception):
     """Base class of the package's own errors."""
 
 
+class MissingExtra(MetaNimError, ImportError):
+    """An optional extra a feature needs is not installed: the message names it and the
+    pip command (an `ImportError` to the library's callers; one line, exit code 2, on the
+    command line)."""
+
+
 class Interrupted(Exception):
     """A run stopped by Ctrl-C or SIGTERM after saving what finished; the message says where."""
 

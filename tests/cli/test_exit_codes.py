@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,22 @@ def test_every_help_and_the_docs_give_the_one_exit_code_table(run_metanim) -> No
         tail = " ".join(result.stdout.split("exit codes:")[-1].split())
         expected = "; ".join(f"{code} {meaning}" for code, meaning in rows)
         assert tail == expected, command
+
+
+#: Commands that need an optional extra: (arguments, the module blocked, the extra named).
+EXTRAS = [
+    (["serve-local", "--gguf", "model.gguf"], "xllamacpp", "metanim-arena[local]"),
+    (["dataset", "push", ".", "me/data"], "huggingface_hub", "metanim-arena[hf]"),
+    (["ratings", ".", "--plot", "r.png"], "matplotlib", "metanim-arena[plots]"),
+]
+
+
+@pytest.mark.parametrize(("args", "module", "extra"), EXTRAS)
+def test_a_missing_extra_is_one_line_with_exit_code_2(
+    tmp_path, run_metanim, monkeypatch, args, module, extra
+) -> None:
+    (tmp_path / "model.gguf").write_bytes(b"GGUF")  # an existing file: the extra is missing
+    (tmp_path / "README.md").write_text("a card")
+    monkeypatch.setitem(sys.modules, module, None)  # not installed
+    line = _one_line_error(run_metanim(*args, cwd=tmp_path), args[0])
+    assert f"pip install '{extra}'" in line
