@@ -24,7 +24,6 @@ from metanim.llm.client import OpenAIChatClient
 from metanim.llm.dialect import Api, ApiSetting
 from metanim.llm.model_spec import (
     SIM_IN_PROCESS,
-    SIM_KEY_ENV,
     SIM_URL_ENV,
     ModelSpec,
     sim_url_from_env,
@@ -50,12 +49,15 @@ from metanim.llm.providers import (
 from metanim.llm.target import (
     AZURE_PREFIX,
     DEFAULT_BASE_URL,
+    SIM_KEY_ENV,
     ServerTarget,
     auth_headers,
     check_api_key,
     check_base_url,
     check_model,
     is_loopback,
+    key_env,
+    model_api_key,
     server_target,
 )
 
@@ -104,6 +106,8 @@ __all__ = [
     "detect_provider",
     "forget_probes",
     "is_loopback",
+    "key_env",
+    "model_api_key",
     "provider",
     "requests_sent",
     "server_target",

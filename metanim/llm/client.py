@@ -21,7 +21,6 @@ import collections
 import dataclasses
 import json
 import logging
-import os
 import random
 import time
 import weakref
@@ -56,10 +55,10 @@ from metanim.llm.replies import (  # noqa: F401  (split_reasoning: the public na
     split_reasoning,
 )
 from metanim.llm.target import (
-    API_KEY_ENV,
-    AZURE_API_KEY_ENV,
     ServerTarget,
     auth_headers,
+    key_env,
+    model_api_key,
     server_target,
 )
 from metanim.util import fastjson
@@ -261,8 +260,8 @@ class OpenAIChatClient:
         return f"OpenAIChatClient(model={self._model!r}, base_url={urls!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        # A pickle must not carry the key (or the loop-bound sessions): the copy reads
-        # OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) again where it is unpickled.
+        # A pickle must not carry the key (or the loop-bound sessions): the copy reads the
+        # model's own key variable (`key_env`) again where it is unpickled.
         state = dict(self.__dict__)
         state["_OpenAIChatClient__api_key"] = None
         state["_target"] = dataclasses.replace(self._target, headers={}, api_key="")
@@ -273,7 +272,7 @@ class OpenAIChatClient:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         azure = self._target.azure
-        key = os.environ.get(AZURE_API_KEY_ENV if azure else API_KEY_ENV) or ""
+        key = model_api_key(self._model)
         organization, project = self._header_args
         headers = auth_headers(key, azure=azure, organization=organization, project=project)
         self._target = dataclasses.replace(self._target, headers=headers, api_key=key)
@@ -818,7 +817,7 @@ class OpenAIChatClient:
         retry_after = _retry_after(exc.headers)
         # Auth messages from some servers echo part of the key; ours never quote the server.
         if status == 401:
-            msg = f"authentication failed (HTTP 401) at {where}: check OPENAI_API_KEY"
+            msg = f"authentication failed (HTTP 401) at {where}: check {key_env(self._model)}"
             return InfrastructureError(msg, kind="auth", status=status), None
         message, code = _server_error(exc.body, status)
         detail = self._redact(message)

@@ -36,10 +36,33 @@ PROJECT_ENV = "OPENAI_PROJECT_ID"
 AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 AZURE_API_KEY_ENV = "AZURE_OPENAI_API_KEY"
 API_VERSION_ENV = "OPENAI_API_VERSION"
+#: A model named `sim-...` is answered by the simulated server.
+SIM_PREFIX = "sim-"
+#: The key sent to the simulated server (never `OPENAI_API_KEY`).
+SIM_KEY_ENV = "METANIM_SIM_API_KEY"
 
 # Local OpenAI-compatible servers ignore the key, but some refuse a request without one.
 _NO_KEY = "no-key-set"
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
+
+
+def key_env(model: str) -> str:
+    """The environment variable `model`'s key comes from: the one place every path that
+    sends a key reads (a client made, a client unpickled, a run's pre-flight check).
+
+    A simulated model's key is its own (`METANIM_SIM_API_KEY`), never `OPENAI_API_KEY`:
+    a simulator is no paid provider and must not receive that key.
+    """
+    if model.startswith(SIM_PREFIX):
+        return SIM_KEY_ENV
+    return AZURE_API_KEY_ENV if model.startswith(AZURE_PREFIX) else API_KEY_ENV
+
+
+def model_api_key(model: str, environ: Mapping[str, str] | None = None) -> str:
+    """The key `model`'s calls carry, read from `key_env(model)` when asked, never kept: a
+    simulated model without one sends the placeholder "sim"; "" for a real model."""
+    env = os.environ if environ is None else environ
+    return env.get(key_env(model)) or ("sim" if model.startswith(SIM_PREFIX) else "")
 
 
 def _bad_header_char(value: str) -> int | None:
@@ -273,8 +296,8 @@ def server_target(
     check_model(model)
     if not model.startswith(AZURE_PREFIX):
         urls = split_base_urls(base_url)
-        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or ""
-        source = API_KEY_ENV if api_key is None else "the api_key argument"
+        key = api_key if api_key is not None else model_api_key(model)
+        source = key_env(model) if api_key is None else "the api_key argument"
         check_api_key(key, source=source)
         headers = auth_headers(key, organization=organization, project=project)
         return ServerTarget(model=model, base_urls=urls, headers=headers, api_key=key)
@@ -294,7 +317,7 @@ def server_target(
             f"the Azure model {model!r} needs an API version: set {API_VERSION_ENV} "
             "(e.g. 2024-10-21)"
         )
-    key = api_key if api_key is not None else os.environ.get(AZURE_API_KEY_ENV) or ""
+    key = api_key if api_key is not None else model_api_key(model)
     if not key:
         raise ValueError(f"the Azure model {model!r} needs a key: set {AZURE_API_KEY_ENV}")
     check_api_key(key, source=AZURE_API_KEY_ENV if api_key is None else "the api_key argument")
