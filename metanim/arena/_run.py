@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import signal
+import sys
 import time
 import traceback
 from collections import Counter
@@ -43,7 +44,7 @@ from metanim.records import (
     render_summary,
     transcript_path,
 )
-from metanim.util import Interrupted, StorageError, fastjson
+from metanim.util import STOP_SIGNALS, Interrupted, StorageError, fastjson
 
 
 class Planned(Protocol):
@@ -243,7 +244,10 @@ class Run:
         began = time.perf_counter()
         try:
             transcripts = transcript_path(self.job.log_path)
-            with AppendLog(self.job.log_path, transcripts) as log, _cancel_on_sigterm():
+            with (
+                _cancel_on_stop(self.job.log_path, self.job.unit),
+                AppendLog(self.job.log_path, transcripts) as log,
+            ):
                 queue = iter(todo)
                 workers = min(self.config.concurrency, len(todo))
                 await _start_staggered(self._worker(queue, log, bar) for _ in range(workers))
@@ -529,24 +533,50 @@ async def _start_staggered(workers: Iterable[Coroutine[Any, Any, None]]) -> None
 
 
 @contextlib.contextmanager
-def _cancel_on_sigterm() -> Iterator[None]:
-    """While items run, SIGTERM cancels the run as Ctrl-C does (asyncio's own handling).
+def _cancel_on_stop(log_path: Path, unit: str) -> Iterator[None]:
+    """While items run, Ctrl-C, SIGTERM and SIGHUP (`STOP_SIGNALS`) cancel the run; the log
+    (closed after this block) keeps every finished item.
 
-    Main thread only (elsewhere nothing changes); the previous handler comes back after.
+    A second one while the run winds down says what is saved and where; a third stops at
+    once (`KeyboardInterrupt`). Main thread only (elsewhere nothing changes); the previous
+    handlers come back after. A process that ignores SIGINT (a background job) still does.
     """
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
+    received = 0
+
+    def stop() -> None:
+        nonlocal received
+        received += 1
+        if received == 1:
+            task.cancel()  # type: ignore[union-attr]
+        elif received == 2:
+            print(
+                f"metanim: stopping: every finished {unit.removesuffix('s')} is already saved "
+                f"in {log_path}; its summary is being written (again: stop at once; the "
+                "same command resumes from the log)",
+                file=sys.stderr,
+            )
+        else:
+            raise KeyboardInterrupt
+
+    previous = {}
+    wanted = [*STOP_SIGNALS]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        wanted.append(signal.SIGINT)
     try:
-        previous = signal.getsignal(signal.SIGTERM)
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)  # type: ignore[union-attr]
+        for signum in wanted:
+            previous[signum] = signal.getsignal(signum)
+            loop.add_signal_handler(signum, stop)
     except (ValueError, RuntimeError, NotImplementedError, AttributeError):
-        yield
-        return
+        pass
     try:
         yield
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                loop.remove_signal_handler(signum)
+            signal.signal(signum, handler)
 
 
 def error_kind(record: Record) -> tuple[str, str]:

@@ -28,6 +28,7 @@ from metanim.util import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    STOP_SIGNALS,
     Interrupted,
     MetaNimError,
     StorageError,
@@ -88,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     # The command line as typed, so that a failed run can print the command that reruns it.
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    previous = _sigterm_as_interrupt()
+    previous = _stop_signals_as_interrupt()
     shown = warnings.showwarning
     warnings.showwarning = _warning_line(args.command)
     try:
@@ -114,8 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     finally:
         warnings.showwarning = shown
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _warning_line(name: str) -> Callable[..., None]:
@@ -132,16 +133,17 @@ def _is_usage(exc: BaseException) -> bool:
     return getattr(exc, "kind", None) in ("auth", "permission", "not_found", "bad_request")
 
 
-def _sigterm_as_interrupt() -> Any:
-    """Treat SIGTERM like Ctrl-C: the run saves what finished and says so (main thread only)."""
+def _stop_signals_as_interrupt() -> dict[int, Any]:
+    """Treat SIGTERM and SIGHUP (`STOP_SIGNALS`) like Ctrl-C: the run saves what finished
+    and says so (main thread only); returns the previous handlers."""
     if threading.current_thread() is not threading.main_thread():
-        return None
+        return {}
 
     def on_term(signum: int, frame: Any) -> None:
-        # Outside a run's loop (a run cancels itself on SIGTERM: `arena._run._cancel_on_sigterm`).
+        # Outside a run's loop (a run cancels itself on them: `arena._run._cancel_on_stop`).
         raise KeyboardInterrupt
 
-    return signal.signal(signal.SIGTERM, on_term)
+    return {signum: signal.signal(signum, on_term) for signum in STOP_SIGNALS}
 
 
 def _flag(loc: tuple[Any, ...]) -> str:

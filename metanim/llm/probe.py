@@ -35,6 +35,7 @@ from typing import Any
 from metanim.llm._types import StructuredOutput
 from metanim.llm.providers import HOSTS, OWNERS, PROVIDERS, Provider
 from metanim.llm.target import ServerTarget
+from metanim.util import interruptible
 
 #: How long a probe waits for a server's listing, /api/version or /props.
 PROBE_TIMEOUT_S = 5.0
@@ -200,7 +201,7 @@ def _get_json(url: str, headers: dict[str, str], timeout_s: float) -> Any:
     if sent is not None:
         sent.append(f"GET {url}")
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        with interruptible(), urllib.request.urlopen(request, timeout=timeout_s) as response:
             return json.loads(response.read())
     except urllib.error.HTTPError as exc:
         exc.close()

@@ -14,6 +14,7 @@ from metanim.util.edge import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    STOP_SIGNALS,
     Interrupted,
     MetaNimError,
     MissingExtra,
@@ -22,6 +23,7 @@ from metanim.util.edge import (
     deprecated_aliases,
     game_params,
     int_range,
+    interruptible,
     port,
     strict_json,
 )
@@ -51,6 +53,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "MAX_PER_DECISION",
+    "STOP_SIGNALS",
     "AgentCount",
     "FileName",
     "FiniteFloat",
@@ -73,6 +76,7 @@ __all__ = [
     "derive_seed",
     "game_params",
     "int_range",
+    "interruptible",
     "port",
     "strict_json",
 ]

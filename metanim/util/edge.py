@@ -7,8 +7,12 @@ layer can use it without importing back up.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
+import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 #: Exit codes, the same for every command (the table `EXIT_CODES` says what each means).
@@ -44,6 +48,36 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
 )
 
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES)
+
+
+#: The signals that stop a command as Ctrl-C does (what finished is saved, exit code 130):
+#: SIGTERM (a `kill`, a scheduler) and SIGHUP (a closed terminal, a dropped SSH session).
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """A blocking call made on a running event loop (a pre-flight GET): Ctrl-C raises
+    `KeyboardInterrupt` inside it at once.
+
+    asyncio's own Ctrl-C handler only cancels the main task, which the loop cannot reach
+    until the blocking call returns (up to its timeout). Main thread only; a process that
+    ignores SIGINT (a background job) keeps ignoring it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # SIG_IGN, SIG_DFL or unknown: left as it is
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class MetaNimError(Exception):
