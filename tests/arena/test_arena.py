@@ -440,7 +440,9 @@ def test_an_episode_that_raises_is_logged_as_an_error_and_the_run_goes_on(
     assert {(r["setting"], r["seat"]) for r in broken} == {
         ('nim:{"heaps":[1],"max_take":1,"misere":false}', "second")
     }
-    assert len(broken) == 2 and all("found no P-position" in r["error"] for r in broken)
+    assert len(broken) == 2 and all(
+        "cannot start this seat: no reachable state is a P-position" in r["error"] for r in broken
+    )
     assert sum(r["status"] == "win" for r in lines) == 6
     (nim_all,) = [
         g for g in result.summary["groups"] if g["seat"] == "all" and "nim" in g["setting"]

@@ -126,3 +126,38 @@ def test_a_missing_extra_is_one_line_with_exit_code_2(
     monkeypatch.setitem(sys.modules, module, None)  # not installed
     line = _one_line_error(run_metanim(*args, cwd=tmp_path), args[0])
     assert f"pip install '{extra}'" in line
+
+
+def test_a_full_disk_during_a_dataset_build_exits_3_with_what_was_written(
+    tmp_path, run_metanim, monkeypatch
+) -> None:
+    import errno
+    import os
+
+    real = os.fdopen
+
+    class Full:
+        """The dataset file's handle on a full disk: each write fails with ENOSPC."""
+
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: Full(real(fd, *a, **k)))
+    args = ["dataset", "build", "--game", "nim", "-n", "3", "--out", str(tmp_path / "ds"),
+            "--no-progress"]  # fmt: skip
+    result = run_metanim(*args)
+    assert result.returncode == 3, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert "No space left on device" in line and str(tmp_path / "ds") in line
+    assert "0 of 1 dataset files written" in line
+    assert line.endswith("make room, then rerun: metanim " + " ".join(args))
+    assert not list((tmp_path / "ds").iterdir())  # no partial or temp file
