@@ -275,6 +275,9 @@ class Run:
         if failed:
             kinds = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
             text += f"{', ' if text else ''}failed call attempts so far: {kinds}"
+        waits = self.clients.waits() if self.clients is not None else []
+        if waits:  # a long wait says what it waits for
+            text += f"{'; ' if text else ''}{'; '.join(dict.fromkeys(waits))}"
         return text
 
     async def _tick(self, bar: Any) -> None:
