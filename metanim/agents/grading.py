@@ -21,6 +21,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from metanim.games import UnparsableMoveError
+from metanim.util import MissingExtra
 
 #: A number alone: optional sign, thousands grouped by commas (1,200), decimals,
 #: scientific notation (1.5e3). "1,2" is not one: it is read as LaTeX (a list).
@@ -34,7 +35,7 @@ def _math_verify() -> Any:
     try:
         import math_verify  # the optional `math` extra
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
+        raise MissingExtra(
             "grading numeric and math answers needs math-verify: "
             "pip install 'metanim-arena[math]' (or pip install math-verify)"
         ) from exc

@@ -51,12 +51,11 @@ METHODS: dict[str, tuple[type[Method], dict[str, Any]]] = {
 
 
 def make_client(spec: str, **kwargs: Any) -> ChatModel:
-    """An `OpenAIChatClient` from `model` or `model@base_url` (its key from the spec's key
-    variable: `OPENAI_API_KEY`, or `METANIM_SIM_API_KEY` for a simulated model)."""
+    """An `OpenAIChatClient` from `model` or `model@base_url` (its key from the model's key
+    variable, `metanim.llm.key_env`: `METANIM_SIM_API_KEY` for a simulated model)."""
     from metanim.llm import OpenAIChatClient  # here: aiohttp loads when a client is made
 
     model = ModelSpec.parse(spec)
-    kwargs.setdefault("api_key", model.api_key())
     return OpenAIChatClient(model.name, base_url=list(model.urls) or None, **kwargs)
 
 

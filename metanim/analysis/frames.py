@@ -39,6 +39,7 @@ from metanim.records import (
     identity_hash,
     log_identity,
 )
+from metanim.util import MissingExtra
 
 INSTALL = "pip install 'metanim-arena[data]'"
 TABLES = ("episodes", "decisions", "calls")
@@ -52,7 +53,7 @@ def _need(module: str) -> Any:
     try:
         return __import__(module)
     except ImportError:
-        raise ImportError(f"{module} is needed for dataframes and exports: {INSTALL}") from None
+        raise MissingExtra(f"{module} is needed for dataframes and exports: {INSTALL}") from None
 
 
 def missing_module(fmt: str) -> None:

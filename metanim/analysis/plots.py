@@ -7,16 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from metanim.analysis.debate import entrenchment_curve
+from metanim.util import MissingExtra
 
 #: (low, estimate, high) in [0, 1] per method, per game.
 Bars = Mapping[str, Mapping[str, tuple[float, float, float]]]
 
 
-def _pyplot() -> Any:
+def need_pyplot() -> Any:
+    """matplotlib's pyplot, writing files only; `MissingExtra` without the `plots` extra."""
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'metanim-arena[plots]'") from exc
+        raise MissingExtra("plots need matplotlib: pip install 'metanim-arena[plots]'") from exc
     matplotlib.use("Agg")  # files only: never needs a display
     import matplotlib.pyplot as plt
 
@@ -40,7 +42,7 @@ def grouped_bars(
     legend (`labels[method]`, e.g. method, model and opponent) sits below the axes, never
     over a bar. With no bar at all the figure says `empty` instead of drawing empty axes.
     """
-    plt = _pyplot()
+    plt = need_pyplot()
     methods = [m for m in bars if bars[m]]
     games = list(games or sorted({g for m in methods for g in bars[m]}))
     labels = labels or {}
@@ -126,7 +128,7 @@ def entrenchment_plot(
     points: Sequence[tuple[float, float]], path: str | Path, *, rounds: int = 3, title: str = ""
 ) -> Path:
     """Observed (p⁽⁰⁾, p⁽ᵗ⁾) against Eq. 1's curve and y = x (seed 000's Figure 3)."""
-    plt = _pyplot()
+    plt = need_pyplot()
     grid = [i / 100 for i in range(101)]
     fig, ax = plt.subplots(figsize=(4.5, 4.5))
     ax.plot(grid, [entrenchment_curve(p, rounds)[-1] for p in grid], label=f"Eq. 1, t = {rounds}")
@@ -157,7 +159,7 @@ def rating_plot(
     calibration points marked apart, the anchors' ratings (random 1000, optimal 2000) as
     dashed lines. `rows`: (label, kind, rating, low, high); players without a rating are
     left out."""
-    plt = _pyplot()
+    plt = need_pyplot()
     rows = [r for r in rows if r[2] == r[2]]
     rows = sorted(rows, key=lambda r: r[2])
     fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.42 * max(len(rows), 1)))

@@ -38,7 +38,7 @@ from metanim.analysis.debate import (
     entrenchment_row,
     identity_bias_ci,
 )
-from metanim.analysis.plots import _pyplot, entrenchment_plot, grouped_bars
+from metanim.analysis.plots import entrenchment_plot, grouped_bars, need_pyplot
 from metanim.analysis.report import (
     accuracy_table,
     cross_sections,
@@ -453,6 +453,8 @@ def _checked(result: Any, name: str) -> Path:
     error its server gave (`RunFailed`); one whose decisions mostly gave no answer is
     noted for the flag under the table."""
     if not result.complete:
+        if not result.failures:  # a stop rule fired after every item had started
+            raise RunFailed(f"run {name!r}: {result.stopped}", kind="run_failed")
         cause, (count, first) = next(iter(result.failures.items()))
         raise RunFailed(
             f"run {name!r}: {count} of {result.planned} did not finish ({cause}): {first}",
@@ -660,7 +662,7 @@ def _line_plot(
 ) -> list[Path]:  # fmt: skip
     """One line per series through (x, low, estimate, high) points, with its band."""
     try:
-        plt = _pyplot()
+        plt = need_pyplot()
     except ImportError:  # matplotlib is the optional `plots` extra
         return []
     scale = 100 if percent else 1

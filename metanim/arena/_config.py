@@ -315,7 +315,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     if path.suffix not in (".toml", ".json"):
         raise ValueError(f"{path}: a config or profile is a .toml or .json file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark first is dropped
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a text file (a config is TOML or JSON)") from None

@@ -42,6 +42,7 @@ class ForfeitWatch:
         self.forfeits = 0
         self.causes = dict.fromkeys(CAUSES, 0)
         self.caps: set[int] = set()  # the caps the forfeited decisions' calls were sent
+        self.digit: str | None = None  # a digit of another script the replies wrote
 
     def _note_caps(self, decision: Any) -> None:
         self.caps.update(caps_sent(decision))
@@ -53,6 +54,7 @@ class ForfeitWatch:
             if gave_no_answer(d):
                 self.forfeits += 1
                 self._note_caps(d)
+                self.digit = self.digit or foreign_digit([d])
                 for cause in CAUSES:
                     self.causes[cause] += getattr(d, cause)
 
@@ -67,14 +69,17 @@ class ForfeitWatch:
             return None
         causes = {c: sum(getattr(d, c) for d in window) for c in CAUSES}
         caps = {cap for d in window for cap in caps_sent(d)}
-        return f"stopped after {FAIL_FAST} forfeits: " + remedy(causes, self.config, caps)
+        digit = foreign_digit(window)
+        return f"stopped after {FAIL_FAST} forfeits: " + remedy(
+            causes, self.config, caps, digit=digit
+        )
 
     def hint(self) -> str | None:
         """The remedy, when more than half of the run's decisions gave no answer."""
         if self.decisions == 0 or 2 * self.forfeits <= self.decisions:
             return None
         return f"{self.forfeits} of {self.decisions} decisions gave no answer: " + remedy(
-            self.causes, self.config, self.caps
+            self.causes, self.config, self.caps, digit=self.digit
         )
 
 
@@ -91,12 +96,35 @@ def caps_sent(decision: Any) -> set[int]:
     return {s["cap"] for s in sent if isinstance(s.get("cap"), int)}
 
 
+def foreign_digit(decisions: Iterable[Any]) -> str | None:
+    """A decimal digit of another script (Arabic-Indic "١", full-width "１") that most
+    replies of the decisions wrote, or None: a move number is written in ASCII digits,
+    so such a reply names no answer, and the hint says which digits it wrote."""
+    texts = []
+    for d in decisions:
+        record = getattr(d, "decision", None)
+        for call in getattr(record, "calls", None) or []:
+            texts.extend(call.texts)
+    found = [next((ch for ch in t if ch.isdecimal() and not ch.isascii()), None) for t in texts]
+    named = [ch for ch in found if ch is not None]
+    return named[0] if named and 2 * len(named) >= len(texts) else None
+
+
 #: Request fields a cap may be sent in through --extra-body.
 _CAP_KEYS = ("max_completion_tokens", "max_tokens", "max_output_tokens", "n_predict")
 
 
-def remedy(causes: Mapping[str, int], config: Any, caps: set[int] | None = None) -> str:
+def remedy(
+    causes: Mapping[str, int],
+    config: Any,
+    caps: set[int] | None = None,
+    *,
+    digit: str | None = None,
+) -> str:
     """One line: the dominant reply failure of forfeited decisions and the flag that helps.
+
+    `digit`: a digit of another script most replies wrote (`foreign_digit`), named when
+    most replies named no answer.
 
     The cap named is the one in force: an --extra-body cap field overrides the run's
     cap; else the caps the calls were sent with (`caps`, "auto" resolved per model);
@@ -132,6 +160,11 @@ def remedy(causes: Mapping[str, int], config: Any, caps: set[int] | None = None)
             if cause == "unparsable"
             else f"most replies named an answer that is not allowed ({share})"
         )
+        if cause == "unparsable" and digit is not None:
+            what += (
+                f": they write numbers in digits of another script (such as {digit!r}), "
+                "and a move number is written in ASCII digits 0-9"
+            )
         if mode == "off":
             fix = (
                 "use --structured-output json_schema if the server constrains output "

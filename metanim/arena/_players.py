@@ -371,6 +371,11 @@ class ClientPool:
             out[str(spec)] = call_settings(client)
         return out
 
+    def waits(self) -> list[str]:
+        """What the calls of every client wait for now, when a wait is long
+        (`OpenAIChatClient.waits`)."""
+        return [w for client in self.clients.values() for w in client.inner.waits()]  # type: ignore[attr-defined]
+
     def failed_attempts(self) -> Counter[str]:
         """Failed call attempts of every client so far, by kind (retried ones included)."""
         total: Counter[str] = Counter()

@@ -28,7 +28,7 @@ from metanim.llm import (
     detect_provider,
     structured_output_for,
 )
-from metanim.util import Unreachable
+from metanim.util import Unreachable, interruptible
 
 _AGENT = "metanim-preflight"
 
@@ -192,7 +192,7 @@ def _check_server(
     # a refused key).
     request = urllib.request.Request(listing, headers={**headers, "User-Agent": _AGENT})
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s):
+        with interruptible(), urllib.request.urlopen(request, timeout=timeout_s):
             pass
     except urllib.error.HTTPError as exc:
         exc.close()

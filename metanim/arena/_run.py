@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import signal
+import sys
 import time
 import traceback
 from collections import Counter
@@ -40,7 +41,7 @@ from metanim.records import (
     render_summary,
     transcript_path,
 )
-from metanim.util import Interrupted, StorageError, fastjson
+from metanim.util import STOP_SIGNALS, Interrupted, StorageError, fastjson
 
 
 class Planned(Protocol):
@@ -129,8 +130,12 @@ class RunResult:
 
     @property
     def complete(self) -> bool:
-        """Whether every planned item finished (exit code 0)."""
-        return not self.failures
+        """Whether every planned item finished and no stop rule fired (exit code 0).
+
+        A stop rule that fires (forfeits, a budget) makes the run incomplete however many
+        items were already in flight when it fired: the exit code never depends on timing.
+        """
+        return not self.failures and self.stopped is None
 
 
 @dataclass
@@ -238,7 +243,10 @@ class Run:
         began = time.perf_counter()
         try:
             transcripts = transcript_path(self.job.log_path)
-            with AppendLog(self.job.log_path, transcripts) as log, _cancel_on_sigterm():
+            with (
+                _cancel_on_stop(self.job.log_path, self.job.unit),
+                AppendLog(self.job.log_path, transcripts) as log,
+            ):
                 queue = iter(todo)
                 workers = min(self.config.concurrency, len(todo))
                 await _start_staggered(self._worker(queue, log, bar) for _ in range(workers))
@@ -266,6 +274,9 @@ class Run:
         if failed:
             kinds = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
             text += f"{', ' if text else ''}failed call attempts so far: {kinds}"
+        waits = self.clients.waits() if self.clients is not None else []
+        if waits:  # a long wait says what it waits for
+            text += f"{'; ' if text else ''}{'; '.join(dict.fromkeys(waits))}"
         return text
 
     async def _tick(self, bar: Any) -> None:
@@ -461,12 +472,22 @@ class RunPlan:
     left: int  # not yet logged with a result: what the run would run now
     players: list[str]
     log_path: Path
+    #: The requests planning sent ("GET <url>"): what each real model's server is, asked
+    #: to resolve `--structured-output auto` (the log's name depends on the answer).
+    sent: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         unit = self.unit if self.planned != 1 else self.unit.removesuffix("s")
-        return (
+        head = (
             f"dry run: {self.planned} {unit} planned, {self.left} to run now "
-            f"({'; '.join(self.players)}); log {self.log_path}; nothing was sent or written"
+            f"({'; '.join(self.players)}); log {self.log_path}; "
+        )
+        if not self.sent:
+            return head + "nothing was sent or written"
+        return head + (
+            f"nothing was written; sent only {', '.join(self.sent)} (what each server is, "
+            "for --structured-output auto; --structured-output or --provider plans "
+            "without asking)"
         )
 
 
@@ -514,24 +535,50 @@ async def _start_staggered(workers: Iterable[Coroutine[Any, Any, None]]) -> None
 
 
 @contextlib.contextmanager
-def _cancel_on_sigterm() -> Iterator[None]:
-    """While items run, SIGTERM cancels the run as Ctrl-C does (asyncio's own handling).
+def _cancel_on_stop(log_path: Path, unit: str) -> Iterator[None]:
+    """While items run, Ctrl-C, SIGTERM and SIGHUP (`STOP_SIGNALS`) cancel the run; the log
+    (closed after this block) keeps every finished item.
 
-    Main thread only (elsewhere nothing changes); the previous handler comes back after.
+    A second one while the run winds down says what is saved and where; a third stops at
+    once (`KeyboardInterrupt`). Main thread only (elsewhere nothing changes); the previous
+    handlers come back after. A process that ignores SIGINT (a background job) still does.
     """
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
+    received = 0
+
+    def stop() -> None:
+        nonlocal received
+        received += 1
+        if received == 1:
+            task.cancel()  # type: ignore[union-attr]
+        elif received == 2:
+            print(
+                f"metanim: stopping: every finished {unit.removesuffix('s')} is already saved "
+                f"in {log_path}; its summary is being written (again: stop at once; the "
+                "same command resumes from the log)",
+                file=sys.stderr,
+            )
+        else:
+            raise KeyboardInterrupt
+
+    previous = {}
+    wanted = [*STOP_SIGNALS]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        wanted.append(signal.SIGINT)
     try:
-        previous = signal.getsignal(signal.SIGTERM)
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)  # type: ignore[union-attr]
+        for signum in wanted:
+            previous[signum] = signal.getsignal(signum)
+            loop.add_signal_handler(signum, stop)
     except (ValueError, RuntimeError, NotImplementedError, AttributeError):
-        yield
-        return
+        pass
     try:
         yield
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                loop.remove_signal_handler(signum)
+            signal.signal(signum, handler)
 
 
 def error_kind(record: Record) -> tuple[str, str]:

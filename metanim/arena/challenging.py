@@ -86,7 +86,7 @@ def _raw_lines(path: str) -> dict[str, str]:
     """Item id -> its original line, read the way `evaluate` reads the file."""
     out: dict[str, str] = {}
     question_file = is_question_file(path)
-    with Path(path).open(encoding="utf-8") as fh:
+    with Path(path).open(encoding="utf-8-sig") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

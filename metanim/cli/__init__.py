@@ -27,6 +27,7 @@ from metanim.util import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    STOP_SIGNALS,
     Interrupted,
     MetaNimError,
     StorageError,
@@ -56,6 +57,7 @@ class _Parser(argparse.ArgumentParser):
         pending, self.pending = self.pending, None
         if pending is not None:
             pending(self)
+            _exit_codes_below(self)
 
     def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         self.complete()
@@ -90,6 +92,15 @@ def build_parser(*, lazy: bool = False) -> _Parser:
     return parser
 
 
+def _exit_codes_below(parser: argparse.ArgumentParser) -> None:
+    """Every subcommand's own --help (`dataset build --help`) ends with the exit codes too."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.epilog = child.epilog or EXIT_CODES_HELP
+                _exit_codes_below(child)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (see `metanim --help`)."""
     try:
@@ -105,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Here, not at the top: the LLM layer loads only for a command that runs.
     from metanim.llm import InfrastructureError
 
-    previous = _sigterm_as_interrupt()
+    previous = _stop_signals_as_interrupt()
     shown = warnings.showwarning
     warnings.showwarning = _warning_line(args.command)
     try:
@@ -131,8 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     finally:
         warnings.showwarning = shown
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _warning_line(name: str) -> Callable[..., None]:
@@ -149,16 +160,17 @@ def _is_usage(exc: BaseException) -> bool:
     return getattr(exc, "kind", None) in ("auth", "permission", "not_found", "bad_request")
 
 
-def _sigterm_as_interrupt() -> Any:
-    """Treat SIGTERM like Ctrl-C: the run saves what finished and says so (main thread only)."""
+def _stop_signals_as_interrupt() -> dict[int, Any]:
+    """Treat SIGTERM and SIGHUP (`STOP_SIGNALS`) like Ctrl-C: the run saves what finished
+    and says so (main thread only); returns the previous handlers."""
     if threading.current_thread() is not threading.main_thread():
-        return None
+        return {}
 
     def on_term(signum: int, frame: Any) -> None:
-        # Outside a run's loop (a run cancels itself on SIGTERM: `arena._run._cancel_on_sigterm`).
+        # Outside a run's loop (a run cancels itself on them: `arena._run._cancel_on_stop`).
         raise KeyboardInterrupt
 
-    return signal.signal(signal.SIGTERM, on_term)
+    return {signum: signal.signal(signum, on_term) for signum in STOP_SIGNALS}
 
 
 def _flag(loc: tuple[Any, ...]) -> str:

@@ -156,6 +156,7 @@ def ratings_arguments(p: argparse.ArgumentParser) -> None:
     ratings_arguments,
 )
 def ratings(args: argparse.Namespace) -> int:
+    from metanim.analysis.plots import need_pyplot
     from metanim.analysis.ratings import rate, ratings_plot, ratings_terminal
     from metanim.util import check_folder
 
@@ -165,6 +166,8 @@ def ratings(args: argparse.Namespace) -> int:
                 check_folder(str(path.parent))
             except ValueError as exc:
                 raise ValueError(f"{flag} {path}: {exc}") from None
+    if args.plot is not None:
+        need_pyplot()  # the plot's extra, refused before the fit, not after it
     if args.dry_run:
         print(f"dry run: {_runs_found(args.results)}; nothing was written")
         return 0
@@ -177,6 +180,13 @@ def ratings(args: argparse.Namespace) -> int:
             f"({_runs_found(args.results)}): ratings come from tournaments, where each "
             "episode has a winner"
         )
+    # A plot that cannot be drawn is refused before anything is written.
+    table = next((t for t in result.tables if t.anchored), None)
+    if args.plot and table is None:
+        raise ValueError(
+            "--plot: no table has both anchors (optimal and random) to plot; nothing was "
+            "written (rate a folder whose tournaments include both, or drop --plot)"
+        )
     print(ratings_terminal(result))
     for path in (args.json, args.plot):
         if path is not None:
@@ -184,10 +194,7 @@ def ratings(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(result.model_dump_json(indent=1), encoding="utf-8")
         print(f"json: {args.json}")
-    if args.plot:
-        table = next((t for t in result.tables if t.anchored), None)
-        if table is None:
-            raise ValueError("no table has both anchors (optimal and random) to plot")
+    if args.plot and table is not None:
         print(f"plot: {ratings_plot(table, args.plot)}")
     return 0
 

@@ -306,6 +306,17 @@ def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
         print(f"hint: {result.hint}", file=sys.stderr)
     if result.complete:
         return EXIT_OK
+    if not result.failures:
+        # The stop rule fired after every planned item had started: they all finished,
+        # and the run still stopped for a cause (exit code 3, whatever the timing).
+        why = result.stopped.split(":")[0]
+        print(
+            f"{why}, after all {result.planned} planned {unit} had started: they finished "
+            f"and are saved in {log_path}; fix the cause (the hint above), then run again "
+            "(--keep-going runs on regardless)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     missing = sum(count for count, _ in result.failures.values())
     lines = [f"{missing} of {result.planned} {unit} did not finish:"]
     for cause, (count, first) in sorted(result.failures.items(), key=lambda kv: -kv[1][0]):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import shlex
 import time
 from collections import Counter
 from math import comb, prod
@@ -12,7 +14,7 @@ from typing import Any
 
 from metanim.cli._config import kind
 from metanim.cli._registry import command
-from metanim.util import Interrupted, game_params, int_range
+from metanim.util import Interrupted, StorageError, game_params, int_range
 
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
@@ -185,21 +187,34 @@ def _build(args: argparse.Namespace) -> int:
             line = f"{path}: {len(records)} records"
             # Above the bar, which stays on the last line (tqdm.write moves it down).
             tqdm.write(line) if bar is not None else print(line)
+        # The Hugging Face dataset card of what this build wrote (`metanim dataset push`).
+        card = write_card(out, files, seed=args.seed, preset=None if args.game else args.preset)
     except KeyboardInterrupt:
         raise Interrupted(
             f"{len(written)} of {len(specs)} dataset files written under {out}; the file "
             "being built was not (files are written whole); run the same command to build "
             "it again (the same seed gives the same records)"
         ) from None
+    except OSError as exc:
+        if exc.errno not in _STORAGE_ERRNOS:
+            raise  # a folder the user cannot write to: their mistake (exit 2)
+        raise StorageError(
+            f"cannot write {exc.filename or out}: {exc.strerror or exc}; {len(written)} of "
+            f"{len(specs)} dataset files written under {out} (each file whole or not at all); "
+            "make room, then rerun: metanim " + shlex.join(args.argv)
+        ) from None
     finally:
         if bar is not None:
             bar.close()
-    # The Hugging Face dataset card of what this build wrote (see `metanim dataset push`).
-    card = write_card(out, files, seed=args.seed, preset=None if args.game else args.preset)
     print(f"{card}: dataset card")
     elapsed = time.perf_counter() - start
     print(f"{total} records in {elapsed:.1f} s ({total / elapsed:,.0f} records/s) under {out}")
     return 0
+
+
+#: Write errors of the storage, not of the user's choice of folder: a full disk or quota,
+#: a file too large, an I/O error (exit code 3, with what was written).
+_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _refuse_unreachable(spec: Any) -> None:

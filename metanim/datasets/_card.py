@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from metanim.datasets._schema import SCHEMA_VERSION, STRATA, DatasetRecord
+from metanim.util import MissingExtra
 
 #: Fields that hold JSON *strings* in the file (their shapes differ between games).
 _JSON_TEXT_FIELDS = ("game_params", "state")
@@ -271,7 +272,7 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> s
     try:
         from huggingface_hub import HfApi  # the optional `hf` extra
     except ImportError as exc:  # pragma: no cover - optional extra
-        raise ImportError(
+        raise MissingExtra(
             "push_to_hub needs huggingface_hub: pip install 'metanim-arena[hf]'"
         ) from exc
     folder = Path(folder)

@@ -50,6 +50,7 @@ def load_dataset(path: str | Path, *, verify: bool = False) -> list[DatasetRecor
     kept (`check_record` says "unverified" for it).
     """
     records = []
+    seen: dict[str, int] = {}  # id -> the line it is on: an id is graded once
     for lineno, line in _lines(path):
         if not line.strip():
             continue
@@ -59,6 +60,11 @@ def load_dataset(path: str | Path, *, verify: bool = False) -> list[DatasetRecor
             raise DatasetError(f"{path}:{lineno}: not a dataset record: {_first(exc)}") from None
         if record.content_hash != record.compute_hash():
             raise DatasetError(f"{path}:{lineno}: content hash mismatch for {record.id}")
+        if record.id in seen:
+            raise DatasetError(
+                f"{path}:{lineno}: id {record.id!r} is already used on line {seen[record.id]}"
+            )
+        seen[record.id] = lineno
         if verify:
             result = check_record(record)
             if result.status == "failed":
@@ -68,8 +74,12 @@ def load_dataset(path: str | Path, *, verify: bool = False) -> list[DatasetRecor
 
 
 def _lines(path: str | Path) -> Iterable[tuple[int, str]]:
-    """(line number, text) of a UTF-8 text file; a binary file is a `DatasetError`."""
-    with Path(path).open(encoding="utf-8") as fh:
+    """(line number, text) of a UTF-8 text file; a binary file is a `DatasetError`.
+
+    A byte-order mark that an editor or a spreadsheet export puts first is read and
+    dropped ("utf-8-sig").
+    """
+    with Path(path).open(encoding="utf-8-sig") as fh:
         try:
             yield from enumerate(fh, 1)
         except UnicodeDecodeError as exc:

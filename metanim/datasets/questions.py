@@ -248,9 +248,10 @@ def _choice_question(
 
 
 def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-empty line of a JSONL file."""
+    """(line number, object) for every non-empty line of a JSONL file (a byte-order mark
+    that an editor or a spreadsheet export puts first is dropped)."""
     out = []
-    with Path(path).open(encoding="utf-8") as fh:
+    with Path(path).open(encoding="utf-8-sig") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -293,7 +294,7 @@ def is_question_file(path: str | Path) -> bool:
 
 def _first_row(path: str | Path) -> dict[str, Any] | None:
     """The first non-empty row of a JSONL file as an object, or None if it is not one."""
-    with Path(path).open(encoding="utf-8") as fh:
+    with Path(path).open(encoding="utf-8-sig") as fh:
         try:
             line = next((line for line in fh if line.strip()), None)
         except UnicodeDecodeError:  # not text: the dataset reader says so

@@ -868,10 +868,58 @@ def sample_start(
         ]
         if candidates:
             return candidates[int(rng.integers(len(candidates)))]
-    wanted = "N" if mover_wins else "P"
-    raise ValueError(
-        f"found no {wanted}-position reachable from {initial!r} in {_MAX_START_TRIES} random "
-        "playouts; pass start='initial' or an explicit state"
+    raise no_start_error(game, mover_wins=mover_wins, exists=_any_start(game, mover_wins, moves))
+
+
+#: States a failed start search walks, at most, to tell "none exists" from "none found".
+_START_SEARCH_STATES = 200_000
+
+
+def _any_start(
+    game: Game[Any, Any], mover_wins: bool, moves: Callable[[Any], Sequence[Any]] | None
+) -> bool | None:
+    """Whether any reachable state is a start `sample_start` accepts (None: too many
+    states to walk them all)."""
+    legal_moves = game.legal_moves if moves is None else moves
+    initial = game.initial_state()
+    seen, todo = {initial}, [initial]
+    while todo:
+        state = todo.pop()
+        options = legal_moves(state)
+        if not options:
+            continue
+        children = [game.child(state, m) for m in options]
+        if (_solve.outcome(game, state) == "N") == mover_wins and (
+            mover_wins or all(legal_moves(c) for c in children)
+        ):
+            return True
+        for child in children:
+            if child not in seen:
+                if len(seen) >= _START_SEARCH_STATES:
+                    return None
+                seen.add(child)
+                todo.append(child)
+    return False
+
+
+def no_start_error(game: Game[Any, Any], *, mover_wins: bool, exists: bool | None) -> ValueError:
+    """Why no random start was found, the same from the single and the batched env: the
+    start rule for the seat, and whether no reachable state meets it (`exists` False)
+    or none turned up in the playouts (`exists` None: too many states to know)."""
+    if mover_wins:
+        rule = "an N-position for the agent, who moves first"
+        fix = "pass start='initial' or a state"
+    else:
+        rule = (
+            "a P-position for the opponent, who moves first (seat='second'), from which no "
+            "move ends the game, so that the agent's first decision is an N-position"
+        )
+        fix = "use seat='first', or pass start='initial' or a state"
+    if exists is False:
+        return ValueError(f"{game!r} cannot start this seat: no reachable state is {rule}; {fix}")
+    return ValueError(
+        f"found no start in {_MAX_START_TRIES} random playouts of {game!r}: a start is {rule}; "
+        f"{fix}"
     )
 
 

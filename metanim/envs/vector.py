@@ -54,6 +54,7 @@ from metanim.envs.env import (
     _as_state,
     _build_game,
     check_playout_length,
+    no_start_error,
     warn_unwinnable_start,
 )
 from metanim.envs.observations import ObservationEncoder, masked_space
@@ -1112,10 +1113,11 @@ class ImpartialGameVectorEnv(VectorEnv):
             raise ValueError(
                 "the opponent's first move ended the game (seat='second'); start from another state"
             )
-        raise ValueError(
-            f"found no N-position reachable from {self.game.initial_state()!r} in "
-            f"{_MAX_START_TRIES} random playouts; pass start='initial' or a state"
-        )
+        opp_first = bool(self._cfg[_OPP_FIRST])
+        exists = None
+        if self.tables is not None:  # every reachable state is in the tables
+            exists = bool((self.tables.p_ok if opp_first else self.tables.is_n).any())
+        raise no_start_error(self.game, mover_wins=not opp_first, exists=exists)
 
 
 def _whole(value: Any, low: int, high: int | None = None) -> bool:

@@ -44,6 +44,7 @@ from metanim.games import Game, game_class
 from metanim.games.reply import extract_action
 from metanim.integrations._grading import game_and_state, grade_reply
 from metanim.integrations._positions import move_prompt
+from metanim.util import MissingExtra
 
 
 def _json(value: Any) -> Any:
@@ -148,7 +149,7 @@ def grpo_dataset(
     try:
         from datasets import Dataset
     except ImportError as err:  # pragma: no cover - the extras install it
-        raise ImportError(
+        raise MissingExtra(
             "grpo_dataset needs Hugging Face `datasets`: pip install 'metanim-arena[trl]'"
         ) from err
     if records is None:

@@ -27,7 +27,6 @@ from metanim.llm.cache import ResponseCache, cache_key
 from metanim.llm.dialect import Api, ApiSetting
 from metanim.llm.model_spec import (
     SIM_IN_PROCESS,
-    SIM_KEY_ENV,
     SIM_URL_ENV,
     ModelSpec,
     sim_url_from_env,
@@ -38,6 +37,7 @@ from metanim.llm.probe import (
     StructuredChoice,
     detect_provider,
     forget_probes,
+    requests_sent,
     structured_output_for,
 )
 from metanim.llm.providers import (
@@ -52,12 +52,15 @@ from metanim.llm.providers import (
 from metanim.llm.target import (
     AZURE_PREFIX,
     DEFAULT_BASE_URL,
+    SIM_KEY_ENV,
     ServerTarget,
     auth_headers,
     check_api_key,
     check_base_url,
     check_model,
     is_loopback,
+    key_env,
+    model_api_key,
     server_target,
 )
 from metanim.util.lazy import lazy_exports
@@ -112,7 +115,10 @@ __all__ = [
     "detect_provider",
     "forget_probes",
     "is_loopback",
+    "key_env",
+    "model_api_key",
     "provider",
+    "requests_sent",
     "server_target",
     "sim_url_from_env",
     "structured_output_for",

@@ -21,7 +21,6 @@ import collections
 import dataclasses
 import json
 import logging
-import os
 import random
 import time
 import weakref
@@ -56,10 +55,10 @@ from metanim.llm.replies import (  # noqa: F401  (split_reasoning: the public na
     split_reasoning,
 )
 from metanim.llm.target import (
-    API_KEY_ENV,
-    AZURE_API_KEY_ENV,
     ServerTarget,
     auth_headers,
+    key_env,
+    model_api_key,
     server_target,
 )
 from metanim.util import fastjson
@@ -68,6 +67,8 @@ log = logging.getLogger("metanim.llm")
 
 # A server asking us to wait longer than this is treated as if it had asked for the cap.
 _MAX_RETRY_AFTER_S = 60.0
+#: A wait longer than this is named on the progress line (`OpenAIChatClient.waits`).
+WAIT_SHOWN_S = 3.0
 #: aiohttp's connect timeout (nothing was sent: safe to send again); older aiohttp has none.
 _CONNECT_TIMEOUT = getattr(aiohttp, "ConnectionTimeoutError", ())
 
@@ -203,6 +204,11 @@ class OpenAIChatClient:
         #: Failed attempts so far, by kind (timeout, rate_limit, ...), retried or not: what
         #: a progress display shows while calls are slow to come back.
         self.failed_attempts: collections.Counter[str] = collections.Counter()
+        # The calls waiting now, for the progress line (`waits`): token -> since when (s,
+        # monotonic) a request awaits its reply; token -> (until when, the server's
+        # Retry-After or None) a failed call waits before it is sent again.
+        self._awaiting: dict[object, float] = {}
+        self._backing_off: dict[object, tuple[float, float | None]] = {}
         #: Reply pieces received in streams so far (tokens arriving, for a progress display).
         self.streamed = 0
         #: The server's own busy time, where it reports it (llama.cpp's `timings`), in s.
@@ -261,8 +267,8 @@ class OpenAIChatClient:
         return f"OpenAIChatClient(model={self._model!r}, base_url={urls!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        # A pickle must not carry the key (or the loop-bound sessions): the copy reads
-        # OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) again where it is unpickled.
+        # A pickle must not carry the key (or the loop-bound sessions): the copy reads the
+        # model's own key variable (`key_env`) again where it is unpickled.
         state = dict(self.__dict__)
         state["_OpenAIChatClient__api_key"] = None
         state["_target"] = dataclasses.replace(self._target, headers={}, api_key="")
@@ -273,7 +279,7 @@ class OpenAIChatClient:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         azure = self._target.azure
-        key = os.environ.get(AZURE_API_KEY_ENV if azure else API_KEY_ENV) or ""
+        key = model_api_key(self._model)
         organization, project = self._header_args
         headers = auth_headers(key, azure=azure, organization=organization, project=project)
         self._target = dataclasses.replace(self._target, headers=headers, api_key=key)
@@ -616,8 +622,13 @@ class OpenAIChatClient:
         while True:
             held = await self.budget.reserve(worst) if self.budget is not None else 0.0
             charge = 0.0
+            token = object()
             try:
-                reply = await self._post(session, endpoint, data)
+                self._awaiting[token] = time.monotonic()
+                try:
+                    reply = await self._post(session, endpoint, data)
+                finally:
+                    del self._awaiting[token]
                 reply.errors = errors
                 charge = self._priced(reply)[0]
                 return _Answer(reply, changed)
@@ -682,10 +693,40 @@ class OpenAIChatClient:
                     delay,
                 )
                 attempt += 1
-                await asyncio.sleep(delay)
+                self._backing_off[token] = (time.monotonic() + delay, retry_after)
+                try:
+                    await asyncio.sleep(delay)
+                finally:
+                    del self._backing_off[token]
             finally:
                 if self.budget is not None:
                     await self.budget.settle(held, charge)
+
+    def waits(self, longer_than_s: float | None = None) -> list[str]:
+        """What this client's calls wait for now, when a wait has lasted or will last more
+        than `longer_than_s` seconds: a reply (against the --timeout-s of silence), or the
+        time before a failed call is sent again (the server's Retry-After, as capped)."""
+        if longer_than_s is None:
+            longer_than_s = WAIT_SHOWN_S
+        now = time.monotonic()
+        out = []
+        silent = [now - since for since in self._awaiting.values() if now - since > longer_than_s]
+        if silent:
+            out.append(
+                f"{len(silent)} call(s) waiting {max(silent):.0f} s for a reply "
+                f"(timeout: {self.timeout_s:g} s of silence, --timeout-s)"
+            )
+        for until, asked in self._backing_off.values():
+            left = until - now
+            if left > longer_than_s or (asked is not None and asked > longer_than_s):
+                why = (
+                    f"the server asked for {asked:g} s (Retry-After; at most "
+                    f"{_MAX_RETRY_AFTER_S:g} s at a time)"
+                    if asked is not None
+                    else "backing off after a failed call"
+                )
+                out.append(f"a call is sent again in {max(left, 0):.0f} s: {why}")
+        return out
 
     async def _post(
         self, session: aiohttp.ClientSession, endpoint: _Endpoint, data: bytes
@@ -818,7 +859,7 @@ class OpenAIChatClient:
         retry_after = _retry_after(exc.headers)
         # Auth messages from some servers echo part of the key; ours never quote the server.
         if status == 401:
-            msg = f"authentication failed (HTTP 401) at {where}: check OPENAI_API_KEY"
+            msg = f"authentication failed (HTTP 401) at {where}: check {key_env(self._model)}"
             return InfrastructureError(msg, kind="auth", status=status), None
         message, code = _server_error(exc.body, status)
         detail = self._redact(message)

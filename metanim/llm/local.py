@@ -21,6 +21,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from metanim.util import MissingExtra
+
 #: The environment variable naming a GGUF file for the real-model test (set by .ci/run).
 GGUF_ENV = "METANIM_TEST_GGUF"
 
@@ -74,7 +76,7 @@ class LocalServer:
         try:
             import xllamacpp  # the optional `local` extra
         except ImportError as exc:
-            raise ImportError(
+            raise MissingExtra(
                 "serve-local needs the optional xllamacpp wheel: pip install 'metanim-arena[local]'"
             ) from exc
         params = xllamacpp.CommonParams()

@@ -18,21 +18,20 @@ import os
 from dataclasses import dataclass
 
 from metanim.llm.target import (
-    API_KEY_ENV,
-    AZURE_API_KEY_ENV,
     AZURE_ENDPOINT_ENV,
     AZURE_PREFIX,
     DEFAULT_BASE_URL,
+    SIM_PREFIX,
     ServerTarget,
     check_base_url,
     check_model,
+    key_env,
+    model_api_key,
     server_target,
 )
 
 #: A running `metanim serve-sim` for `sim-*` models that name no server.
 SIM_URL_ENV = "METANIM_SIM_URL"
-#: The key sent to the simulated server (never `OPENAI_API_KEY`).
-SIM_KEY_ENV = "METANIM_SIM_API_KEY"
 #: The server identity of a `sim-*` model with no URL: the in-process simulated server,
 #: whose port changes on every run, so its URL must not enter a run's identity.
 SIM_IN_PROCESS = "sim:in-process"
@@ -73,7 +72,7 @@ class ModelSpec:
     @property
     def simulated(self) -> bool:
         """Whether the simulated server answers for this model (its name is `sim-...`)."""
-        return self.name.startswith("sim-")
+        return self.name.startswith(SIM_PREFIX)
 
     @property
     def azure(self) -> bool:
@@ -82,16 +81,13 @@ class ModelSpec:
 
     @property
     def key_env(self) -> str:
-        """The environment variable the key comes from."""
-        if self.simulated:
-            return SIM_KEY_ENV
-        return AZURE_API_KEY_ENV if self.azure else API_KEY_ENV
+        """The environment variable the key comes from (`metanim.llm.target.key_env`)."""
+        return key_env(self.name)
 
     def api_key(self) -> str:
-        """The key to send, read when a client is made and never kept: a simulated model
-        without `METANIM_SIM_API_KEY` sends the placeholder "sim"; "" for a real model
-        without a key."""
-        return os.environ.get(self.key_env, "") or ("sim" if self.simulated else "")
+        """The key to send, read when a client is made and never kept
+        (`metanim.llm.target.model_api_key`)."""
+        return model_api_key(self.name)
 
     @property
     def needs_sim_server(self) -> bool:
@@ -107,10 +103,9 @@ class ModelSpec:
 
     def target(self, sim_url: str | None) -> ServerTarget:
         """Where the calls go and the headers they carry (`metanim.llm.server_target`)."""
-        # A real model's key is read by `server_target` from its variable (named in any
-        # refusal); a simulated model's is its own, never OPENAI_API_KEY.
-        key = self.api_key() if self.simulated else None
-        return server_target(self.name, list(self.routed(sim_url)) or None, api_key=key)
+        # The key is read by `server_target` from the model's own variable (`key_env`),
+        # named in any refusal.
+        return server_target(self.name, list(self.routed(sim_url)) or None)
 
     def server_identity(self) -> str:
         """The server as it enters a run's identity: the URLs given, the fixed token

@@ -21,17 +21,21 @@ header and its clients ask the same question once.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from metanim.llm._types import StructuredOutput
 from metanim.llm.providers import HOSTS, OWNERS, PROVIDERS, Provider
 from metanim.llm.target import ServerTarget
+from metanim.util import interruptible
 
 #: How long a probe waits for a server's listing, /api/version or /props.
 PROBE_TIMEOUT_S = 5.0
@@ -173,13 +177,31 @@ def _probe(target: ServerTarget, url: str, timeout_s: float) -> Detected:
 
 _FAILED: Any = object()
 
+#: The requests a probe sends while `requests_sent` listens (None: nobody listens).
+_SENT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("_SENT", default=None)
+
+
+@contextlib.contextmanager
+def requests_sent() -> Iterator[list[str]]:
+    """The requests the probes send inside the block ("GET <url>", in order), so that a
+    plan (`--dry-run`) can say exactly what it sent."""
+    sent: list[str] = []
+    token = _SENT.set(sent)
+    try:
+        yield sent
+    finally:
+        _SENT.reset(token)
+
 
 def _get_json(url: str, headers: dict[str, str], timeout_s: float) -> Any:
     """The JSON body of `GET url`, None for a non-JSON or error answer, `_FAILED` when
     nothing answered (refused, timed out)."""
     request = urllib.request.Request(url, headers={**headers, "User-Agent": _AGENT})
+    sent = _SENT.get()
+    if sent is not None:
+        sent.append(f"GET {url}")
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        with interruptible(), urllib.request.urlopen(request, timeout=timeout_s) as response:
             return json.loads(response.read())
     except urllib.error.HTTPError as exc:
         exc.close()

@@ -128,11 +128,33 @@ def read_usage(usage: dict[str, Any] | None) -> Usage:
     details = usage.get("completion_tokens_details") or usage.get("output_tokens_details") or {}
     cached = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
     return Usage(
-        prompt_tokens=int(prompt or 0),
-        completion_tokens=int(completion or 0),
-        reasoning_tokens=int((details or {}).get("reasoning_tokens") or 0),
-        cached_tokens=int((cached or {}).get("cached_tokens") or 0),
+        prompt_tokens=_count("prompt_tokens", prompt),
+        completion_tokens=_count("completion_tokens", completion),
+        reasoning_tokens=_count("reasoning_tokens", (details or {}).get("reasoning_tokens")),
+        cached_tokens=_count("cached_tokens", (cached or {}).get("cached_tokens")),
     )
+
+
+#: More tokens than any model's context holds: a count past it is a server's fault.
+MAX_USAGE_TOKENS = 100_000_000
+
+
+def _count(name: str, value: Any) -> int:
+    """One usage count (absent: 0).
+
+    Raises:
+        BadReply: a count that is not a whole number from 0 to `MAX_USAGE_TOKENS`: the
+            server's fault, named, never summed into a run's token budget or cost.
+    """
+    if value is None:
+        return 0
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or not 0 <= value <= MAX_USAGE_TOKENS:
+        raise BadReply(
+            f"the server reported usage {name}={value!r}: a token count is a whole "
+            f"number from 0 to {MAX_USAGE_TOKENS:,}"
+        )
+    return int(value)
 
 
 def reported_cost(usage: dict[str, Any] | None) -> float | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import urllib.parse
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,10 +36,33 @@ PROJECT_ENV = "OPENAI_PROJECT_ID"
 AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 AZURE_API_KEY_ENV = "AZURE_OPENAI_API_KEY"
 API_VERSION_ENV = "OPENAI_API_VERSION"
+#: A model named `sim-...` is answered by the simulated server.
+SIM_PREFIX = "sim-"
+#: The key sent to the simulated server (never `OPENAI_API_KEY`).
+SIM_KEY_ENV = "METANIM_SIM_API_KEY"
 
 # Local OpenAI-compatible servers ignore the key, but some refuse a request without one.
 _NO_KEY = "no-key-set"
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
+
+
+def key_env(model: str) -> str:
+    """The environment variable `model`'s key comes from: the one place every path that
+    sends a key reads (a client made, a client unpickled, a run's pre-flight check).
+
+    A simulated model's key is its own (`METANIM_SIM_API_KEY`), never `OPENAI_API_KEY`:
+    a simulator is no paid provider and must not receive that key.
+    """
+    if model.startswith(SIM_PREFIX):
+        return SIM_KEY_ENV
+    return AZURE_API_KEY_ENV if model.startswith(AZURE_PREFIX) else API_KEY_ENV
+
+
+def model_api_key(model: str, environ: Mapping[str, str] | None = None) -> str:
+    """The key `model`'s calls carry, read from `key_env(model)` when asked, never kept: a
+    simulated model without one sends the placeholder "sim"; "" for a real model."""
+    env = os.environ if environ is None else environ
+    return env.get(key_env(model)) or ("sim" if model.startswith(SIM_PREFIX) else "")
 
 
 def _bad_header_char(value: str) -> int | None:
@@ -80,6 +104,9 @@ def check_api_key(key: str, *, source: str = API_KEY_ENV) -> str:
 def check_base_url(url: str, *, source: str = "base URL") -> str:
     """`url` without its trailing "/", if it is an http(s) URL a client can call.
 
+    An endpoint URL (`.../v1/chat/completions`) is trimmed to its base URL, with a
+    warning.
+
     Raises:
         ValueError: naming `source` (a flag or an environment variable) and what is wrong:
             not a URL, a scheme other than http/https, no host, a bad port, a query or
@@ -112,7 +139,21 @@ def check_base_url(url: str, *, source: str = "base URL") -> str:
         )
     if any(ch.isspace() for ch in text) or _bad_header_char(text) is not None:
         raise ValueError(f"{source} {url!r} holds spaces or control characters")
-    return text.rstrip("/")
+    base = text.rstrip("/")
+    if base.lower().endswith(ENDPOINT):
+        # The endpoint's own URL (the form lm-evaluation-harness's `base_url` takes): the
+        # client appends the endpoint to a base URL, so the endpoint is trimmed, once said.
+        base = base[: -len(ENDPOINT)].rstrip("/")
+        warnings.warn(
+            f"{source} {url!r} is the endpoint's URL; calling the base URL {base!r} "
+            f"(the client appends {ENDPOINT})",
+            stacklevel=2,
+        )
+    return base
+
+
+#: The endpoint the client appends to a base URL.
+ENDPOINT = "/chat/completions"
 
 
 def check_model(model: str) -> str:
@@ -255,8 +296,8 @@ def server_target(
     check_model(model)
     if not model.startswith(AZURE_PREFIX):
         urls = split_base_urls(base_url)
-        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or ""
-        source = API_KEY_ENV if api_key is None else "the api_key argument"
+        key = api_key if api_key is not None else model_api_key(model)
+        source = key_env(model) if api_key is None else "the api_key argument"
         check_api_key(key, source=source)
         headers = auth_headers(key, organization=organization, project=project)
         return ServerTarget(model=model, base_urls=urls, headers=headers, api_key=key)
@@ -276,7 +317,7 @@ def server_target(
             f"the Azure model {model!r} needs an API version: set {API_VERSION_ENV} "
             "(e.g. 2024-10-21)"
         )
-    key = api_key if api_key is not None else os.environ.get(AZURE_API_KEY_ENV) or ""
+    key = api_key if api_key is not None else model_api_key(model)
     if not key:
         raise ValueError(f"the Azure model {model!r} needs a key: set {AZURE_API_KEY_ENV}")
     check_api_key(key, source=AZURE_API_KEY_ENV if api_key is None else "the api_key argument")

@@ -169,8 +169,7 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
         if cls.name == "nim":
             if not isinstance(state, int | list | tuple):
                 raise InvalidStateError(
-                    f"cannot read {state!r} as a NIM state: give heap sizes as a number or a "
-                    "JSON list such as [3, 4, 5]"
+                    f"cannot read {state!r} as a NIM state: give {STATE_FORMATS['nim']}"
                 )
             heaps = [state] if isinstance(state, int) else list(state)
             for h in heaps:
@@ -211,5 +210,19 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InvalidStateError):
             raise
-        raise InvalidStateError(f"cannot read {state!r} as a {cls.title} state ({exc})") from exc
+        raise InvalidStateError(
+            f"cannot read {state!r} as a {cls.title} state: give {STATE_FORMATS[cls.name]}"
+        ) from exc
     return state, {**fitted, **params}
+
+
+#: How a state is typed on the command line, with an example, per game.
+STATE_FORMATS = {
+    "nim": "heap sizes as a number or a JSON list such as [3, 4, 5]",
+    "fibonacci": "the stones left and the largest take allowed, [remaining, max_take], "
+    "such as [20, 19], or a number n for a pile at its start",
+    "kayles": "a JSON list of '0'/'1' pin strings, one per row, such as [\"1111\"]",
+    "chomp": "the row lengths from the top (each row no longer than the one above) as a "
+    "JSON list of numbers, such as [4, 3, 1]",
+    "corner_queen": "the queen's square as [row, col], such as [0, 19] (row 0 is the top row)",
+}

@@ -10,18 +10,22 @@ settings runs use).
 from typing import TYPE_CHECKING
 
 from metanim.util.edge import (
+    EXIT_CODES,
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    STOP_SIGNALS,
     Interrupted,
     MetaNimError,
+    MissingExtra,
     StorageError,
     Unreachable,
     deprecated_aliases,
     game_params,
     int_range,
+    interruptible,
     port,
     strict_json,
 )
@@ -67,18 +71,21 @@ _VALUE_KINDS = (
 __getattr__, __dir__ = lazy_exports(__name__, {"values": _VALUE_KINDS})
 
 __all__ = [
+    "EXIT_CODES",
     "EXIT_CODES_HELP",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "MAX_PER_DECISION",
+    "STOP_SIGNALS",
     "AgentCount",
     "FileName",
     "FiniteFloat",
     "Folder",
     "Interrupted",
     "MetaNimError",
+    "MissingExtra",
     "NonNegativeInt",
     "PositiveCounts",
     "PositiveFloat",
@@ -94,6 +101,7 @@ __all__ = [
     "derive_seed",
     "game_params",
     "int_range",
+    "interruptible",
     "port",
     "strict_json",
 ]

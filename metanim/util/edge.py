@@ -7,27 +7,87 @@ layer can use it without importing back up.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
+import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
-#: Exit codes, the same for every command (listed in `metanim --help`).
+#: Exit codes, the same for every command (the table `EXIT_CODES` says what each means).
 EXIT_OK = 0  # every planned episode or decision finished
 EXIT_USAGE = 2  # a user mistake: bad flag, value, file, model name or key
 EXIT_FAILED = 3  # something ended in an infrastructure error or was not run
-EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM
+EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 
-EXIT_CODES_HELP = (
-    "exit codes: 0 every planned episode/decision/record finished; 2 a user mistake "
-    "(bad flag, value, file, model name, method parameter or API key); 3 something ended "
-    "in an infrastructure error or was not run (a server that does not answer, a budget "
-    "stop): a summary of the causes and the command that reruns them is printed; "
-    "130 interrupted (Ctrl-C or SIGTERM): what finished is saved and the same command resumes"
+#: The one table of exit codes: `metanim --help`, every command's --help and the table in
+#: docs/arena.md ("Exit codes, faults and interrupts") all say exactly this.
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (
+        EXIT_OK,
+        "every planned episode, decision or record finished (serve-sim and serve-local: "
+        "stopped by Ctrl-C, SIGTERM or SIGHUP)",
+    ),
+    (
+        EXIT_USAGE,
+        "a user mistake (a bad flag, value, file, model name, method parameter or API "
+        "key, a missing optional extra): one line on stderr, nothing run",
+    ),
+    (
+        EXIT_FAILED,
+        "something ended in an infrastructure error or was not run (a server that does "
+        "not answer, a full disk, a budget or stop rule that fired): a summary of the "
+        "causes and the command that reruns them",
+    ),
+    (
+        EXIT_INTERRUPTED,
+        "interrupted (Ctrl-C, SIGTERM or SIGHUP): what finished is saved and the same "
+        "command resumes",
+    ),
 )
+
+EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES)
+
+
+#: The signals that stop a command as Ctrl-C does (what finished is saved, exit code 130):
+#: SIGTERM (a `kill`, a scheduler) and SIGHUP (a closed terminal, a dropped SSH session).
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """A blocking call made on a running event loop (a pre-flight GET): Ctrl-C raises
+    `KeyboardInterrupt` inside it at once.
+
+    asyncio's own Ctrl-C handler only cancels the main task, which the loop cannot reach
+    until the blocking call returns (up to its timeout). Main thread only; a process that
+    ignores SIGINT (a background job) keeps ignoring it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # SIG_IGN, SIG_DFL or unknown: left as it is
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class MetaNimError(Exception):
     """Base class of the package's own errors."""
+
+
+class MissingExtra(MetaNimError, ImportError):
+    """An optional extra a feature needs is not installed: the message names it and the
+    pip command (an `ImportError` to the library's callers; one line, exit code 2, on the
+    command line)."""
 
 
 class Interrupted(Exception):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import warnings
 from functools import cache
 from itertools import combinations
@@ -408,3 +409,26 @@ def test_cli_ratings_refuses_what_it_cannot_rate_before_fitting(
     captured = capsys.readouterr()
     assert captured.out == ""  # refused before any table was fitted or printed
     assert captured.err.strip().endswith("afile is a file, not a folder")
+
+
+def test_cli_ratings_refuses_a_plot_it_cannot_draw_before_writing(tmp_path: Path, run_metanim):
+    """A --plot that cannot be drawn (no anchored table; matplotlib missing) is refused
+    with one line, exit 2, before the --json file or anything else is written."""
+    both = [_episode(k, ("first", "second")[k % 2], ("win", "loss")[k % 3 == 0]) for k in range(9)]
+    _write_run(tmp_path / "a", "t", {"method": "epsilon:0.5", "opponent": "random"}, both)
+    out = tmp_path / "out"
+    args = ["ratings", str(tmp_path / "a"), "--bootstrap", "20", "--json", str(out / "r.json"),
+            "--plot", str(out / "r.png")]  # fmt: skip
+    result = run_metanim(*args)
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "no table has both anchors" in result.stderr and "nothing was written" in result.stderr
+    assert not out.exists()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "matplotlib", None)  # the `plots` extra not installed
+        result = run_metanim(*args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().endswith(
+        "plots need matplotlib: pip install 'metanim-arena[plots]'"
+    )
+    assert result.stdout == "" and not out.exists()

@@ -440,7 +440,9 @@ def test_an_episode_that_raises_is_logged_as_an_error_and_the_run_goes_on(
     assert {(r["setting"], r["seat"]) for r in broken} == {
         ('nim:{"heaps":[1],"max_take":1,"misere":false}', "second")
     }
-    assert len(broken) == 2 and all("found no P-position" in r["error"] for r in broken)
+    assert len(broken) == 2 and all(
+        "cannot start this seat: no reachable state is a P-position" in r["error"] for r in broken
+    )
     assert sum(r["status"] == "win" for r in lines) == 6
     (nim_all,) = [
         g for g in result.summary["groups"] if g["seat"] == "all" and "nim" in g["setting"]
@@ -612,3 +614,36 @@ def test_a_method_with_its_own_record_model_is_still_recorded(tmp_path: Path) ->
     ((_, logged),) = read_transcripts(log)
     assert logged[0]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}
     assert logged[0]["note"] == "mine"
+
+
+def test_a_second_ctrl_c_while_a_run_winds_down_says_what_is_saved(tmp_path, capsys):
+    """The first Ctrl-C cancels the run; a second while it winds down names the log that
+    holds every finished item; a third stops at once. (Real signals to this process.)"""
+    import asyncio
+    import os
+    import signal
+
+    from metanim.arena._run import _cancel_on_stop
+
+    log = tmp_path / "t.jsonl"
+    seen = []
+
+    async def run() -> None:
+        with _cancel_on_stop(log, "episodes"):
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+            os.kill(os.getpid(), signal.SIGINT)  # while winding down
+            await asyncio.sleep(0.2)
+            seen.append(capsys.readouterr().err)
+            os.kill(os.getpid(), signal.SIGINT)  # a third: out of the loop at once
+            await asyncio.sleep(10)
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run())
+    cancelled, said = seen
+    assert cancelled == "cancelled"
+    assert f"every finished episode is already saved in {log}" in said
+    assert "the same command resumes" in said

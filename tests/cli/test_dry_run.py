@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metanim.cli import build_parser, main
+from tests.loopback import RecordingServer, playing
 
 #: A results folder for report and ratings to find (one episode line is a log).
 RESULTS = Path(tempfile.mkdtemp()) / "results"
@@ -128,3 +129,22 @@ def test_a_dry_run_plans_or_says_one_line(
     elif "--dry-run" in argv:
         assert out.startswith("dry run:") or "usage:" in out, (argv, out)
     assert not list(tmp_path.iterdir()), (argv, list(tmp_path.iterdir()))  # nothing written
+
+
+@pytest.mark.usefixtures("fresh_probes")
+def test_a_dry_run_states_every_request_it_sent(tmp_path, run_metanim) -> None:
+    # The server's own record of what reached it is the reference.
+    with RecordingServer(playing()) as server:
+        base = ["tournament", "--game", "nim-31-k3", "--method", "react", "--opponent",
+                "optimal", "--model", "m", "--base-url", server.url() + "/v1", "--dry-run",
+                "--results-dir", str(tmp_path)]  # fmt: skip
+        asked = run_metanim(*base)
+        received = [f"{r['method']} {server.url()}{r['path']}" for r in server.requests]
+        server.requests.clear()
+        quiet = run_metanim(*base, "--structured-output", "off")
+        assert not server.requests  # a mode given: nothing to ask
+    assert asked.returncode == quiet.returncode == 0, asked.stderr + quiet.stderr
+    assert received and f"sent only {', '.join(received)} (" in asked.stdout
+    assert "nothing was sent or written" not in asked.stdout
+    assert "nothing was sent or written" in quiet.stdout
+    assert not list(tmp_path.iterdir())

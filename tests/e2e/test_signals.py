@@ -12,6 +12,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -249,3 +250,53 @@ def test_sigkill_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_path: Pat
     by_id = {r["id"]: r for r in clean_lines}
     for r in lines:
         assert [m["move"] for m in r["moves"]] == [m["move"] for m in by_id[r["id"]]["moves"]]
+
+
+#: A quick run for the stop signals: 1 s per model call, two in flight.
+STOPPABLE = [
+    "tournament", "--episodes", "40", "--concurrency", "2", "--no-progress",
+    "--method", "react", "--model", "sim-optimal:latency=1", "--opponent", "random",
+]  # fmt: skip
+
+
+def _running(tmp_path: Path) -> subprocess.Popen:
+    """STOPPABLE started, returned once its lock is held and an episode is on disk."""
+    results = tmp_path / "results"
+    proc = _popen(STOPPABLE, tmp_path)
+    _wait_for(lambda: any(results.glob("*.lock")) and len(_react_lines(results)) >= 1)
+    return proc
+
+
+def test_sighup_stops_a_run_as_sigterm_does_and_leaves_no_lock(tmp_path: Path) -> None:
+    # A closed terminal or a dropped SSH session: what finished is saved, exit 130.
+    proc = _running(tmp_path)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "finished and saved in" in err, err
+    assert "run the same command to resume" in err
+    assert not list((tmp_path / "results").glob("*.lock"))
+
+
+def test_ctrl_c_during_the_pre_flight_check_stops_at_once(tmp_path: Path) -> None:
+    # A server that accepts and never answers, a 600 s timeout: Ctrl-C ends the check
+    # (a blocking GET on the event loop) at once, not when the GET times out.
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    proc = _popen(
+        ["tournament", "--episodes", "2", "--method", "react", "--model", "m", "--base-url",
+         url, "--opponent", "optimal", "--timeout-s", "600", "--no-progress"], tmp_path,
+    )  # fmt: skip
+    try:
+        connection, _ = server.accept()  # the check's GET is in flight
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)  # far less than the GET's 600 s
+    finally:
+        proc.kill()
+        server.close()
+    connection.close()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err, err

@@ -356,3 +356,51 @@ def _state_of(mask: int, rows: list[int]) -> tuple[str, ...]:
     cells = "".join("1" if mask >> p & 1 else "0" for p in range(sum(rows)))
     ends = np.cumsum([0, *rows])
     return tuple(cells[a:b] for a, b in itertools.pairwise(ends))
+
+
+def _rules_outcome_of_starts(game: Any) -> tuple[bool, bool]:
+    """From the rules alone (legal moves, children; the last mover loses in misère play):
+    whether any reachable state is an N-position the agent may start at, and whether any
+    is a P-position from which no move ends the game (the opponent's start)."""
+    import functools
+
+    @functools.cache
+    def wins(state: Any) -> bool:
+        moves = game.legal_moves(state)
+        if not moves:
+            return game.misere  # the last mover lost in misère play, won in normal play
+        return any(not wins(game.child(state, m)) for m in moves)
+
+    seen, todo, n_start, p_start = set(), [game.initial_state()], False, False
+    while todo:
+        state = todo.pop()
+        if state in seen:
+            continue
+        seen.add(state)
+        children = [game.child(state, m) for m in game.legal_moves(state)]
+        if children:
+            n_start |= wins(state)
+            p_start |= not wins(state) and all(game.legal_moves(c) for c in children)
+        todo.extend(children)
+    return n_start, p_start
+
+
+def test_an_unstartable_seat_says_the_rule_the_same_in_both_envs() -> None:
+    # Misère Chomp 2x8: no P-position from which no move ends the game (by the rules).
+    kwargs = dict(rows=2, cols=8, misere=True, seat="second")
+    single = gym.make("MetaNIM/Chomp-v0", **kwargs)
+    n_start, p_start = _rules_outcome_of_starts(single.unwrapped.game)
+    assert n_start and not p_start
+    batched = gym.make_vec(
+        "MetaNIM/Chomp-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs
+    )
+    messages = []
+    for env in (single, batched):
+        with pytest.raises(ValueError) as info:
+            env.reset(seed=0)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert (
+        "cannot start this seat: no reachable state is a P-position for the opponent" in messages[0]
+    )
+    assert "random playouts" not in messages[0] and "N-position reachable" not in messages[0]

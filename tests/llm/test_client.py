@@ -265,7 +265,7 @@ def test_price_prefixes_only_cover_dated_snapshots():
 
 def test_api_key_never_appears_in_logs_records_or_files(tmp_path, caplog, monkeypatch):
     secret = "sk-metanim-test-SECRET-0123456789abcdef"
-    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.setenv("METANIM_SIM_API_KEY", secret)  # the simulated models' own key
     caplog.set_level(logging.DEBUG)  # the SDK's and httpx's debug logs included
     log_file = tmp_path / "sim.jsonl"
     seen: list[str] = []

@@ -309,9 +309,8 @@ def test_queue_wait_and_latency_are_measured_apart(monkeypatch):
     # A clock only the server moves: serving request 1 takes 100 units, request 2 takes 7.
     # With one slot, call 2 (created while call 1 is served) waits 100 for the slot.
     clock = [0.0]
-    monkeypatch.setattr(
-        "metanim.llm.client.time", types.SimpleNamespace(perf_counter=lambda: clock[0])
-    )
+    fake_time = types.SimpleNamespace(perf_counter=lambda: clock[0], monotonic=lambda: clock[0])
+    monkeypatch.setattr("metanim.llm.client.time", fake_time)
     release = threading.Event()
 
     async def answer(seen):
@@ -399,3 +398,40 @@ def test_loopback_addresses():
     for url in ("https://api.openai.com/v1", "http://10.0.0.1/v1", "http://[::2]/v1",
                 "http://localhost.example.com/v1", "http://128.0.0.1/v1"):  # fmt: skip
         assert not is_loopback(url), url
+
+
+def test_a_simulated_model_never_receives_openai_api_key(monkeypatch, tmp_path):
+    """Every path that makes a simulated model's calls sends its own key (the placeholder
+    "sim", or METANIM_SIM_API_KEY), never OPENAI_API_KEY: a client made by name, by
+    `make_client`, unpickled, a run's pre-flight target and a whole run."""
+    from metanim.agents import make_client
+    from metanim.cli import main
+    from metanim.llm import ModelSpec
+    from tests.loopback import playing
+
+    secret = "sk-SECRET-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.delenv("METANIM_SIM_API_KEY", raising=False)
+    with RecordingServer(playing()) as server:
+        url = server.url() + "/v1"
+        named = OpenAIChatClient("sim-optimal", base_url=url)
+        clients = [named, make_client(f"sim-optimal@{url}"), pickle.loads(pickle.dumps(named))]
+        for client in clients:
+            asyncio.run(client.chat(MESSAGES))
+        target = ModelSpec.parse(f"sim-optimal@{url}").target(None)
+        code = main(
+            ["tournament", "--game", "nim-31-k3", "--method", "react", "--opponent", "optimal",
+             "--model", f"sim-optimal@{url}", "--episodes", "1", "--no-progress",
+             "--results-dir", str(tmp_path), "--keep-going"]
+        )  # fmt: skip
+        sent = [r["headers"] for r in server.requests]
+        monkeypatch.setenv("METANIM_SIM_API_KEY", "sim-key")
+        server.requests.clear()
+        asyncio.run(pickle.loads(pickle.dumps(named)).chat(MESSAGES))
+        own = server.requests[0]["headers"]["authorization"]
+    assert code in (0, 3)
+    assert len(sent) > len(clients) + 1  # the run's own calls are among them
+    assert all(secret not in json.dumps(headers) for headers in sent)
+    assert {h.get("authorization") for h in sent} == {"Bearer sim"}
+    assert target.api_key == "sim" and secret not in json.dumps(target.headers)
+    assert own == "Bearer sim-key"  # the simulated model's own variable, read where unpickled
