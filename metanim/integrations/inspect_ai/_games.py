@@ -36,6 +36,7 @@ from metanim.envs import ImpartialGameEnv, make_opponent, start_setting
 from metanim.games import Game, game_class, make_game
 from metanim.integrations._grading import game_and_state, grade_reply
 from metanim.integrations.inspect_ai._tasks import _registered_name
+from metanim.solver import outcome
 
 MOVE_TOOL = "move"
 STORE_MOVES = "metanim_game:moves"
@@ -93,14 +94,25 @@ class _Game:
         self.illegal = 0
         self.winner: str | None = None
         self.moved = False  # a legal move was made in the current reply
+        self.turn = 0  # the model's turns so far (legal moves made)
 
-    def reject(self, kind: str, reason: str, attempt: Any) -> str:
+    def reject(self, kind: str, explanation: str, attempt: Any) -> str:
+        """Count an answer that made no move (`kind`: unparsable, illegal, no_call)."""
         self.illegal += 1
         self.invalid_run += 1
-        entry = {"player": "model", "move": attempt, "error": kind, "explanation": reason}
+        position = self.env.state
+        entry = {
+            "player": "model",
+            "turn": self.turn,
+            "state": self.game.to_json(position),
+            "outcome": outcome(self.game, position),
+            "move": attempt,
+            "error": kind,
+            "explanation": explanation,
+        }
         self.moves.append(entry)
         transcript().info(entry, source="metanim move")
-        return f"{kind}: {reason}. The position is unchanged; call `{MOVE_TOOL}` again."
+        return f"{explanation}. The position is unchanged; call `{MOVE_TOOL}` again."
 
     def play(self, action: Any) -> str:
         """The `move` tool: one attempted action in the current position."""
@@ -114,12 +126,14 @@ class _Game:
         self.moved, self.invalid_run = True, 0
         entry = {
             "player": "model",
+            "turn": self.turn,
             "state": self.game.to_json(position),
             "move": grade.answer,
             "outcome": grade.outcome,
             "winning": grade.outcome == "N" and grade.correct,
             "explanation": grade.explanation,
         }
+        self.turn += 1
         self.moves.append(entry)
         transcript().info(entry, source="metanim move")
         lines = [f"You played {grade.answer}."]
@@ -192,14 +206,15 @@ def play_game(opponent: str = "optimal", max_invalid: int = 3) -> Any:
             state.output = output
             state.messages.append(output.message)
             if not output.message.tool_calls:
-                note = match.reject("no_call", "the reply made no move", output.completion[:200])
+                text = output.completion[:200]
+                note = match.reject("no_call", "no_call: the reply called no tool", text)
                 state.messages.append(ChatMessageUser(content=note))
                 continue
             result = await execute_tools(state.messages, tools)
             state.messages.extend(result.messages)
             for message in result.messages:  # arguments the tool never saw (bad schema)
                 if getattr(message, "error", None) is not None:
-                    match.reject("unparsable", message.error.message, None)
+                    match.reject("unparsable", f"unparsable: {message.error.message}", None)
         if match.winner is None:
             match.winner = "opponent"  # forfeited by `max_invalid` invalid answers
         store().set(STORE_MOVES, match.moves)
@@ -207,6 +222,15 @@ def play_game(opponent: str = "optimal", max_invalid: int = 3) -> Any:
         return state
 
     return solve
+
+
+def _shown(move: dict[str, Any]) -> str:
+    """A move in the score's answer: winning moves starred, rejected answers in brackets."""
+    if move.get("error") is None:
+        return move["move"] + ("*" if move.get("winning") else "")
+    if move["error"] == "no_call":
+        return "(no_call)"
+    return f"({move['error']} {json.dumps(move['move'])})"
 
 
 @scorer(metrics={"win": [mean(), stderr()], "optimal_share": [mean()], "illegal": [mean()]})
@@ -217,22 +241,18 @@ def game_score() -> Any:
         moves = store().get(STORE_MOVES, [])
         winner = store().get("metanim_game:winner")
         mine = [m for m in moves if m["player"] == "model"]
-        turns = [m for m in mine if m.get("outcome") == "N"]
+        # A turn in an N-position counts once, however many answers it took; one that
+        # ends in a forfeit counts as a turn without a winning move.
+        n_turns = len({m["turn"] for m in mine if m["outcome"] == "N"})
+        wins = sum(1 for m in mine if m.get("winning"))
         illegal = sum(1 for m in mine if m.get("error"))
-        # A forfeit in an N-position is a turn without a winning move.
-        forfeited = winner == "opponent" and bool(mine) and mine[-1].get("error") is not None
-        n_turns = len(turns) + forfeited
-        share = sum(m["winning"] for m in turns) / n_turns if n_turns else 0.0
-        played = " ".join(
-            (m["move"] if m.get("error") is None else f"({m['error']})")
-            + ("" if m["player"] == "opponent" or m.get("error") else "*" * m["winning"])
-            for m in moves
-        )
+        share = wins / n_turns if n_turns else 0.0
+        played = " ".join(_shown(m) for m in moves)
         return Score(
             value={"win": float(winner == "agent"), "optimal_share": share, "illegal": illegal},
             answer=played,
             explanation=f"winner: {winner}; model turns in N-positions: {n_turns}, "
-            f"winning moves: {sum(m['winning'] for m in turns)}, rejected: {illegal}",
+            f"winning moves: {wins}, rejected: {illegal}",
             metadata={"moves": moves, "winner": winner},
         )
 
