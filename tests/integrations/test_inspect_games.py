@@ -8,6 +8,7 @@ Optional extra `inspect`; CI installs it and sets `METANIM_REQUIRE`.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -114,6 +115,46 @@ def test_starts_are_seeded_n_positions(misere: bool) -> None:
 
 
 # -------------------------------------------------------------- simulated server
+@pytest.mark.slow
+def test_responses_api_forced_function_call_and_its_output_item(openai_sim: SimServer) -> None:
+    """The Responses API's function calling, as the openai SDK reads it: a forced call
+    comes back as a `function_call` item; its `function_call_output` is read back."""
+    from openai import OpenAI
+
+    from metanim.integrations.inspect_ai import position_text
+
+    game = metanim.make_game("nim")
+    client = OpenAI(base_url=openai_sim.base_url, api_key="sim")
+    tool = {
+        "type": "function",
+        "name": "move",
+        "parameters": {"type": "object", "properties": {"action": {"type": "integer"}}},
+    }
+    first = client.responses.create(
+        model="sim-optimal",
+        input=position_text(game, (10,)),
+        tools=[tool],
+        tool_choice={"type": "function", "name": "move"},
+    )
+    (call,) = first.output
+    assert call.type == "function_call" and call.name == "move"
+    assert json.loads(call.arguments)["action"] == 2  # 10 -> 8, a multiple of 4
+    second = client.responses.create(
+        model="sim-optimal",
+        input=[
+            {"role": "user", "content": position_text(game, (10,))},
+            {"type": "function_call", "call_id": call.call_id, "name": "move",
+             "arguments": call.arguments},
+            {"type": "function_call_output", "call_id": call.call_id,
+             "output": "Your opponent took 1.\n" + position_text(game, (7,))},
+        ],
+        tools=[tool],
+        tool_choice={"type": "function", "name": "move"},
+    )  # fmt: skip
+    assert json.loads(second.output[0].arguments)["action"] == 3  # the position read last
+    assert openai_sim.log[-1]["messages"][-1]["role"] == "tool"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["normal", "misere"])
 def test_optimal_model_wins_every_game_and_random_does_not(
