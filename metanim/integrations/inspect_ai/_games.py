@@ -7,9 +7,10 @@ the envs' start rule (`start="random_n"`: an N-position from a random playout; `
 `"initial"` or a state as `ImpartialGameEnv` reads them), and plays against `opponent`
 ("optimal": the solver, "random", "epsilon:<p>"). The episode is an `ImpartialGameEnv`
 (rules, opponent and end of game are the env's); the model answers every position by
-calling `move(action)`, with the move forced (`tool_choice`). An unparsable or illegal
-action, or a reply without the call, is answered with the reason and the model tries
-again; `max_invalid` such answers in a row forfeit the game.
+calling `move(action)`, its only tool, with a call required (`tool_choice="any"`, sent
+as OpenAI's "required": llama.cpp's server reads only the string forms). An unparsable or
+illegal action, or a reply without the call, is answered with the reason and the model
+tries again; `max_invalid` such answers in a row forfeit the game.
 
 Every move is graded by the exact solver (`metanim.integrations._grading.grade_reply`):
 the grades go to the transcript (an info event per move), to the sample's store
@@ -29,7 +30,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser, execute_tools, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, TaskState, solver
-from inspect_ai.tool import ToolDef, ToolFunction, ToolParam, ToolParams
+from inspect_ai.tool import ToolDef, ToolParam, ToolParams
 from inspect_ai.util import store
 
 from metanim.envs import ImpartialGameEnv, make_opponent, start_setting
@@ -200,9 +201,8 @@ def play_game(opponent: str = "optimal", max_invalid: int = 3) -> Any:
         model = get_model()
         while match.winner is None and match.invalid_run < max_invalid:
             match.moved = False
-            output = await model.generate(
-                state.messages, tools=tools, tool_choice=ToolFunction(MOVE_TOOL)
-            )
+            # "any" with one tool forces it; llama.cpp ignores a named-function object.
+            output = await model.generate(state.messages, tools=tools, tool_choice="any")
             state.output = output
             state.messages.append(output.message)
             if not output.message.tool_calls:
