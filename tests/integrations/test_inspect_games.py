@@ -58,7 +58,8 @@ def take(text: str) -> tuple[int, int]:
 
 
 def check_game(moves: list[dict[str, Any]], start: list[int], k: int, misere: bool) -> str:
-    """Replay a game's recorded moves by the rules, check every grade, return the winner."""
+    """Replay a game's recorded moves by the rules, check every grade, return the winner
+    (a game left unfinished is forfeited by the model's rejected answers)."""
     heaps, last = tuple(start), None
     for entry in moves:
         if entry["player"] == "model":
@@ -75,7 +76,9 @@ def check_game(moves: list[dict[str, Any]], start: list[int], k: int, misere: bo
             move = take(entry["move"])
         assert 1 <= move[1] <= min(heaps[0], k)
         heaps, last = after(heaps, move), entry["player"]
-    assert heaps == (0,), "the game was played to its end"
+    if heaps != (0,):  # a forfeit: three rejected answers in a row
+        assert all(m.get("error") for m in moves[-3:])
+        return "opponent"
     # Normal play: the last mover wins; misère: the last mover loses.
     return "agent" if (last == "model") != misere else "opponent"
 
@@ -204,7 +207,8 @@ def test_illegal_moves_are_refused_counted_and_retried(openai_sim: SimServer, tm
     rejected = 0
     for sample in read_eval_log(log.location).samples:
         moves = sample.scores["game_score"].metadata["moves"]
-        check_game(moves, sample.metadata["state"], 3, False)
+        winner = check_game(moves, sample.metadata["state"], 3, False)
+        assert sample.scores["game_score"].value["win"] == (winner == "agent")
         refused = [m for m in sample.messages if m.role == "tool" and "unchanged" in m.text]
         assert len(refused) == sample.scores["game_score"].value["illegal"]
         rejected += len(refused)
