@@ -34,7 +34,7 @@ from inspect_ai.tool import ToolDef, ToolParam, ToolParams
 from inspect_ai.util import store
 
 from metanim.envs import ImpartialGameEnv, make_opponent, start_setting
-from metanim.games import Game, game_class, make_game
+from metanim.games import GAMES, Game, game_class, make_game
 from metanim.integrations._grading import game_and_state, grade_reply
 from metanim.integrations.inspect_ai._tasks import _registered_name
 from metanim.solver import outcome
@@ -307,129 +307,46 @@ def metanim_game(
     return whole_game_task(game, variant, opponent, games, seed, start, max_invalid)
 
 
-@task(name=_registered_name("nim_game"))
-def nim_game(
-    variant: str | None = None,
-    opponent: str = "optimal",
-    games: int = 10,
-    seed: int = 0,
-    start: Any = "random_n",
-    max_invalid: int = 3,
-    preset: str | None = None,
-) -> Task:
-    """Whole NIM games (default: one heap of 31, take 1-3; `preset`: nim-31-k4, ...)."""
-    return _family_task(
-        "nim",
-        preset,
-        variant=variant,
-        opponent=opponent,
-        games=games,
-        seed=seed,
-        start=start,
-        max_invalid=max_invalid,
+def _family_game(family: str) -> Any:
+    """The registered task `metanim/<family>_game`: whole games of one family, in its
+    default configuration or one of its presets."""
+
+    def family_game(
+        variant: str | None = None,
+        opponent: str = "optimal",
+        games: int = 10,
+        seed: int = 0,
+        start: Any = "random_n",
+        max_invalid: int = 3,
+        preset: str | None = None,
+    ) -> Task:
+        return _family_task(
+            family,
+            preset,
+            variant=variant,
+            opponent=opponent,
+            games=games,
+            seed=seed,
+            start=start,
+            max_invalid=max_invalid,
+        )
+
+    family_game.__name__ = family_game.__qualname__ = f"{family}_game"
+    family_game.__doc__ = (
+        f"Whole {game_class(family).title} games (default: {make_game(family).params}; "
+        f"`preset`: one of its presets)."
     )
+    return task(name=_registered_name(f"{family}_game"))(family_game)
 
 
-@task(name=_registered_name("fibonacci_game"))
-def fibonacci_game(
-    variant: str | None = None,
-    opponent: str = "optimal",
-    games: int = 10,
-    seed: int = 0,
-    start: Any = "random_n",
-    max_invalid: int = 3,
-    preset: str | None = None,
-) -> Task:
-    """Whole Fibonacci NIM games (default: 20 stones; `preset`: fibonacci-20)."""
-    return _family_task(
-        "fibonacci",
-        preset,
-        variant=variant,
-        opponent=opponent,
-        games=games,
-        seed=seed,
-        start=start,
-        max_invalid=max_invalid,
-    )
-
-
-@task(name=_registered_name("kayles_game"))
-def kayles_game(
-    variant: str | None = None,
-    opponent: str = "optimal",
-    games: int = 10,
-    seed: int = 0,
-    start: Any = "random_n",
-    max_invalid: int = 3,
-    preset: str | None = None,
-) -> Task:
-    """Whole Kayles games (default: one row of 20 pins; `preset`: kayles-2rows, ...)."""
-    return _family_task(
-        "kayles",
-        preset,
-        variant=variant,
-        opponent=opponent,
-        games=games,
-        seed=seed,
-        start=start,
-        max_invalid=max_invalid,
-    )
-
-
-@task(name=_registered_name("chomp_game"))
-def chomp_game(
-    variant: str | None = None,
-    opponent: str = "optimal",
-    games: int = 10,
-    seed: int = 0,
-    start: Any = "random_n",
-    max_invalid: int = 3,
-    preset: str | None = None,
-) -> Task:
-    """Whole Chomp games (default: a 5x5 board; `preset`: chomp-2x8, ...)."""
-    return _family_task(
-        "chomp",
-        preset,
-        variant=variant,
-        opponent=opponent,
-        games=games,
-        seed=seed,
-        start=start,
-        max_invalid=max_invalid,
-    )
-
-
-@task(name=_registered_name("corner_queen_game"))
-def corner_queen_game(
-    variant: str | None = None,
-    opponent: str = "optimal",
-    games: int = 10,
-    seed: int = 0,
-    start: Any = "random_n",
-    max_invalid: int = 3,
-    preset: str | None = None,
-) -> Task:
-    """Whole Corner Queen games (default: 20x20, queen at [4, 16])."""
-    return _family_task(
-        "corner_queen",
-        preset,
-        variant=variant,
-        opponent=opponent,
-        games=games,
-        seed=seed,
-        start=start,
-        max_invalid=max_invalid,
-    )
-
-
-#: The whole-game tasks by game name (every game of `metanim.games.GAMES`).
-GAME_GAME_TASKS = {
-    "nim": nim_game,
-    "fibonacci": fibonacci_game,
-    "kayles": kayles_game,
-    "chomp": chomp_game,
-    "corner_queen": corner_queen_game,
-}
+#: The whole-game tasks by game name: every game of `metanim.games.GAMES`, so a family
+#: added there gets its task without a change here.
+GAME_GAME_TASKS = {family: _family_game(family) for family in GAMES}
+nim_game = GAME_GAME_TASKS["nim"]
+fibonacci_game = GAME_GAME_TASKS["fibonacci"]
+kayles_game = GAME_GAME_TASKS["kayles"]
+chomp_game = GAME_GAME_TASKS["chomp"]
+corner_queen_game = GAME_GAME_TASKS["corner_queen"]
 
 __all__ = [
     "GAME_GAME_TASKS",

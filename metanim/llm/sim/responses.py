@@ -21,6 +21,8 @@ from typing import Any
 
 from aiohttp import web
 
+from metanim.llm.sim.wire import function_call_item
+
 ChatHandler = Callable[[Any], Awaitable[web.StreamResponse]]
 
 
@@ -118,15 +120,7 @@ def responses_handler(chat: ChatHandler) -> Callable[[web.Request], Awaitable[we
         choice = completion["choices"][0]
         text = choice["message"]["content"]
         output = [
-            {
-                "type": "function_call",
-                "id": f"fc_sim_{uuid.uuid4().hex[:16]}",
-                "call_id": call["id"],
-                "name": call["function"]["name"],
-                "arguments": call["function"]["arguments"],
-                "status": "completed",
-            }
-            for call in choice["message"].get("tool_calls") or []
+            function_call_item(call) for call in choice["message"].get("tool_calls") or []
         ] or [
             {
                 "type": "message",
