@@ -294,47 +294,23 @@ def _family_task(family: str, preset: str | None, **args: Any) -> Task:
 
 
 @task(name=_registered_name("metanim_game"))
-def metanim_game(
-    game: str = "nim",
-    variant: str | None = None,
-    opponent: str = "optimal",
-    games: int = 10,
-    seed: int = 0,
-    start: Any = "random_n",
-    max_invalid: int = 3,
-) -> Task:
-    """Whole games of any game or preset (`game`: nim, fibonacci, kayles-2rows, ...)."""
-    return whole_game_task(game, variant, opponent, games, seed, start, max_invalid)
+def metanim_game(game: str = "nim", **args: Any) -> Task:
+    """Whole games of any game or preset (`game`: nim, fibonacci, kayles-2rows, ...);
+    the other arguments are `whole_game_task`'s (`-T variant=misere -T opponent=random`)."""
+    return whole_game_task(game, **args)
 
 
 def _family_game(family: str) -> Any:
     """The registered task `metanim/<family>_game`: whole games of one family, in its
     default configuration or one of its presets."""
 
-    def family_game(
-        variant: str | None = None,
-        opponent: str = "optimal",
-        games: int = 10,
-        seed: int = 0,
-        start: Any = "random_n",
-        max_invalid: int = 3,
-        preset: str | None = None,
-    ) -> Task:
-        return _family_task(
-            family,
-            preset,
-            variant=variant,
-            opponent=opponent,
-            games=games,
-            seed=seed,
-            start=start,
-            max_invalid=max_invalid,
-        )
+    def family_game(preset: str | None = None, **args: Any) -> Task:
+        return _family_task(family, preset, **args)
 
     family_game.__name__ = family_game.__qualname__ = f"{family}_game"
     family_game.__doc__ = (
         f"Whole {game_class(family).title} games (default: {make_game(family).params}; "
-        f"`preset`: one of its presets)."
+        "`preset`: one of its presets); the other arguments are `whole_game_task`'s."
     )
     return task(name=_registered_name(f"{family}_game"))(family_game)
 
