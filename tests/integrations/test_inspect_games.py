@@ -258,3 +258,13 @@ def test_inspect_eval_command_finds_the_task_by_name(openai_sim: SimServer, tmp_
     assert log.eval.task_registry_name == "metanim/kayles_game" and len(log.samples) == 3
     assert log.eval.task_args_passed == {"games": 3, "variant": "misere"}
     assert metrics(log) == {"win": 1.0, "optimal_share": 1.0, "illegal": 0.0}
+
+
+def test_family_tasks_take_their_presets_only() -> None:
+    from metanim.integrations.inspect_ai import kayles_game
+
+    misere = kayles_game(preset="kayles-2rows-misere", games=1)
+    assert misere.metadata["params"] == {"rows": [5, 6], "misere": True}
+    assert misere.name == "kayles-misere-game"
+    with pytest.raises(ValueError, match="not a kayles preset"):
+        kayles_game(preset="chomp-2x8")

@@ -288,7 +288,7 @@ def whole_game_task(
 
 def _family_task(family: str, preset: str | None, **args: Any) -> Task:
     """The whole-game task of one family: its default configuration, or `preset`."""
-    if preset is not None and game_class(preset).name != family:
+    if preset is not None and make_game(preset).name != family:
         raise ValueError(f"preset {preset!r} is not a {family} preset")
     return whole_game_task(preset or family, **args)
 
