@@ -41,6 +41,7 @@ from metanim.solver import outcome
 
 MOVE_TOOL = "move"
 STORE_MOVES = "metanim_game:moves"
+STORE_WINNER = "metanim_game:winner"
 
 _TOOL_FORMAT = (
     "#Output Format: Call the `{tool}` tool once with your action as `action`: {schema}. "
@@ -91,15 +92,13 @@ class _Game:
         self.env = ImpartialGameEnv(game, opponent=opponent, start=start, illegal="penalize")
         self.env.reset(seed=seed)
         self.moves: list[dict[str, Any]] = []
-        self.invalid_run = 0
-        self.illegal = 0
+        self.invalid_run = 0  # rejected answers in a row
         self.winner: str | None = None
         self.moved = False  # a legal move was made in the current reply
         self.turn = 0  # the model's turns so far (legal moves made)
 
     def reject(self, kind: str, explanation: str, attempt: Any) -> str:
         """Count an answer that made no move (`kind`: unparsable, illegal, no_call)."""
-        self.illegal += 1
         self.invalid_run += 1
         position = self.env.state
         entry = {
@@ -145,14 +144,9 @@ class _Game:
             lines.append(f"Your opponent played {info['opponent_move']}.")
         self.winner = info["winner"]
         if self.winner is not None:
-            rule = (
-                "whoever makes the last move loses"
-                if self.game.misere
-                else ("whoever makes the last move wins")
-            )
-            lines.append(
-                f"The game is over ({rule}): you {'won' if self.winner == 'agent' else 'lost'}."
-            )
+            rule = "loses" if self.game.misere else "wins"
+            result = "won" if self.winner == "agent" else "lost"
+            lines.append(f"The game is over (whoever makes the last move {rule}): you {result}.")
         else:
             lines.append(position_text(self.game, self.env.state))
         return "\n".join(lines)
@@ -200,6 +194,8 @@ def play_game(opponent: str = "optimal", max_invalid: int = 3) -> Any:
         tools = [match.tool()]
         model = get_model()
         while match.winner is None and match.invalid_run < max_invalid:
+            # Kept up to date: a sample limit may stop the game between two calls.
+            store().set(STORE_MOVES, match.moves)
             match.moved = False
             # "any" with one tool forces it; llama.cpp ignores a named-function object.
             output = await model.generate(state.messages, tools=tools, tool_choice="any")
@@ -218,7 +214,7 @@ def play_game(opponent: str = "optimal", max_invalid: int = 3) -> Any:
         if match.winner is None:
             match.winner = "opponent"  # forfeited by `max_invalid` invalid answers
         store().set(STORE_MOVES, match.moves)
-        store().set("metanim_game:winner", match.winner)
+        store().set(STORE_WINNER, match.winner)
         return state
 
     return solve
@@ -239,7 +235,7 @@ def game_score() -> Any:
 
     async def score(state: TaskState, target: Target) -> Score:
         moves = store().get(STORE_MOVES, [])
-        winner = store().get("metanim_game:winner")
+        winner = store().get(STORE_WINNER)
         mine = [m for m in moves if m["player"] == "model"]
         # A turn in an N-position counts once, however many answers it took; one that
         # ends in a forfeit counts as a turn without a winning move.
@@ -328,6 +324,7 @@ __all__ = [
     "GAME_GAME_TASKS",
     "MOVE_TOOL",
     "STORE_MOVES",
+    "STORE_WINNER",
     "chomp_game",
     "corner_queen_game",
     "fibonacci_game",
