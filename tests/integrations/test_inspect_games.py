@@ -268,3 +268,23 @@ def test_family_tasks_take_their_presets_only() -> None:
     assert misere.name == "kayles-misere-game"
     with pytest.raises(ValueError, match="not a kayles preset"):
         kayles_game(preset="chomp-2x8")
+
+
+@pytest.mark.slow
+def test_a_game_stopped_by_a_message_limit_keeps_its_graded_moves(
+    openai_sim: SimServer, tmp_path: Path
+) -> None:
+    (log,) = inspect_eval(
+        nim_game(games=1, start=[31]),
+        model=sim_model(openai_sim, "sim-optimal"),
+        log_dir=str(tmp_path),
+        display="none",
+        message_limit=6,  # a few moves of a game that takes 16 calls
+    )
+    sample = read_eval_log(log.location).samples[0]
+    assert sample.limit is not None and sample.limit.type == "message"
+    score = sample.scores["game_score"]
+    assert score.value["win"] == 0.0 and score.metadata["winner"] is None  # unfinished
+    mine = [m for m in score.metadata["moves"] if m["player"] == "model"]
+    assert 0 < len(mine) < 8 and all(m["winning"] for m in mine)
+    assert mine[0]["state"] == [31]
