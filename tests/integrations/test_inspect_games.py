@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -25,6 +26,7 @@ need("inspect_ai")
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+from inspect_ai.tool import ToolCall  # noqa: E402
 
 from metanim.integrations.inspect_ai import (  # noqa: E402
     GAME_GAME_TASKS,
@@ -215,27 +217,52 @@ def test_illegal_moves_are_refused_counted_and_retried(openai_sim: SimServer, tm
     assert rejected > 0 and found["illegal"] == rejected / 6
 
 
+def scripted(*outputs: ModelOutput) -> Any:
+    for output in outputs:  # with usage, inspect never downloads a tokenizer to count
+        output.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
+    return get_model("mockllm/model", custom_outputs=list(outputs))
+
+
+def call(arguments: dict[str, Any]) -> ModelOutput:
+    return ModelOutput.for_tool_call("mockllm/model", "move", arguments)
+
+
 @pytest.mark.slow
 def test_scripted_model_forfeits_after_three_invalid_answers(tmp_path: Path) -> None:
     """An illegal take, a malformed argument and a reply without the call: three
     rejected answers in a row forfeit the game at its first (N-position) turn."""
-
-    def call(arguments: dict[str, Any]) -> ModelOutput:
-        return ModelOutput.for_tool_call("mockllm/model", "move", arguments)
-
-    outputs = [
+    model = scripted(
         call({"action": 7}),
         call({"action": "three"}),
         ModelOutput.from_content("mockllm/model", "I take 2."),
-    ]
-    for output in outputs:  # with usage, inspect never downloads a tokenizer to count
-        output.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
-    model = get_model("mockllm/model", custom_outputs=outputs)
+    )
     (log,) = inspect_eval(nim_game(games=1), model=model, log_dir=str(tmp_path), display="none")
     assert metrics(log) == {"win": 0.0, "optimal_share": 0.0, "illegal": 3.0}
     moves = log.samples[0].scores["game_score"].metadata["moves"]
     assert [m["error"] for m in moves] == ["illegal", "unparsable", "no_call"]
     assert all(m["outcome"] == "N" and m["turn"] == 0 for m in moves)
+
+
+@pytest.mark.slow
+def test_one_move_per_reply(tmp_path: Path) -> None:
+    """A reply with two calls plays the first; the second is told the turn is over and
+    is not counted. Three replies without a call then forfeit at the second turn."""
+    both = call({"action": 2})
+    both.message.tool_calls.append(ToolCall(id="second", function="move", arguments={"action": 1}))
+    (log,) = inspect_eval(
+        nim_game(games=1, start=[10], opponent="random"),
+        model=scripted(both, *(ModelOutput.from_content("mockllm/model", "1") for _ in "abc")),
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    sample = log.samples[0]
+    moves = sample.scores["game_score"].metadata["moves"]
+    assert [(m["player"], m["move"]) for m in moves[:2]] == [("model", "2"), ("opponent", ANY)]
+    assert moves[0]["winning"]  # 10 -> 8, a multiple of 4
+    assert [m.get("error") for m in moves[2:]] == ["no_call"] * 3
+    results = [m.text for m in sample.messages if m.role == "tool"]
+    assert results[0].startswith("You played 2.") and "already moved" in results[1]
+    assert metrics(log) == {"win": 0.0, "optimal_share": 0.5, "illegal": 3.0}
 
 
 @pytest.mark.slow
