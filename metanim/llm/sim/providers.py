@@ -31,7 +31,14 @@ from aiohttp import web
 
 from metanim.llm.sim.provider_kinds import BEHAVIOURS, Behaviour, ErrorStyle
 from metanim.llm.sim.server import SimApp, count_tokens
-from metanim.llm.sim.wire import as_tool_call, chunks, forced_function, reply_object, send_events
+from metanim.llm.sim.wire import (
+    as_tool_call,
+    chunks,
+    forced_function,
+    function_call_item,
+    reply_object,
+    send_events,
+)
 from metanim.util import fastjson
 
 
@@ -530,17 +537,7 @@ def _responses_object(completion: dict[str, Any], request: dict[str, Any]) -> di
         output.append(
             {"type": "reasoning", "id": f"rs_{uuid.uuid4().hex[:16]}", "summary": summary}
         )
-    for call in message.get("tool_calls") or []:
-        output.append(
-            {
-                "type": "function_call",
-                "id": f"fc_{uuid.uuid4().hex[:16]}",
-                "call_id": call["id"],
-                "name": call["function"]["name"],
-                "arguments": call["function"]["arguments"],
-                "status": "completed",
-            }
-        )
+    output.extend(function_call_item(call) for call in message.get("tool_calls") or [])
     text = message.get("content")
     if isinstance(text, str) and text:
         output.append(
