@@ -6,13 +6,24 @@ critical-path limit). Episodes, and the independent calls inside a decision, run
 concurrently; the target is a wall time within 1.25x of that limit. The sequential
 time (every episode's chain, one after the other) is shown for scale.
 
+Then the goal at scale: GOAL_EPISODES episodes (default 256) of the same game, react vs
+react (one call in flight per episode: every ply is one model call), all episodes and as
+many calls in flight, at 0.5 s and 0.2 s. In the same run, and interleaved with it, a bare
+POST loop to the same server: one chain per episode of as many dependent POSTs as that
+episode's measured chain, all chains at once, on aiohttp and the event loop the arena uses
+(`metanim.util.aio`). Ideal = the longest chain x latency for both; targets: the tournament
+within 1.25x of ideal at 0.5 s, 1.35x at 0.2 s, and within 1.15x of the bare loop.
+
     python scripts/bench_tournament.py [--episodes 50] [--latency 0.05]
+        [--goal-episodes 256] [--goal-latency 0.5 0.2] [--goal-repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -24,9 +35,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import aiohttp
 from _bench import machine, table, write_section
 
 from metanim.arena import TournamentConfig, run_tournament
+from metanim.games import make_game
+from metanim.util import aio
+
+#: The goal's setting and match-up (the same as the rows above, react on both sides).
+GOAL_GAME = "fibonacci-20"
 
 #: base URL -> process id of each running `sim_server_process` (for its CPU time).
 SERVER_PIDS: dict[str, int] = {}
@@ -63,13 +80,17 @@ def main() -> None:
     parser.add_argument(
         "--latency",
         type=float,
-        nargs="+",
+        nargs="*",
         default=[0.05, 0.5],
         help="seconds per call (a row each)",
     )
+    parser.add_argument("--goal-episodes", type=int, default=256)
+    parser.add_argument("--goal-latency", type=float, nargs="*", default=[0.5, 0.2])
+    parser.add_argument("--goal-repeats", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     rows = []
+    goal: dict[float, list[dict[str, float]]] = {}
     with sim_server_process() as base_url:
         # Warm-up, discarded: the server's solver tables and the first connections.
         run_one(base_url, "dreamad", "react", 0.01, 4)
@@ -77,6 +98,15 @@ def main() -> None:
             for method, opponent in (("dreamad", "react"), ("react", "react")):
                 rows.append(run_one(base_url, method, opponent, latency, args.episodes))
                 print(rows[-1], flush=True)
+        # Repeats interleaved across latencies and between the tournament and its bare
+        # loop, so that a change of load on the shared machine hits both alike.
+        for _ in range(args.goal_repeats):
+            for latency in args.goal_latency:
+                goal.setdefault(latency, []).append(
+                    goal_pair(base_url, latency, args.goal_episodes)
+                )
+                print(latency, goal[latency][-1], flush=True)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     markdown = "\n".join(
         [
             "## Tournament throughput (`scripts/bench_tournament.py`)",
@@ -112,6 +142,8 @@ def main() -> None:
             ),
         ]
     )
+    if goal:
+        markdown += "\n\n" + goal_markdown(goal, args.goal_episodes, args.goal_repeats, load)
     print(markdown)
     if not args.no_write:
         write_section("tournament", markdown)
@@ -142,8 +174,8 @@ def run_one(base_url: str, method: str, opponent: str, latency: float, episodes:
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         # Read while the log exists: a run's records come from its log when first used.
         records = result.records
-    chains = [r["chain_calls"] for r in records]
-    calls = sum(r["agent_totals"]["calls"] + r["opponent_totals"]["calls"] for r in records)
+    chains = [r.chain_calls for r in records]
+    calls = sum(r.agent_totals.calls + r.opponent_totals.calls for r in records)
     limit = max(chains) * latency
     return [
         latency,
@@ -158,6 +190,128 @@ def run_one(base_url: str, method: str, opponent: str, latency: float, episodes:
         f"{wall / max(limit, cpu):.2f}x",
         f"{sum(chains) * latency:.1f}",
     ]
+
+
+def goal_pair(base_url: str, latency: float, episodes: int) -> dict[str, float]:
+    """One tournament of `episodes` episodes, all in flight, then its bare POST loop."""
+    model = f"sim-biased:heuristic=max_take,p=0.3,latency={latency}"
+    with tempfile.TemporaryDirectory() as tmp:
+        config = TournamentConfig(
+            name="bench-goal",
+            games=[GOAL_GAME],
+            method="react",
+            model=model,
+            base_url=base_url,
+            opponent="react",
+            opponent_model=f"sim-biased:heuristic=max_take,p=0.6,latency={latency}",
+            opponent_base_url=base_url,
+            episodes=episodes,
+            seat="alternate",
+            concurrency=episodes,
+            call_concurrency=episodes,
+            results_dir=tmp,
+            progress=False,
+        )
+        start, cpu_start = time.perf_counter(), time.process_time()
+        result = run_tournament(config)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        records = result.records
+    chains = [r.chain_calls for r in records]
+    game = make_game(GOAL_GAME)
+    body = json.dumps(
+        {
+            "model": model,
+            "messages": [{"role": "user", "content": game.prompt(game.initial_state())}],
+            "temperature": 0.0,
+            "n": 1,
+        }
+    ).encode()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    aio.run(bare_chains(f"{base_url}/chat/completions", body, chains))
+    bare, bare_cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    return {
+        "calls": sum(chains),
+        "chain": max(chains),
+        "ideal": max(chains) * latency,
+        "wall": wall,
+        "cpu": cpu,
+        "bare": bare,
+        "bare_cpu": bare_cpu,
+    }
+
+
+async def bare_chains(url: str, body: bytes, chains: list[int]) -> None:
+    """One chain of dependent POSTs per episode, all chains at once, each reply read and
+    parsed: what the arena's calls are on the wire, without the arena."""
+    connector = aiohttp.TCPConnector(limit=len(chains), ttl_dns_cache=None)
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer sk-bench"}
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+
+        async def chain(calls: int) -> None:
+            for _ in range(calls):
+                async with session.post(url, data=body) as response:
+                    json.loads(await response.read())
+
+        await asyncio.gather(*(chain(n) for n in chains))
+
+
+def goal_markdown(
+    goal: dict[float, list[dict[str, float]]], episodes: int, repeats: int, load: str
+) -> str:
+    """The goal's table: per latency, the min over repeats of each wall time."""
+    rows = []
+    for latency, runs in goal.items():
+        wall = min(r["wall"] for r in runs)
+        bare = min(r["bare"] for r in runs)
+        ideal = min(r["ideal"] for r in runs)
+        rows.append(
+            [
+                latency,
+                episodes,
+                int(runs[0]["calls"]),
+                int(ideal / latency),
+                f"{ideal:.2f}",
+                f"{wall:.2f}",
+                f"{wall / ideal:.2f}x",
+                f"{bare:.2f}",
+                f"{bare / ideal:.2f}x",
+                f"{wall / bare:.2f}x",
+                f"{min(r['cpu'] for r in runs):.2f}",
+                f"{min(r['bare_cpu'] for r in runs):.2f}",
+            ]
+        )
+    return "\n".join(
+        [
+            f"At scale: {episodes} episodes of {GOAL_GAME.replace('-', ' (')}), react vs react "
+            "(both `sim-biased` with the latency), all episodes and as many model calls in "
+            f"flight (`--concurrency {episodes} --call-concurrency {episodes}`), against the "
+            "same server process. Bare loop: in the same run, after each tournament, one chain "
+            "per episode of as many dependent POSTs as that episode's measured chain, all "
+            "chains at once, on aiohttp and the arena's event loop, each reply parsed. "
+            "Ideal = the longest chain x latency. Wall times are the min of "
+            f"{repeats} interleaved repeats; the tournament's includes its set-up, log writes "
+            "and summary. Targets: tournament/ideal <= 1.25 at 0.5 s and <= 1.35 at 0.2 s, "
+            f"tournament/bare <= 1.15. Load average {load} when it ended (2 cores, shared).",
+            "",
+            table(
+                [
+                    "latency s",
+                    "episodes",
+                    "calls",
+                    "longest chain",
+                    "ideal s",
+                    "tournament s",
+                    "tournament/ideal",
+                    "bare loop s",
+                    "bare/ideal",
+                    "tournament/bare",
+                    "tournament CPU s",
+                    "bare CPU s",
+                ],
+                rows,
+            ),
+        ]
+    )
 
 
 if __name__ == "__main__":
