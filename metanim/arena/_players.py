@@ -287,8 +287,11 @@ class ClientPool:
         backoff_s: float = 0.5,
         cache_path: str | None = None,
         carried: CallCarriage | None = None,
+        items_in_flight: int = 0,
     ) -> None:
         carried = carried or CallCarriage()
+        #: Calls in flight per simulated model when the run sets none (see `__call__`).
+        self.sim_concurrency = max(64, items_in_flight)
         self.sim_url = sim_url
         self.in_process = in_process  # the simulated server runs in this process
         # Of a call's silence (None: each model's default); the server check takes at most
@@ -346,9 +349,11 @@ class ClientPool:
         spec = model if isinstance(model, ModelSpec) else ModelSpec.parse(model)
         if spec not in self.clients:
             kwargs = dict(self.kwargs)
-            if kwargs["max_concurrency"] is None and spec.needs_sim_server:
-                # The simulator has no slots to report and answers at once.
-                kwargs["max_concurrency"] = 64
+            if kwargs["max_concurrency"] is None and spec.simulated:
+                # The simulator has no slots to report and answers at once: as many calls
+                # as the run has items in flight (at least 64), so that its calls in
+                # flight are never capped below its items.
+                kwargs["max_concurrency"] = self.sim_concurrency
             # here: aiohttp loads with a client
             from metanim.llm import OpenAIChatClient, SharedConnections
 
