@@ -212,9 +212,11 @@ def goal_pair(base_url: str, latency: float, episodes: int) -> dict[str, float]:
             results_dir=tmp,
             progress=False,
         )
+        server = process_cpu(SERVER_PIDS[base_url])
         start, cpu_start = time.perf_counter(), time.process_time()
         result = run_tournament(config)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        server = process_cpu(SERVER_PIDS[base_url]) - server
         records = result.records
     chains = [r.chain_calls for r in records]
     game = make_game(GOAL_GAME)
@@ -226,9 +228,11 @@ def goal_pair(base_url: str, latency: float, episodes: int) -> dict[str, float]:
             "n": 1,
         }
     ).encode()
+    bare_server = process_cpu(SERVER_PIDS[base_url])
     start, cpu_start = time.perf_counter(), time.process_time()
     aio.run(bare_chains(f"{base_url}/chat/completions", body, chains))
     bare, bare_cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    bare_server = process_cpu(SERVER_PIDS[base_url]) - bare_server
     return {
         "calls": sum(chains),
         "chain": max(chains),
@@ -237,6 +241,8 @@ def goal_pair(base_url: str, latency: float, episodes: int) -> dict[str, float]:
         "cpu": cpu,
         "bare": bare,
         "bare_cpu": bare_cpu,
+        "server": server,
+        "bare_server": bare_server,
     }
 
 
@@ -278,6 +284,8 @@ def goal_markdown(
                 f"{wall / bare:.2f}x",
                 f"{min(r['cpu'] for r in runs):.2f}",
                 f"{min(r['bare_cpu'] for r in runs):.2f}",
+                f"{min(r['server'] for r in runs):.2f}",
+                f"{min(r['bare_server'] for r in runs):.2f}",
             ]
         )
     return "\n".join(
@@ -307,6 +315,8 @@ def goal_markdown(
                     "tournament/bare",
                     "tournament CPU s",
                     "bare CPU s",
+                    "server CPU s",
+                    "server CPU s, bare",
                 ],
                 rows,
             ),
