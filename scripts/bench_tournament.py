@@ -111,18 +111,19 @@ def main() -> None:
         [
             "## Tournament throughput (`scripts/bench_tournament.py`)",
             "",
-            f"Machine: {machine()}.",
+            f"Machine: {machine()}; load average {load} when it ended.",
             "",
             f"{args.episodes} episodes of Fibonacci Nim (20), seats alternating, all episodes at "
             "once, against the simulated server (`metanim serve-sim`, its own process) with every "
             "call sleeping a fixed latency. Critical-path limit = the longest episode's chain of "
             "dependent calls × latency (measured from the call spans: the longest chain of calls "
             "each starting after the previous one ended). Wall time includes the run's set-up and "
-            "summary (after a discarded warm-up run). Target: within 1.25× of the limit. Sequential = every episode's chain, one "
-            "after another. Client CPU = the tournament process's CPU time : the OpenAI SDK and its HTTP pool cost a few ms per call "
-            "(see the client section), so a wave of ~100 concurrent calls costs a few hundred ms "
-            "of CPU, which dominates a 50 ms latency and fades at realistic latencies. The machine "
-            "has 2 cores shared by the server process, the client and other jobs.",
+            "summary (after a discarded warm-up run). Target: within 1.25× of the limit. "
+            "Sequential = every episode's chain, one after another. Client CPU = the tournament "
+            "process's CPU time (arena, methods, parser, log, HTTP client): most of a "
+            "millisecond per call, so a wave of ~100 concurrent calls costs tens of ms of CPU, "
+            "which weighs on a 50 ms latency and fades at realistic latencies. The machine has 2 "
+            "cores shared by the server process, the client and other jobs.",
             "",
             table(
                 [
@@ -143,7 +144,7 @@ def main() -> None:
         ]
     )
     if goal:
-        markdown += "\n\n" + goal_markdown(goal, args.goal_episodes, args.goal_repeats, load)
+        markdown += "\n\n" + goal_markdown(goal, args.goal_episodes, args.goal_repeats)
     print(markdown)
     if not args.no_write:
         write_section("tournament", markdown)
@@ -261,9 +262,7 @@ async def bare_chains(url: str, body: bytes, chains: list[int]) -> None:
         await asyncio.gather(*(chain(n) for n in chains))
 
 
-def goal_markdown(
-    goal: dict[float, list[dict[str, float]]], episodes: int, repeats: int, load: str
-) -> str:
+def goal_markdown(goal: dict[float, list[dict[str, float]]], episodes: int, repeats: int) -> str:
     """The goal's table: per latency, the min over repeats of each wall time."""
     rows = []
     for latency, runs in goal.items():
@@ -299,7 +298,11 @@ def goal_markdown(
             "Ideal = the longest chain x latency. Wall times are the min of "
             f"{repeats} interleaved repeats; the tournament's includes its set-up, log writes "
             "and summary. Targets: tournament/ideal <= 1.25 at 0.5 s and <= 1.35 at 0.2 s, "
-            f"tournament/bare <= 1.15. Load average {load} when it ended (2 cores, shared).",
+            "tournament/bare <= 1.15. Each wave of 256 replies costs the tournament's process "
+            "its CPU per call (method, parser, grading, records, log, beside the same HTTP work "
+            "as the bare loop's) before the next wave leaves: where that CPU is a large part of "
+            "the latency, or other jobs hold the 2 cores, its wall follows its CPU (compare the "
+            "CPU columns).",
             "",
             table(
                 [
