@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -42,7 +43,7 @@ from metanim.arena import TournamentConfig, run_tournament
 from metanim.games import make_game
 from metanim.util import aio
 
-#: The goal's setting and match-up (the same as the rows above, react on both sides).
+#: The setting of every row (the goal's match-up: react on both sides).
 GOAL_GAME = "fibonacci-20"
 
 #: base URL -> process id of each running `sim_server_process` (for its CPU time).
@@ -152,27 +153,9 @@ def main() -> None:
 
 def run_one(base_url: str, method: str, opponent: str, latency: float, episodes: int) -> list:
     """One tournament; returns its table row."""
-    lat = f"latency={latency}"
     with tempfile.TemporaryDirectory() as tmp:
-        config = TournamentConfig(
-            name=f"bench-{method}",
-            games=["fibonacci-20"],
-            method=method,
-            model=f"sim-biased:heuristic=max_take,p=0.3,{lat}",
-            base_url=base_url,
-            opponent=opponent,
-            opponent_model=f"sim-biased:heuristic=max_take,p=0.6,{lat}",
-            opponent_base_url=base_url,
-            episodes=episodes,
-            seat="alternate",
-            concurrency=episodes,
-            call_concurrency=1024,
-            results_dir=tmp,
-            progress=False,
-        )
-        start, cpu_start = time.perf_counter(), time.process_time()
-        result = run_tournament(config)
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        config = bench_config(base_url, method, opponent, latency, episodes, 1024, tmp)
+        result, wall, cpu, _ = timed_tournament(config, base_url)
         # Read while the log exists: a run's records come from its log when first used.
         records = result.records
     chains = [r.chain_calls for r in records]
@@ -193,37 +176,49 @@ def run_one(base_url: str, method: str, opponent: str, latency: float, episodes:
     ]
 
 
+def bench_config(
+    base_url: str, method: str, opponent: str, latency: float, episodes: int, calls: int, tmp: str
+) -> TournamentConfig:
+    """Fibonacci Nim (20), `method` vs `opponent` on `sim-biased` models with `latency`,
+    seats alternating, every episode in flight, `calls` calls in flight per model."""
+    return TournamentConfig(
+        name=f"bench-{method}",
+        games=[GOAL_GAME],
+        method=method,
+        model=f"sim-biased:heuristic=max_take,p=0.3,latency={latency}",
+        base_url=base_url,
+        opponent=opponent,
+        opponent_model=f"sim-biased:heuristic=max_take,p=0.6,latency={latency}",
+        opponent_base_url=base_url,
+        episodes=episodes,
+        seat="alternate",
+        concurrency=episodes,
+        call_concurrency=calls,
+        results_dir=tmp,
+        progress=False,
+    )
+
+
+def timed_tournament(config: TournamentConfig, base_url: str) -> tuple[Any, float, float, float]:
+    """(the result, wall s, this process's CPU s, the server process's CPU s) of one run."""
+    server = process_cpu(SERVER_PIDS[base_url])
+    start, cpu_start = time.perf_counter(), time.process_time()
+    result = run_tournament(config)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    return result, wall, cpu, process_cpu(SERVER_PIDS[base_url]) - server
+
+
 def goal_pair(base_url: str, latency: float, episodes: int) -> dict[str, float]:
     """One tournament of `episodes` episodes, all in flight, then its bare POST loop."""
-    model = f"sim-biased:heuristic=max_take,p=0.3,latency={latency}"
     with tempfile.TemporaryDirectory() as tmp:
-        config = TournamentConfig(
-            name="bench-goal",
-            games=[GOAL_GAME],
-            method="react",
-            model=model,
-            base_url=base_url,
-            opponent="react",
-            opponent_model=f"sim-biased:heuristic=max_take,p=0.6,latency={latency}",
-            opponent_base_url=base_url,
-            episodes=episodes,
-            seat="alternate",
-            concurrency=episodes,
-            call_concurrency=episodes,
-            results_dir=tmp,
-            progress=False,
-        )
-        server = process_cpu(SERVER_PIDS[base_url])
-        start, cpu_start = time.perf_counter(), time.process_time()
-        result = run_tournament(config)
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        server = process_cpu(SERVER_PIDS[base_url]) - server
+        config = bench_config(base_url, "react", "react", latency, episodes, episodes, tmp)
+        result, wall, cpu, server = timed_tournament(config, base_url)
         records = result.records
     chains = [r.chain_calls for r in records]
     game = make_game(GOAL_GAME)
     body = json.dumps(
         {
-            "model": model,
+            "model": config.model,
             "messages": [{"role": "user", "content": game.prompt(game.initial_state())}],
             "temperature": 0.0,
             "n": 1,
@@ -298,7 +293,8 @@ def goal_markdown(goal: dict[float, list[dict[str, float]]], episodes: int, repe
             "Ideal = the longest chain x latency. Wall times are the min of "
             f"{repeats} interleaved repeats; the tournament's includes its set-up, log writes "
             "and summary. Targets: tournament/ideal <= 1.25 at 0.5 s and <= 1.35 at 0.2 s, "
-            "tournament/bare <= 1.15. Each wave of 256 replies costs the tournament's process "
+            f"tournament/bare <= 1.15. Each wave of {episodes} replies costs the tournament's "
+            "process "
             "its CPU per call (method, parser, grading, records, log, beside the same HTTP work "
             "as the bare loop's) before the next wave leaves: where that CPU is a large part of "
             "the latency, or other jobs hold the 2 cores, its wall follows its CPU (compare the "
