@@ -17,3 +17,21 @@ def take_k_winning(heaps: tuple[int, ...], k: int) -> set[tuple[int, int]]:
             if xor == 0:
                 out.add((i, take))
     return out
+
+
+def fibonacci_numbers(limit: int) -> list[int]:
+    """1, 2, 3, 5, 8, ... up to the first one past `limit`."""
+    fibs = [1, 2]
+    while fibs[-1] <= limit:
+        fibs.append(fibs[-1] + fibs[-2])
+    return fibs
+
+
+def smallest_zeckendorf_part(n: int) -> int:
+    """The smallest Fibonacci number of n's Zeckendorf sum (greedy, from the largest)."""
+    fibs = fibonacci_numbers(n)
+    part = smallest = n
+    while part:
+        largest = max(f for f in fibs if f <= part)
+        smallest, part = largest, part - largest
+    return smallest

@@ -514,6 +514,19 @@ def _failed(g: Any) -> int:
     return g.infrastructure_errors + g.errors + g.not_run
 
 
+def _failures(unit: str, never: str) -> list[Metric]:
+    """What did not finish, counted alike for episodes and decisions."""
+    return [
+        Metric("infrastructure_errors", "infra err", "count",
+               f"{unit} the model could not be reached in ({never})",
+               lambda g: g.infrastructure_errors),
+        Metric("errors", "errors", "count", f"{unit} a bug stopped", lambda g: g.errors),
+        Metric("not_run", "not run", "count", f"planned {unit} not run", lambda g: g.not_run),
+        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
+               _failed, json=False, table=False, terminal=True),
+    ]  # fmt: skip
+
+
 def _both(g: Any, name: str) -> Any:
     return getattr(g.agent, name) + getattr(g.opponent, name)
 
@@ -561,13 +574,7 @@ TOURNAMENT_TABLE = Table(
                "wins by the opponent's forfeit", lambda g: g.wins_by_forfeit),
         Metric("start N/P", "start N/P", "text", "episodes starting at an N- / a P-position",
                lambda g: f"{g.start_outcomes.N}/{g.start_outcomes.P}", json=False),
-        Metric("infrastructure_errors", "infra err", "count",
-               "episodes the model could not be reached in (never a loss)",
-               lambda g: g.infrastructure_errors),
-        Metric("errors", "errors", "count", "episodes a bug stopped", lambda g: g.errors),
-        Metric("not_run", "not run", "count", "planned episodes not run", lambda g: g.not_run),
-        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
-               _failed, json=False, table=False, terminal=True),
+        *_failures("episodes", "never a loss"),
         Metric("agent replies", "agent illegal/unparsable/truncated/forfeit/fallback", "text",
                "the agent's invalid replies by kind, forfeits and fallbacks",
                lambda g: "/".join(str(getattr(g.agent, k)) for k in
@@ -675,13 +682,7 @@ EVALUATION_TABLE = Table(
         Metric("forfeits", "forfeit", "count", "decisions forfeited", lambda g: g.forfeits),
         Metric("fallbacks", "fallback", "count", "decisions given the random fallback",
                lambda g: g.fallbacks),
-        Metric("infrastructure_errors", "infra err", "count",
-               "decisions the model could not be reached in (never wrong)",
-               lambda g: g.infrastructure_errors),
-        Metric("errors", "errors", "count", "decisions a bug stopped", lambda g: g.errors),
-        Metric("not_run", "not run", "count", "planned decisions not run", lambda g: g.not_run),
-        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
-               _failed, json=False, table=False, terminal=True),
+        *_failures("decisions", "never wrong"),
         Metric("calls", "calls", "count", "model calls", lambda g: g.calls, terminal=True),
         Metric("tokens", "tokens", "tokens", "prompt + completion tokens",
                lambda g: g.prompt_tokens + g.completion_tokens, json=False),

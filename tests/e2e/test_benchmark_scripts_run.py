@@ -29,11 +29,13 @@ TINY: dict[str, list[str]] = {
     "bench_ppo.py": ["--steps", "64", "--episodes", "4", "--observations", "raw", "--no-write"],
     "bench_real_model.py": ["--episodes", "1", "--speed-decisions", "1", "--speed-cap", "16",
                             "--no-write"],
+    "bench_report.py": ["--sizes", "20", "--no-write"],
     "bench_sim_memory.py": ["--calls", "300", "--reference-calls", "200", "--every", "100",
                             "--no-write"],
     "bench_sim_server.py": ["--calls", "20", "--rounds", "1", "--latency", "0",
                             "--concurrency", "4", "--model", "sim-optimal"],
     "bench_solver.py": ["--quick"],
+    "bench_streaming_real.py": ["--items", "1", "--methods", "standard", "--no-write"],
     "bench_startup.py": ["--repeats", "1", "--no-first-step", "--no-write"],
     "bench_tournament.py": ["--episodes", "2", "--latency", "0.01", "--goal-episodes", "4",
                             "--goal-latency", "0.01", "--goal-repeats", "1", "--no-write"],
@@ -51,11 +53,13 @@ def test_every_benchmark_script_has_a_tiny_run() -> None:
 @pytest.mark.parametrize("script", sorted(TINY))
 def test_the_script_runs(script: str, tmp_path: Path) -> None:
     args = list(TINY[script])
-    if script == "bench_real_model.py":  # a real model: only where one is installed
+    if script in ("bench_real_model.py", "bench_streaming_real.py"):  # a real model
         gguf = os.environ.get("METANIM_TEST_GGUF")
         if not gguf or not Path(gguf).exists():
             pytest.skip("METANIM_TEST_GGUF names no GGUF model file here")
-        args += ["--gguf", gguf, "--results-dir", str(tmp_path / "results")]
+        args += ["--gguf", gguf]
+        if script == "bench_real_model.py":
+            args += ["--results-dir", str(tmp_path / "results")]
     if script == "bench_viewer.py":
         pytest.importorskip("selenium")
     doc = tmp_path / "benchmarks.md"
