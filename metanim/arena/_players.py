@@ -47,7 +47,7 @@ from metanim.llm.sim import check_simulated
 from metanim.records import SIDES
 
 if TYPE_CHECKING:
-    from metanim.llm import OpenAIChatClient
+    from metanim.llm import OpenAIChatClient, SharedConnections
 
 TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 
@@ -272,9 +272,9 @@ class CallCarriage:
 
 
 class ClientPool:
-    """One client per model and server for the whole run: one connection pool and one
-    concurrency limit serve every episode. Simulated models with no server go to
-    `sim_url`."""
+    """One client per model and server for the whole run, every client on one connection
+    pool (`SharedConnections`), each with one concurrency limit that serves every
+    episode. Simulated models with no server go to `sim_url`."""
 
     def __init__(
         self,
@@ -287,8 +287,11 @@ class ClientPool:
         backoff_s: float = 0.5,
         cache_path: str | None = None,
         carried: CallCarriage | None = None,
+        items_in_flight: int = 0,
     ) -> None:
         carried = carried or CallCarriage()
+        #: Calls in flight per simulated model when the run sets none (see `__call__`).
+        self.sim_concurrency = max(64, items_in_flight)
         self.sim_url = sim_url
         self.in_process = in_process  # the simulated server runs in this process
         # Of a call's silence (None: each model's default); the server check takes at most
@@ -309,6 +312,7 @@ class ClientPool:
         }
         #: The run's cost cap, shared by every client (set before the first client is made).
         self.budget: CostBudget | None = None
+        self.connections: SharedConnections | None = None  # made with the first client
         self.clients: dict[ModelSpec, TimedModel] = {}
         self.targets: dict[ModelSpec, ServerTarget] = {}
         self.detected: dict[ModelSpec, Detected] = {}
@@ -345,13 +349,22 @@ class ClientPool:
         spec = model if isinstance(model, ModelSpec) else ModelSpec.parse(model)
         if spec not in self.clients:
             kwargs = dict(self.kwargs)
-            if kwargs["max_concurrency"] is None and spec.needs_sim_server:
-                # The simulator has no slots to report and answers at once.
-                kwargs["max_concurrency"] = 64
-            from metanim.llm import OpenAIChatClient  # here: aiohttp loads with a client
+            if kwargs["max_concurrency"] is None and spec.simulated:
+                # The simulator has no slots to report and answers at once: as many calls
+                # as the run has items in flight (at least 64), so that its calls in
+                # flight are never capped below its items.
+                kwargs["max_concurrency"] = self.sim_concurrency
+            # here: aiohttp loads with a client
+            from metanim.llm import OpenAIChatClient, SharedConnections
 
+            if self.connections is None:
+                self.connections = SharedConnections()
             client = OpenAIChatClient(
-                spec.name, target=self.target(spec), budget=self.budget, **kwargs
+                spec.name,
+                target=self.target(spec),
+                budget=self.budget,
+                connections=self.connections,
+                **kwargs,
             )
             client.detected = self.detect(spec)
             self.clients[spec] = TimedModel(client)
@@ -386,6 +399,8 @@ class ClientPool:
     async def aclose(self) -> None:
         for client in self.clients.values():
             await client.inner.aclose()  # type: ignore[attr-defined]
+        if self.connections is not None:
+            await self.connections.aclose()
         if self.cache is not None:
             self.cache.close()
 

@@ -648,6 +648,7 @@ def serve(job: Job) -> Iterator[ClientPool]:
             timeout_s=config.timeout_s,
             max_retries=config.max_retries,
             cache_path=config.cache,
+            items_in_flight=config.concurrency,
             carried=CallCarriage(
                 provider=config.provider,
                 api=config.api,

@@ -66,9 +66,9 @@ from metanim.llm.target import (
 from metanim.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from metanim.llm.client import OpenAIChatClient
+    from metanim.llm.client import OpenAIChatClient, SharedConnections
 
-__getattr__, __dir__ = lazy_exports(__name__, {"client": ["OpenAIChatClient"]})
+__getattr__, __dir__ = lazy_exports(__name__, {"client": ["OpenAIChatClient", "SharedConnections"]})
 
 __all__ = [
     "AUTO",
@@ -103,6 +103,7 @@ __all__ = [
     "Provider",
     "ResponseCache",
     "ServerTarget",
+    "SharedConnections",
     "StructuredChoice",
     "StructuredOutput",
     "StructuredOutputSetting",
