@@ -32,13 +32,19 @@ from metanim.games.errors import (
 from metanim.games.fibonacci import FibonacciNim
 from metanim.games.kayles import Kayles
 from metanim.games.nim import Nim
+from metanim.games.octal import Octal
 from metanim.games.reply import extract_action
+from metanim.games.subtraction import Subtraction
 from metanim.util import MetaNimError
 
 #: Game classes by their short name.
 GAMES: dict[str, type[Game[Any, Any]]] = {
-    cls.name: cls for cls in (Nim, FibonacciNim, Kayles, Chomp, CornerQueen)
+    cls.name: cls for cls in (Nim, FibonacciNim, Kayles, Chomp, CornerQueen, Subtraction, Octal)
 }
+
+#: The generated families: the rule is data (a subtraction set, an octal code), part of
+#: the configuration and drawn per run by `metanim.solver.sample_game`.
+FAMILIES: tuple[str, ...] = (Subtraction.name, Octal.name)
 
 _ALIASES = {
     "fib": "fibonacci",
@@ -136,6 +142,7 @@ def game_from_prompt(text: str) -> tuple[Game[Any, Any], Any]:
 
 
 __all__ = [
+    "FAMILIES",
     "GAMES",
     "MAX_LISTED_ACTIONS",
     "PRESETS",
@@ -151,7 +158,9 @@ __all__ = [
     "MetaNimError",
     "MoveError",
     "Nim",
+    "Octal",
     "SizeLimitError",
+    "Subtraction",
     "TruncatedReplyError",
     "UnparsableMoveError",
     "check_listable",

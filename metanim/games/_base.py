@@ -92,10 +92,15 @@ class Game(ABC, Generic[StateT, MoveT]):
     #: How the Game Role line names the game (one word can change an LLM's play).
     role_phrase: ClassVar[str]
 
-    def __init__(self, *, misere: bool = False) -> None:
+    def __init__(self, *, misere: bool = False, disguise: bool = False) -> None:
         if not isinstance(misere, bool | np.bool_):
             raise ValueError(f"misere must be true or false, got {misere!r}")
+        if not isinstance(disguise, bool | np.bool_):
+            raise ValueError(f"disguise must be true or false, got {disguise!r}")
         self.misere = bool(misere)
+        #: Whether prompts present the game without its name or theory words (the
+        #: "disguised" prompt variant, `DISGUISE_VERSION`); the rules are the same.
+        self.disguise = bool(disguise)
 
     # ----------------------------------------------------------------- metadata
     @property
@@ -105,7 +110,9 @@ class Game(ABC, Generic[StateT, MoveT]):
     @property
     def params(self) -> dict[str, Any]:
         """JSON-friendly constructor arguments; `type(game)(**game.params)` rebuilds it."""
-        return {**self.info.params, "misere": self.misere}
+        # `disguise` appears only when set, so a named game keeps its identity.
+        extra = {"disguise": True} if self.disguise else {}
+        return {**self.info.params, "misere": self.misere, **extra}
 
     @property
     def mover_wins_at_terminal(self) -> bool:

@@ -158,7 +158,10 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
     * Fibonacci Nim: a bare number n is a pile at its start, [n, n - 1], in a game of
       n stones; [r, k] is a game of r stones when k < r, else of r + 1 (a max take equal
       to the pile comes only after the first move);
-    * Kayles: one row per pin string, as long as the string;
+    * Subtraction: one heap per number, each holding up to its size; the set S from
+      `subtraction_set` (default [1, 3, 4]);
+    * Kayles and Octal: one row per pin string, as long as the string (Octal: the rule
+      from `code`, default "0.07");
     * Chomp: as many rows as row lengths given, as wide as the longest (at least 2);
     * Corner Queen: the paper's 20x20 board (a [row, col] position means a different
       game on a board of another height), or the board given with height and width.
@@ -166,11 +169,11 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
     cls = game_class(name)
     fitted: dict[str, Any] = {}
     try:
-        if cls.name == "nim":
+        if cls.name in ("nim", "subtraction"):
             if not isinstance(state, int | list | tuple):
                 raise InvalidStateError(
-                    f"cannot read {state!r} as a NIM state: give heap sizes as a number or a "
-                    "JSON list such as [3, 4, 5]"
+                    f"cannot read {state!r} as a {cls.title} state: give heap sizes as a "
+                    "number or a JSON list such as [3, 4, 5]"
                 )
             heaps = [state] if isinstance(state, int) else list(state)
             for h in heaps:
@@ -178,7 +181,9 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
                     raise InvalidStateError(
                         f"NIM heap sizes are whole numbers >= 0, got {h!r} in {state!r}"
                     )
-            fitted = {"heaps": [max(h, 1) for h in heaps], "max_take": None}
+            fitted = {"heaps": [max(h, 1) for h in heaps]}
+            if cls.name == "nim":
+                fitted["max_take"] = None
         elif cls.name == "fibonacci":
             if isinstance(state, int) and not isinstance(state, bool):
                 if state < 2:
@@ -190,10 +195,11 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
                 state = [state, state - 1]
             remaining, max_take = (int(x) for x in state)
             fitted = {"n": max(remaining if max_take < remaining else remaining + 1, 2)}
-        elif cls.name == "kayles":
+        elif cls.name in ("kayles", "octal"):
             if isinstance(state, int):
                 raise InvalidStateError(
-                    f"Kayles pins are a string per row; write them as JSON, e.g. '[\"{state}\"]'"
+                    f"{cls.title} pins are a string per row; write them as JSON, "
+                    f"e.g. '[\"{state}\"]'"
                 )
             rows = [state] if isinstance(state, str) else [str(r) for r in state]
             fitted = {"rows": [max(len(r), 1) for r in rows]}
