@@ -28,7 +28,7 @@ from metanim.games import (
 from metanim.games.kayles import run_spans, runs
 from metanim.solver import _fast, _misere, _octal, closed_forms, kernels
 from metanim.solver._engine import solve_dag
-from metanim.solver.reference import MultisetMisereSearch
+from metanim.solver.reference import MultisetMisereSearch, partitions_up_to
 from metanim.util.jit import INTERPRET_WORK, Tiered, interpreted, run
 
 #: Largest table (number of encoded states) the table methods will allocate.
@@ -806,16 +806,6 @@ class CornerQueenSolver(Solver):
         return bool(self._tables()[1][self._code(state)])
 
 
-@cache
-def _partitions_up_to(total: int) -> int:
-    """The number of multisets of positive integers summing to at most `total`."""
-    ways = [1] + [0] * total
-    for part in range(1, total + 1):
-        for n in range(part, total + 1):
-            ways[n] += ways[n - part]
-    return sum(ways)
-
-
 def octal_heap_moves(digits: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
     """The heaps each move of the octal game `digits` leaves in one heap of `n`."""
     out: list[tuple[int, ...]] = []
@@ -894,7 +884,7 @@ class OctalSumSolver(Solver):
                 )
             return CLOSED_FORM
         if self._splits:
-            positions = _partitions_up_to(sum(parts))
+            positions = partitions_up_to(sum(parts))
             why = f"the partitions of {sum(parts)} (its heaps' total)"
         else:
             positions = reduce(lambda a, h: a * (h + 1), parts, 1)
