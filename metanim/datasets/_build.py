@@ -101,9 +101,12 @@ class DatasetSpec(BaseModel):
 
     @property
     def name(self) -> str:
-        """The file stem: `<game>-<variant>`, a misère preset named once (`kayles-20-misere`)."""
+        """The file stem: `<game>-<variant>`, a misère preset named once (`kayles-20-misere`),
+        `<game>-disguised-<variant>` for the disguised prompt variant."""
         base = self.game.removesuffix("-misere") if self.game in PRESETS else self.game
-        return f"{base}-{self.variant}"
+        # The disguised prompt variant is its own file beside the named one.
+        shown = "-disguised" if self.params.get("disguise") is True else ""
+        return f"{base}{shown}-{self.variant}"
 
 
 #: The seed paper's Table 5 (NIM 20, Fibonacci 11, Chomp 20 over square boards

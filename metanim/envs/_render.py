@@ -69,7 +69,7 @@ def ansi(game: Game[Any, Any], state: Any, status: str) -> str:
     """Title, character board and the state sentence of the prompt."""
     board = "\n".join("".join(_CHARS[int(k)] for k in row) for row in cells(game, state))
     variant = "misère" if game.misere else "normal"
-    return f"{game.title} ({variant}) — {status}\n{board}\n{game.describe(state)}\n"
+    return f"{game.shown_title} ({variant}) — {status}\n{board}\n{game.describe(state)}\n"
 
 
 def rgb(game: Game[Any, Any], state: Any) -> np.ndarray:

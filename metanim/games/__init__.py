@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from metanim.games._base import (
+    DISGUISE_VERSION,
     MAX_LISTED_ACTIONS,
     PROMPT_VERSION,
     Game,
@@ -135,13 +135,15 @@ def make_game(name: str, **params: Any) -> Game[Any, Any]:
 def game_from_prompt(text: str) -> tuple[Game[Any, Any], Any]:
     """Recover the game configuration and the exact state from a rendered prompt."""
     for cls in GAMES.values():
-        if re.search(re.escape(cls.role_phrase), text):  # type: ignore[attr-defined]
+        # The named or the disguised Game Role (`config_from_text` says which it was).
+        if cls.role_phrase in text or cls.disguised_role in text:
             game = cls(**cls.config_from_text(text))  # type: ignore[attr-defined]
             return game, game.parse_state(text)
     raise InvalidStateError("the text does not contain a MetaNIM game prompt")
 
 
 __all__ = [
+    "DISGUISE_VERSION",
     "FAMILIES",
     "GAMES",
     "MAX_LISTED_ACTIONS",

@@ -23,6 +23,19 @@ KaylesState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing p
 KaylesMove = tuple[int, int, int]  # (row, first pin, width 1 or 2)
 
 
+#: The disguised variant's story for rows of pins (`Game.disguise_words`): a row of lamps
+#: switched off, not pins knocked down (pins point to bowling, hence to Kayles).
+LAMP_WORDS: tuple[tuple[str, str], ...] = (
+    ("knocked-down", "switched-off"),
+    ("knocked down", "switched off"),
+    ("knocks down", "switches off"),
+    ("knock down", "switch off"),
+    ("already down", "already off"),
+    ("standing", "lit"),
+    ("pins", "lamps"),
+    ("pin", "lamp"),
+)
+
 # '0'/'1' bytes to 0/1 bytes: an observation row is one C-level translate away.
 _PIN_BYTES = bytes.maketrans(b"01", b"\x00\x01")
 
@@ -75,11 +88,17 @@ class Kayles(Game[KaylesState, KaylesMove]):
     name = "kayles"
     title = "Kayles"
     role_phrase = "a game of Kayles"
+    disguised_role = "a two-player game called Lantern Row"
+    disguise_words = LAMP_WORDS
 
     def __init__(
-        self, rows: tuple[int, ...] | list[int] | int = (20,), *, misere: bool = False
+        self,
+        rows: tuple[int, ...] | list[int] | int = (20,),
+        *,
+        misere: bool = False,
+        disguise: bool = False,
     ) -> None:
-        super().__init__(misere=misere)
+        super().__init__(misere=misere, disguise=disguise)
         self.rows = param_ints(rows, "rows (pins per row)", low=1)
         self.width = max(self.rows)
         self._flat: list[list[KaylesMove]] | None = None

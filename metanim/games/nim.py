@@ -57,6 +57,7 @@ class Nim(Game[NimState, NimMove]):
     name = "nim"
     title = "NIM"
     role_phrase = "a game of Nim variants"
+    disguised_role = "a two-player game called Pile Taking"
 
     def __init__(
         self,
@@ -64,8 +65,9 @@ class Nim(Game[NimState, NimMove]):
         max_take: int | None = 3,
         *,
         misere: bool = False,
+        disguise: bool = False,
     ) -> None:
-        super().__init__(misere=misere)
+        super().__init__(misere=misere, disguise=disguise)
         heaps_t = param_ints(heaps, "heaps (initial heap sizes)", low=1)
         self.heaps = heaps_t
         self.max_take = None if max_take is None else param_int(max_take, "max_take", low=1)

@@ -16,7 +16,7 @@ import numpy as np
 
 from metanim.games._base import Game, GameInfo, int_list, param_ints
 from metanim.games.errors import IllegalMoveError, InvalidStateError, UnparsableMoveError
-from metanim.games.kayles import run_spans, runs
+from metanim.games.kayles import LAMP_WORDS, run_spans, runs
 
 OctalState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing pin
 OctalMove = tuple[int, int, int]  # (row, first pin, width)
@@ -88,6 +88,8 @@ class Octal(Game[OctalState, OctalMove]):
     name = "octal"
     title = "Octal game"
     role_phrase = "an octal game"
+    disguised_role = "a two-player game called Lantern Blocks"
+    disguise_words = LAMP_WORDS
 
     def __init__(
         self,

@@ -78,6 +78,7 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
     name = "subtraction"
     title = "Subtraction game"
     role_phrase = "a subtraction game"
+    disguised_role = "a two-player game called Fixed Takes"
 
     def __init__(
         self,
