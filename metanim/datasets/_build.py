@@ -166,6 +166,46 @@ DEFAULT_SPECS: tuple[DatasetSpec, ...] = tuple(
 )
 
 
+#: The generated families (a rule as data) and the disguised variant of every game:
+#: subtraction sets and octal codes over several sizes and sums; each of the seven games
+#: shown disguised at its default size. Each in normal and misère play.
+GENERATED_SPECS: tuple[DatasetSpec, ...] = tuple(
+    DatasetSpec(**spec, variant=variant)
+    for variant in ("normal", "misere")
+    for spec in (
+        {
+            "game": "subtraction",
+            "n": 40,
+            "configs": [
+                {"heaps": [20], "subtraction_set": [1, 3, 4]},
+                {"heaps": [12, 15], "subtraction_set": [2, 5, 6]},
+                {"heaps": [9, 11, 14], "subtraction_set": [1, 4, 5]},
+            ],
+        },
+        {
+            "game": "octal",
+            "n": 40,
+            "configs": [
+                {"rows": [20], "code": "0.07"},
+                {"rows": [14], "code": "0.137"},
+                {"rows": [8, 10], "code": "0.6"},
+            ],
+        },
+        {"game": "nim", "n": 20, "params": {"heaps": [31], "max_take": 3, "disguise": True}},
+        {"game": "fibonacci", "n": 20, "params": {"n": 31, "disguise": True}},
+        {"game": "kayles", "n": 20, "params": {"rows": [20], "disguise": True}},
+        {"game": "chomp", "n": 20, "params": {"rows": 6, "cols": 6, "disguise": True}},
+        {"game": "corner_queen", "n": 20, "params": {"disguise": True}},
+        {
+            "game": "subtraction",
+            "n": 20,
+            "params": {"heaps": [12, 15], "subtraction_set": [2, 5, 6], "disguise": True},
+        },
+        {"game": "octal", "n": 20, "params": {"rows": [20], "code": "0.07", "disguise": True}},
+    )
+)
+
+
 def stratum_of(depth_value: int, max_depth: int) -> Stratum:
     """Terciles of depth / max_depth: a state that can last longer is harder to read."""
     frac = depth_value / max(max_depth, 1)
@@ -508,4 +548,5 @@ def build_paper(
 BUILD_PRESETS: dict[str, tuple[DatasetSpec, ...]] = {
     "default": DEFAULT_SPECS,
     "paper": PAPER_SPECS,
+    "generated": GENERATED_SPECS,
 }
