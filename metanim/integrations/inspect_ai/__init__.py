@@ -24,11 +24,13 @@ from metanim.integrations.inspect_ai._tasks import (
     metanim,
     metanim_prompt,
     nim,
+    octal,
     question_sample,
     questions,
     record_sample,
     self_consistency,
     solver_grade,
+    subtraction,
 )
 
 __all__ = [
@@ -42,9 +44,11 @@ __all__ = [
     "metanim",
     "metanim_prompt",
     "nim",
+    "octal",
     "question_sample",
     "questions",
     "record_sample",
     "self_consistency",
     "solver_grade",
+    "subtraction",
 ]
