@@ -182,6 +182,10 @@ class _GroupTally:
                 "moves": moves,
                 "optimal_moves": t["optimal_moves"],
                 "optimal_rate": t["optimal_moves"] / moves if moves else math.nan,
+                # Illegal and unparsable replies per model call: a rule misread (a drawn
+                # rule, a disguised story) shows here, apart from poor play.
+                "illegal_rate": t["illegal"] / t["calls"] if t["calls"] else math.nan,
+                "unparsable_rate": t["unparsable"] / t["calls"] if t["calls"] else math.nan,
                 # The sums from illegal replies to cost as they are (the times become means).
                 **{name: t[name] for name in _SIDE_SUMS[2:-2]},
                 # A decision's wall time, waits for a server slot included.
@@ -259,9 +263,10 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
         "| setting | seat | finished/planned | win rate [95% CI] | chance | vs chance "
         "| losses play/forfeit "
         "| wins by opp. forfeit | start N/P | infra err | errors | not run "
-        "| agent illegal/unparsable/truncated/forfeit/fallback | agent optimal | opp. optimal "
+        "| agent illegal/unparsable/truncated/forfeit/fallback "
+        "| agent illegal/unparsable % of replies | agent optimal | opp. optimal "
         "| opp. forfeits | calls | tokens | cost $ | latency s/call | queue s/call |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in summary["groups"]:
         a, o = g["agent"], g["opponent"]
@@ -275,6 +280,7 @@ def _tournament_markdown(summary: dict[str, Any]) -> str:
             f"| {g['start_outcomes']['N']}/{g['start_outcomes']['P']} "
             f"| {g['infrastructure_errors']} | {g['errors']} | {g['not_run']} "
             f"| {a['illegal']}/{a['unparsable']}/{a['truncated']}/{a['forfeits']}/{a['fallbacks']} "
+            f"| {pct(a.get('illegal_rate'))}/{pct(a.get('unparsable_rate'))} "
             f"| {pct(a['optimal_rate'])} | {pct(o['optimal_rate'])} | {o['forfeits']} "
             f"| {a['calls'] + o['calls']} "
             f"| {a['prompt_tokens'] + a['completion_tokens'] + o['prompt_tokens'] + o['completion_tokens']} "

@@ -14,7 +14,8 @@ Difficulty (1, 2 or 3; docs/solver.md, "Generated games"):
 | 3 | max take <= 9 | 3-4 digits | 31-400 | three heaps / two rows of 10-20 |
 
 n0 + p is the certified preperiod plus period of the single-heap values (Guy–Smith):
-how far a reader must follow the values before they repeat.
+how far a reader must follow the values before they repeat. A drawn game whose start
+has fewer than two legal moves is drawn again.
 """
 
 from __future__ import annotations
@@ -95,11 +96,16 @@ def sample_game(family: str, seed: int, difficulty: int = 1, *, misere: bool = F
         found = certified_period(code)
         if found is None or not band.period[0] <= sum(found) <= band.period[1]:
             continue
+        game: Subtraction | Octal
         if family == "subtraction":
             count, low, high = band.heaps
             heaps = [int(x) for x in rng.integers(low, high + 1, size=count)]
-            return Subtraction(heaps, subtraction_set=rule, misere=misere)
-        count, low, high = band.rows
-        rows = [int(x) for x in rng.integers(low, high + 1, size=count)]
-        return Octal(rows, code=rule, misere=misere)
+            game = Subtraction(heaps, subtraction_set=rule, misere=misere)
+        else:
+            count, low, high = band.rows
+            rows = [int(x) for x in rng.integers(low, high + 1, size=count)]
+            game = Octal(rows, code=rule, misere=misere)
+        # A start with one move or none is no game ("0.1" on a row of 15: nothing to play).
+        if game.num_legal_moves(game.initial_state()) >= 2:
+            return game
     raise ValueError(f"no {family} rule of difficulty {difficulty} found in {MAX_TRIES} draws")

@@ -38,6 +38,7 @@ def test_draws_are_seeded_and_inside_their_band(family: str, difficulty: int) ->
     assert games == [sample_game(family, seed, difficulty) for seed in range(6)]
     assert len({g.code for g in games}) >= 3  # fresh rules, not one rule again
     for game in games:
+        assert game.num_legal_moves(game.initial_state()) >= 2
         found = certified_period(game.code)
         assert found is not None
         n0, p = found
