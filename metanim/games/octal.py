@@ -12,14 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
-from metanim.games._base import Game, GameInfo, int_list, param_ints
+from metanim.games._base import GameInfo, int_list, param_ints
 from metanim.games.errors import IllegalMoveError, InvalidStateError, UnparsableMoveError
-from metanim.games.kayles import LAMP_WORDS, run_spans, runs
+from metanim.games.kayles import LAMP_WORDS, PinMove, PinRowGame, PinRows, run_spans
 
-OctalState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing pin
-OctalMove = tuple[int, int, int]  # (row, first pin, width)
+OctalState = PinRows
+OctalMove = PinMove
 
 #: Most digits a code may have: the widest block a move knocks down (the action space
 #: is rows x pins x this).
@@ -59,7 +57,7 @@ def block_allowed(digit: int, left: int, right: int) -> bool:
     return bool(digit & 4)
 
 
-class Octal(Game[OctalState, OctalMove]):
+class Octal(PinRowGame):
     """An octal game given by its code, on one or more rows of pins (rows play as a sum).
 
     ## Description
@@ -87,6 +85,7 @@ class Octal(Game[OctalState, OctalMove]):
 
     name = "octal"
     title = "Octal game"
+    state_what = "an octal game state"
     role_phrase = "an octal game"
     disguised_role = "a two-player game called Lantern Blocks"
     disguise_words = LAMP_WORDS
@@ -120,30 +119,6 @@ class Octal(Game[OctalState, OctalMove]):
             misere=self.misere,
         )
 
-    @property
-    def single_row(self) -> bool:
-        return len(self.rows) == 1
-
-    def initial_state(self) -> OctalState:
-        return tuple("1" * r for r in self.rows)
-
-    def validate_state(self, state: Any) -> OctalState:
-        if isinstance(state, str):
-            state = (state,)
-        if not isinstance(state, list | tuple) or not all(isinstance(r, str) for r in state):
-            raise InvalidStateError(
-                f"an octal game state is a list of '0'/'1' pin strings, one per row, got {state!r}"
-            )
-        rows = tuple(state)
-        if len(rows) != len(self.rows):
-            raise InvalidStateError(f"expected {len(self.rows)} row(s), got {len(rows)}")
-        for i, (row, size) in enumerate(zip(rows, self.rows, strict=True)):
-            if len(row) != size or set(row) - {"0", "1"}:
-                raise InvalidStateError(
-                    f"row {i} must be {size} character{'s' * (size != 1)} of '0'/'1', got {row!r}"
-                )
-        return rows
-
     def group_moves(self, n: int) -> list[tuple[int, int]]:
         """(offset, width) of every block a group of `n` pins may lose, in action-id order."""
         digits = self.digits
@@ -175,27 +150,11 @@ class Octal(Game[OctalState, OctalMove]):
         right = len(row[i + w :]) - len(row[i + w :].lstrip("1"))
         return block_allowed(self.digits[w], left, right)
 
-    def child(self, state: OctalState, move: OctalMove) -> OctalState:
-        r, i, w = move
-        row = state[r][:i] + "0" * w + state[r][i + w :]
-        return (*state[:r], row, *state[r + 1 :])
-
-    def why_illegal(self, state: OctalState, move: OctalMove) -> str:
-        r, i, w = move
-        if not 0 <= r < len(state):
-            return f"there is no row {r}"
-        row = state[r]
-        if i < 0 or i + w > len(row):
-            return f"pins are numbered 0 to {len(row) - 1}; {self.move_text(move)} is off the row"
-        down = [p for p in range(i, i + w) if row[p] == "0"]
-        if down:
-            return f"pin {down[0]} has already been knocked down"
+    def _why_block(self, state: OctalState, move: OctalMove) -> str:
+        w = move[2]
         if not (1 <= w <= self.max_width and self.digits[w]):
             return f"no move knocks down {w} pins at once ({self._widths_phrase()})"
         return f"{w} pins may be knocked down only {self._places(self.digits[w])}"
-
-    def state_key(self, state: OctalState) -> tuple[int, ...]:
-        return tuple(sorted(n for row in state for n in runs(row)))
 
     def action_id(self, move: OctalMove) -> int:
         r, i, w = move
@@ -205,22 +164,6 @@ class Octal(Game[OctalState, OctalMove]):
         cell, w = divmod(int(action), self.max_width)
         r, i = divmod(cell, self.width)
         return (r, i, w + 1)
-
-    def observation(self, state: OctalState) -> np.ndarray:
-        grid = np.zeros((len(state), self.width), dtype=np.int64)
-        for r, row in enumerate(state):
-            grid[r, : len(row)] = [c == "1" for c in row]
-        return grid
-
-    def to_json(self, state: OctalState) -> list[str]:
-        return list(state)
-
-    def move_text(self, move: OctalMove) -> str:
-        r, i, w = move
-        pins = list(range(i, i + w))
-        if self.single_row:
-            return str(i) if w == 1 else "[" + ", ".join(map(str, pins)) + "]"
-        return "[" + ", ".join(map(str, [r, *pins])) + "]"
 
     def move_words(self, move: OctalMove) -> str:
         r, i, w = move
@@ -261,26 +204,6 @@ class Octal(Game[OctalState, OctalMove]):
             f"pins remain on both sides). {widths} 3. No other move is allowed."
         )
 
-    def describe(self, state: OctalState) -> str:
-        head = (
-            "The pins are shown as a binary string: '1' is a standing pin, '0' a knocked-down pin."
-        )
-        if self.single_row:
-            return f"{head} Current state: {state[0]}"
-        body = "\n".join(f"Row {r}: {row}" for r, row in enumerate(state))
-        return f"{head} Current state:\n{body}"
-
-    def parse_state(self, text: str) -> OctalState:
-        if self.single_row:
-            match = re.search(r"Current state: ([01]+)", text)
-            if match is None:
-                raise InvalidStateError("could not find the pin string in the state text")
-            return self.validate_state((match.group(1),))
-        found = dict((int(r), row) for r, row in re.findall(r"Row (\d+): ([01]+)", text))
-        if sorted(found) != list(range(len(self.rows))):
-            raise InvalidStateError(f"expected pin strings for rows 0..{len(self.rows) - 1}")
-        return self.validate_state(tuple(found[r] for r in range(len(self.rows))))
-
     @classmethod
     def config_from_text(cls, text: str) -> dict[str, Any]:
         misere = "makes the last move loses" in text
@@ -292,12 +215,7 @@ class Octal(Game[OctalState, OctalMove]):
         if not digits:
             raise InvalidStateError("could not find the allowed blocks in the rules text")
         code = "0." + "".join(str(digits.get(w, 0)) for w in range(1, max(digits) + 1))
-        match = re.search(r"Current state: ([01]+)", text)
-        if match:
-            rows = [len(match.group(1))]
-        else:
-            rows = [len(row) for _, row in re.findall(r"Row (\d+): ([01]+)", text)]
-        return {"rows": rows, "code": code, "misere": misere}
+        return {"rows": cls.rows_from_text(text), "code": code, "misere": misere}
 
     def task_text(self, state: OctalState) -> str:
         return (

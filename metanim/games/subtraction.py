@@ -5,22 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
 from metanim.games._base import (
-    Game,
     GameInfo,
-    find_int,
-    ints,
     is_int,
     param_ints,
-    state_ints,
-    there_are,
 )
 from metanim.games.errors import InvalidStateError
+from metanim.games.nim import HeapGame, HeapMove, HeapState
 
-SubtractionState = tuple[int, ...]
-SubtractionMove = tuple[int, int]  # (heap index, count taken)
+SubtractionState = HeapState
+SubtractionMove = HeapMove
 
 #: The largest element a subtraction set may hold (the action space grows with |S|, and
 #: the set is the rule a prompt spells out).
@@ -49,7 +43,7 @@ def subtraction_code(takes: tuple[int, ...]) -> str:
     return "0." + "".join("3" if k in takes else "0" for k in range(1, max(takes) + 1))
 
 
-class Subtraction(Game[SubtractionState, SubtractionMove]):
+class Subtraction(HeapGame):
     """A subtraction game S on one or more heaps (several heaps play as a sum).
 
     ## Description
@@ -77,6 +71,7 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
 
     name = "subtraction"
     title = "Subtraction game"
+    state_what = "a subtraction game state"
     role_phrase = "a subtraction game"
     disguised_role = "a two-player game called Fixed Takes"
 
@@ -112,27 +107,6 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
             misere=self.misere,
         )
 
-    @property
-    def single_heap(self) -> bool:
-        return len(self.heaps) == 1
-
-    def initial_state(self) -> SubtractionState:
-        return self.heaps
-
-    def validate_state(self, state: Any) -> SubtractionState:
-        if is_int(state):
-            state = (state,)
-        heaps = state_ints(state, "a subtraction game state (heap sizes)")
-        if len(heaps) != len(self.heaps):
-            raise InvalidStateError(f"expected {len(self.heaps)} heap(s), got {len(heaps)}")
-        for h in heaps:
-            if not 0 <= h <= self.capacity:
-                raise InvalidStateError(
-                    f"heap size {h} is not allowed: heaps hold 0 to {self.capacity} items "
-                    "(the largest initial heap)"
-                )
-        return heaps
-
     def legal_moves(self, state: SubtractionState) -> list[SubtractionMove]:
         return [(i, s) for i, h in enumerate(state) for s in self.takes if s <= h]
 
@@ -142,10 +116,6 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
         i, s = move
         return 0 <= i < len(state) and s in self._slot and s <= state[i]
 
-    def child(self, state: SubtractionState, move: SubtractionMove) -> SubtractionState:
-        i, s = move
-        return (*state[:i], state[i] - s, *state[i + 1 :])
-
     def why_illegal(self, state: SubtractionState, move: SubtractionMove) -> str:
         i, s = move
         if not 0 <= i < len(state):
@@ -154,9 +124,6 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
             return f"you may take only {self._takes_phrase()} items, not {s}"
         return f"heap {i} has only {state[i]} item(s), so you cannot take {s}"
 
-    def state_key(self, state: SubtractionState) -> tuple[int, ...]:
-        return tuple(sorted(h for h in state if h))
-
     def action_id(self, move: SubtractionMove) -> int:
         i, s = move
         return i * len(self.takes) + self._slot[s]
@@ -164,19 +131,6 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
     def move_from_action(self, action: int) -> SubtractionMove:
         i, j = divmod(int(action), len(self.takes))
         return (i, self.takes[j])
-
-    def observation(self, state: SubtractionState) -> np.ndarray:
-        return np.asarray(state, dtype=np.int64)
-
-    def to_json(self, state: SubtractionState) -> list[int]:
-        return list(state)
-
-    def move_text(self, move: SubtractionMove) -> str:
-        return str(move[1]) if self.single_heap else f"[{move[0]}, {move[1]}]"
-
-    def move_words(self, move: SubtractionMove) -> str:
-        heap, count = move
-        return f"take {count}" if self.single_heap else f"take {count} from heap {heap}"
 
     def _takes_phrase(self) -> str:
         takes = [str(s) for s in self.takes]
@@ -198,22 +152,6 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
             "than a heap holds."
         )
 
-    def describe(self, state: SubtractionState) -> str:
-        if self.single_heap:
-            return f"{there_are(state[0], 'item')} remaining in the pile."
-        listing = ", ".join(f"heap {i}: {h}" for i, h in enumerate(state))
-        return f"The heaps hold these numbers of items: {listing}."
-
-    def parse_state(self, text: str) -> SubtractionState:
-        if self.single_heap:
-            return self.validate_state(
-                (find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size"),)
-            )
-        found = dict((int(i), int(h)) for i, h in re.findall(r"heap (\d+): (\d+)", text))
-        if sorted(found) != list(range(len(self.heaps))):
-            raise InvalidStateError(f"expected heap sizes for heaps 0..{len(self.heaps) - 1}")
-        return self.validate_state(tuple(found[i] for i in range(len(self.heaps))))
-
     @classmethod
     def config_from_text(cls, text: str) -> dict[str, Any]:
         misere = "makes the last move loses" in text
@@ -221,11 +159,7 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
         if match is None:
             raise InvalidStateError("could not find the allowed takes in the rules text")
         takes = [int(x) for x in match.group(1).split(",")]
-        if "single pile" in text:
-            heaps = [find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size")]
-        else:
-            heaps = [int(h) for _, h in re.findall(r"heap (\d+): (\d+)", text)]
-        return {"heaps": [max(h, 1) for h in heaps], "subtraction_set": takes, "misere": misere}
+        return {"heaps": cls.heaps_from_text(text), "subtraction_set": takes, "misere": misere}
 
     def task_text(self, state: SubtractionState) -> str:
         if self.single_heap:
@@ -239,10 +173,3 @@ class Subtraction(Game[SubtractionState, SubtractionMove]):
         if self.single_heap:
             return f"integer // how many items you take: {self._takes_phrase()}"
         return "[heap, count] // the heap index and how many items you take from it"
-
-    def _move_from_value(self, value: Any, state: SubtractionState) -> SubtractionMove:
-        if self.single_heap:
-            (count,) = ints(value, 1, "the number of items to take")
-            return (0, count)
-        heap, count = ints(value, 2, "[heap, count]")
-        return (heap, count)

@@ -7,27 +7,7 @@ import pytest
 from metanim.games import Octal, Subtraction
 from metanim.solver import sample_game
 from metanim.solver.generate import BANDS, certified_period
-
-
-def _brute_values(code: str, count: int) -> list[int]:
-    """Single-heap values from the octal definition, by mex (plain Python)."""
-    digits = [0] + [int(c) for c in code[2:]]
-    g: list[int] = []
-    for n in range(count):
-        options = set()
-        for k in range(1, min(len(digits) - 1, n) + 1):
-            d, rest = digits[k], n - k
-            if rest == 0 and d & 1:
-                options.add(0)
-            if rest > 0 and d & 2:
-                options.add(g[rest])
-            if rest >= 2 and d & 4:
-                options |= {g[a] ^ g[rest - a] for a in range(1, rest // 2 + 1)}
-        m = 0
-        while m in options:
-            m += 1
-        g.append(m)
-    return g
+from tests.test_kernels import octal_reference
 
 
 @pytest.mark.parametrize("family", ["subtraction", "octal"])
@@ -44,7 +24,7 @@ def test_draws_are_seeded_and_inside_their_band(family: str, difficulty: int) ->
         n0, p = found
         assert band.period[0] <= n0 + p <= band.period[1]
         # The period holds on values computed from the definition, well past n0 + p.
-        values = _brute_values(game.code, n0 + 3 * p + 40)
+        values = octal_reference(game.code, n0 + 3 * p + 40)
         assert all(values[n] == values[n + p] for n in range(n0, len(values) - p))
         if family == "subtraction":
             assert isinstance(game, Subtraction) and max(game.takes) <= band.max_take
