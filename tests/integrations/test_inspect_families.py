@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import need
+from conftest import need
 
 need("inspect_ai")
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from test_kernels import octal_reference
 
 from metanim.games import Octal, Subtraction
 from metanim.solver import sample_game
 from metanim.solver.generate import BANDS, certified_period
-from tests.test_kernels import octal_reference
 
 
 @pytest.mark.parametrize("family", ["subtraction", "octal"])
