@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from metanim.arena import TournamentConfig, run_tournament
 from metanim.llm.sim import SimServer
 from metanim.records import read_records
@@ -13,6 +15,7 @@ from metanim.solver import sample_game
 FAULTY = "sim-faulty:malformed=0.3,illegal=0.3"
 
 
+@pytest.mark.slow
 def test_rates_per_setting_are_the_logged_replies_over_calls(tmp_path: Path) -> None:
     drawn = sample_game("octal", seed=7, difficulty=1)
     settings = [

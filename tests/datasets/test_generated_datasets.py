@@ -22,6 +22,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params", "variant"), CASES)
 def test_records_store_the_rule_and_verify_independently(
     name: str, params: dict, variant: str, tmp_path: Path

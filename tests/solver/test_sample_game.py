@@ -10,6 +10,7 @@ from metanim.solver import sample_game
 from metanim.solver.generate import BANDS, certified_period
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["subtraction", "octal"])
 @pytest.mark.parametrize("difficulty", [1, 2, 3])
 def test_draws_are_seeded_and_inside_their_band(family: str, difficulty: int) -> None:
