@@ -27,8 +27,9 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
         "build",
         help="write critical-state JSONL datasets",
         description="Without --game: a named build (--preset default: difficulty mix, no "
-        "forced moves; --preset paper: seed paper Table 5 sizes plus Corner Queen), normal "
-        "and misère, one file per game and variant. With --game: one file.",
+        "forced moves; --preset paper: seed paper Table 5 sizes plus Corner Queen; --preset "
+        "generated: subtraction sets, octal codes and every game disguised), normal and "
+        "misère, one file per game and variant. With --game: one file.",
     )
     b.add_argument(
         "--out", type=kind(Folder), default="datasets", help="output folder (default: datasets)"
@@ -36,10 +37,11 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     b.add_argument(
         "--preset",
-        choices=["default", "paper"],
+        choices=["default", "paper", "generated"],
         default="default",
-        help="without --game: 'default' (difficulty mix, no forced moves) or 'paper' "
-        "(seed paper Table 5 sizes, depth terciles)",
+        help="without --game: 'default' (difficulty mix, no forced moves), 'paper' "
+        "(seed paper Table 5 sizes, depth terciles) or 'generated' (the generated families "
+        "and every game disguised)",
     )
     b.add_argument(
         "--strata",

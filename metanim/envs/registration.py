@@ -24,6 +24,8 @@ ENV_GAMES: dict[str, str] = {
     "Kayles": "kayles",
     "Chomp": "chomp",
     "CornerQueen": "corner_queen",
+    "Subtraction": "subtraction",
+    "Octal": "octal",
 }
 
 

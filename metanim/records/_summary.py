@@ -227,6 +227,10 @@ class _GroupTally:
                 "moves": moves,
                 "optimal_moves": t["optimal_moves"],
                 "optimal_rate": t["optimal_moves"] / moves if moves else math.nan,
+                # Illegal and unparsable replies per model call: a rule misread (a drawn
+                # rule, a disguised story) shows here, apart from poor play.
+                "illegal_rate": t["illegal"] / t["calls"] if t["calls"] else math.nan,
+                "unparsable_rate": t["unparsable"] / t["calls"] if t["calls"] else math.nan,
                 # The sums from illegal replies to cost as they are (the times become means).
                 **{name: t[name] for name in _SIDE_SUMS[2:-2]},
                 # A decision's wall time, waits for a server slot included.
@@ -579,6 +583,12 @@ TOURNAMENT_TABLE = Table(
                "the agent's invalid replies by kind, forfeits and fallbacks",
                lambda g: "/".join(str(getattr(g.agent, k)) for k in
                                   ("illegal", "unparsable", "truncated", "forfeits", "fallbacks")),
+               json=False),
+        Metric("agent replies %", "agent illegal/unparsable % of replies", "text",
+               "the agent's illegal and unparsable replies per model call: a misread rule (a "
+               "drawn rule, a disguised story) shows here, apart from poor play",
+               lambda g: f"{pct(getattr(g.agent, 'illegal_rate', math.nan))}/"
+                         f"{pct(getattr(g.agent, 'unparsable_rate', math.nan))}",
                json=False),
         Metric("agent.optimal_rate", "agent optimal", "rate",
                "the agent's moves the solver grades optimal", lambda g: g.agent.optimal_rate,

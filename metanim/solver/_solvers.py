@@ -21,11 +21,14 @@ from metanim.games import (
     Game,
     Kayles,
     Nim,
+    Octal,
     SizeLimitError,
+    Subtraction,
 )
-from metanim.games.kayles import run_spans
+from metanim.games.kayles import run_spans, runs
 from metanim.solver import _fast, _misere, _octal, closed_forms, kernels
 from metanim.solver._engine import solve_dag
+from metanim.solver.reference import MultisetMisereSearch, partitions_up_to
 from metanim.util.jit import INTERPRET_WORK, Tiered, interpreted, run
 
 #: Largest table (number of encoded states) the table methods will allocate.
@@ -43,6 +46,17 @@ CHOMP_TABLE_WORK = 2_000_000_000
 CHOMP_TWO_ROW_TABLE_WORK = 200_000_000
 #: Most takes Fibonacci Nim's closed form scans for winning moves beyond the table.
 FIBONACCI_SCAN_LIMIT = 200_000
+
+#: Misère subtraction and octal sums are searched over multisets of heaps in Python
+#: (misère play does not decompose): a position whose heaps leave at most this many
+#: multisets below it (the product of (heap + 1) when no move splits a heap, the
+#: partitions of the total below it when one can) is searched, a larger one refused.
+OCTAL_MISERE_POSITIONS = 200_000
+#: Heaps up to this size take their values from a table computed directly (no period
+#: search); a larger heap reads its value through the certified period (`_octal`).
+OCTAL_DIRECT_GROW = 4096
+#: Most moves the misère search of one query may scan (a second guard, rarely reached).
+OCTAL_MISERE_WORK = 20_000_000
 
 #: How a query is answered (see `Solver.method`).
 TABLE, CLOSED_FORM = "table", "closed-form"
@@ -792,12 +806,125 @@ class CornerQueenSolver(Solver):
         return bool(self._tables()[1][self._code(state)])
 
 
+def octal_heap_moves(digits: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
+    """The heaps each move of the octal game `digits` leaves in one heap of `n`."""
+    out: list[tuple[int, ...]] = []
+    for k in range(1, min(len(digits) - 1, n) + 1):
+        d, rest = digits[k], n - k
+        if rest == 0:
+            if d & 1:
+                out.append(())
+            continue
+        if d & 2:
+            out.append((rest,))
+        if d & 4:
+            out += [(a, rest - a) for a in range(1, rest // 2 + 1)]
+    return out
+
+
+@cache
+def _octal_direct(code: str, size: int) -> list[int]:
+    """Values of heaps 0..size - 1 of the octal game `code`, computed directly."""
+    return _octal.octal_values(code, size - 1).tolist()
+
+
+class OctalSumSolver(Solver):
+    """The generated families: each heap (Subtraction) or group of pins (Octal) is a heap
+    of the octal game `game.code` (a subtraction set S is the code with d_s = 3).
+
+    Normal play XORs the heap values, computed directly up to `OCTAL_DIRECT_GROW` and
+    read through the certified period beyond it (Guy–Smith, "closed-form"). Misère play searches the
+    multisets of heaps (`MultisetMisereSearch`) while `OCTAL_MISERE_POSITIONS` allows.
+    """
+
+    game: Subtraction | Octal
+
+    def __init__(self, game: Subtraction | Octal) -> None:
+        super().__init__(game)
+        code = game.code
+        self._code = code
+        # Values computed directly, grown as heaps need them: a code without a known
+        # period (0.007) never pays for the period search unless a heap passes
+        # OCTAL_DIRECT_GROW.
+        self._base_list: list[int] = _octal_direct(code, 32)
+        self._digits = tuple(int(d) for d in _octal.octal_digits(code))
+        self._splits = any(d & 4 for d in self._digits)
+        self._search: MultisetMisereSearch | None = None
+
+    def components(self, state: Any) -> list[int]:
+        """The non-empty heaps of a position (a Subtraction state's heaps, an Octal
+        state's groups of standing pins)."""
+        if isinstance(self.game, Subtraction):
+            return [h for h in state if h]
+        return [n for row in state for n in runs(row)]
+
+    def _value(self, n: int) -> int:
+        base = self._base_list
+        if n < len(base):
+            return base[n]
+        if n <= OCTAL_DIRECT_GROW:
+            size = 32
+            while size <= n:
+                size *= 2
+            self._base_list = base = _octal_direct(self._code, min(size, OCTAL_DIRECT_GROW + 1))
+            return base[n]
+        return _octal.octal_grundy(self._code, n)
+
+    def method(self, state: Any, query: str = "outcome") -> str:
+        parts = self.components(state)
+        if query == "grundy" or not self.game.misere:
+            longest = max(parts, default=0)
+            if longest <= OCTAL_DIRECT_GROW:
+                return TABLE
+            if _octal.octal_period(self._code) is None and longest > _octal.OCTAL_DIRECT_LIMIT:
+                raise _no_path(
+                    f"the octal game {self._code}",
+                    f"no period certified below {_octal.OCTAL_PERIOD_SEARCH:,} and a heap of "
+                    f"{longest:,} is past OCTAL_DIRECT_LIMIT ({_octal.OCTAL_DIRECT_LIMIT:,})",
+                )
+            return CLOSED_FORM
+        if self._splits:
+            positions = partitions_up_to(sum(parts))
+            why = f"the partitions of {sum(parts)} (its heaps' total)"
+        else:
+            positions = reduce(lambda a, h: a * (h + 1), parts, 1)
+            why = "the product of (heap + 1) over its heaps"
+        if positions > OCTAL_MISERE_POSITIONS:
+            raise _no_path(
+                f"misère {self.game.title} {self._code}",
+                f"the search over multisets of heaps may visit {positions:,} positions "
+                f"({why}); the limit is {OCTAL_MISERE_POSITIONS:,} "
+                "(metanim.solver.OCTAL_MISERE_POSITIONS); misère play has no XOR rule",
+            )
+        return TABLE
+
+    def grundy(self, state: Any) -> int:
+        self.method(state, "grundy")
+        return reduce(xor, (self._value(n) for n in self.components(state)), 0)
+
+    def _misere_mover_wins(self, state: Any) -> bool:
+        self.method(state, "outcome")
+        if self._search is None:
+            digits = self._digits
+            self._search = MultisetMisereSearch(
+                lambda n: octal_heap_moves(digits, n), max_work=OCTAL_MISERE_WORK
+            )
+        self._search.work = 0
+        return self._search.mover_wins(self.components(state))
+
+    def winning_moves(self, state: Any) -> list[Any]:
+        self.method(state, "winning_moves")
+        return super().winning_moves(state)
+
+
 SOLVERS: dict[type[Game[Any, Any]], type[Solver]] = {
     Nim: NimSolver,
     FibonacciNim: FibonacciSolver,
     Kayles: KaylesSolver,
     Chomp: ChompSolver,
     CornerQueen: CornerQueenSolver,
+    Subtraction: OctalSumSolver,
+    Octal: OctalSumSolver,
 }
 
 

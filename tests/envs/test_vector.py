@@ -61,6 +61,11 @@ CASES: list[Any] = [
             ("MetaNIM/Kayles-v0", {"rows": [3, 5], "observation": "binary", "opponent": "random"}),
         ]
     ),
+    # The generated families (state tables), normal and misère.
+    ("MetaNIM/Subtraction-v0", {"heaps": [9, 7], "subtraction_set": [1, 3, 4]}),
+    ("MetaNIM/Subtraction-v0", {"subtraction_set": [2, 5], "misere": True, "seat": "second"}),
+    ("MetaNIM/Octal-v0", {"rows": [10]}),
+    ("MetaNIM/Octal-v0", {"rows": [5, 7], "code": "0.137", "misere": True, "opponent": "random"}),
 ]
 
 

@@ -41,11 +41,13 @@ from metanim.integrations.inspect_ai._tasks import (
     metanim,
     metanim_prompt,
     nim,
+    octal,
     question_sample,
     questions,
     record_sample,
     self_consistency,
     solver_grade,
+    subtraction,
 )
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "metanim_prompt",
     "nim",
     "nim_game",
+    "octal",
     "play_game",
     "position_text",
     "question_sample",
@@ -75,5 +78,6 @@ __all__ = [
     "record_sample",
     "self_consistency",
     "solver_grade",
+    "subtraction",
     "whole_game_task",
 ]
