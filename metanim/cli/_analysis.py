@@ -10,7 +10,7 @@ from pathlib import Path
 from metanim.analysis import render_report
 from metanim.analysis.frames import export, missing_module
 from metanim.analysis.ratings import BOOTSTRAP, rate, ratings_plot, ratings_terminal
-from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
+from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions
 from metanim.analysis.reproduce import plan as plan_reproduce
 from metanim.analysis.reproduce import reproduce as reproduce_artifact
 from metanim.analysis.viewer import PAGE_RECORDS, VIEWER_FILE, serve_viewer
@@ -193,12 +193,6 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_config_arguments(p, ReproduceOptions)
     p.add_argument(
-        "--peers",
-        type=kind(PositiveInt),
-        default=None,
-        help="identity-bias: each agent sees k peers (default 1, seed 003 Table 1)",
-    )
-    p.add_argument(
         "--dry-run",
         action="store_true",
         help="check the options and list the artifacts, then stop: nothing is run or written",
@@ -212,16 +206,10 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
 )
 def reproduce(args: argparse.Namespace) -> int:
     opts = config_from_args(ReproduceOptions, args)
-    if args.peers is not None and args.artifact != "identity-bias":
-        raise ValueError("--peers is an option of identity-bias")
     if args.dry_run:
         for line in plan_reproduce(args.artifact, opts):
             print(f"dry run: {line}")
         print("nothing was run or written")
-        return 0
-    if args.peers is not None:
-        for path in identity_bias(opts, peers=args.peers):
-            print(f"wrote {path}")
         return 0
     reproduce_artifact(args.artifact, opts, announce=lambda line: print(line, flush=True))
     return 0

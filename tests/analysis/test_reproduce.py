@@ -87,30 +87,37 @@ def test_reproduce_all_announces_each_artifact_and_its_files_as_they_finish(
     done: list[str] = []
 
     def fake(name: str):
-        def run(opts):
+        def run(made):
             done.append(name)
-            path = Path(opts.out) / f"{name}.md"
+            path = Path(made.opts.out) / f"{name}.md"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(name)
             return [path]
 
         return run
 
-    artifacts = {
-        name: module.Artifact(name, f"paper {name}", "what", fake(name), "seed000")
-        for name in ("one", "two")
-    }
-    assert main(["reproduce", "table1", "--dry-run", "--out", str(tmp_path / "r")]) == 0
-    assert "nothing was run or written" in capsys.readouterr().out
-    assert not (tmp_path / "r").exists()
-    monkeypatch.setattr(module, "ARTIFACTS", artifacts)
-    assert module.reproduce("all", module.ReproduceOptions(out=str(tmp_path / "r")),
-                            announce=print) == [tmp_path / "r" / "one.md", tmp_path / "r" / "two.md"]  # fmt: skip
-    assert capsys.readouterr().out.splitlines() == [
-        "[1/2] one: paper one, what", f"wrote {tmp_path / 'r' / 'one.md'}",
-        "[2/2] two: paper two, what", f"wrote {tmp_path / 'r' / 'two.md'}",
-    ]  # fmt: skip
-    assert done == ["one", "two"]
+    assert next(iter(module.ARTIFACTS)) == "table1"  # the registry the CLI reads
+    saved = dict(module.ARTIFACTS)
+    module.ARTIFACTS.clear()
+    try:
+        for name in ("one", "two"):
+            hypothesis = module.Hypothesis({"agent": "sim-random"}, ("plays at random",))
+            module.ARTIFACTS[name] = module.Artifact(
+                name, f"paper {name}", "what", fake(name), hypothesis
+            )
+        assert main(["reproduce", "one", "--dry-run", "--out", str(tmp_path / "r")]) == 0
+        assert "nothing was run or written" in capsys.readouterr().out
+        assert not (tmp_path / "r").exists()
+        assert module.reproduce("all", module.ReproduceOptions(out=str(tmp_path / "r")),
+                                announce=print) == [tmp_path / "r" / "one.md", tmp_path / "r" / "two.md"]  # fmt: skip
+        assert capsys.readouterr().out.splitlines() == [
+            "[1/2] one: paper one, what", f"wrote {tmp_path / 'r' / 'one.md'}",
+            "[2/2] two: paper two, what", f"wrote {tmp_path / 'r' / 'two.md'}",
+        ]  # fmt: skip
+        assert done == ["one", "two"]
+    finally:
+        module.ARTIFACTS.clear()
+        module.ARTIFACTS.update(saved)
 
 
 def test_an_option_the_artifact_does_not_read_is_refused_not_ignored(tmp_path: Path) -> None:

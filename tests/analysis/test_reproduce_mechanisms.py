@@ -1,6 +1,6 @@
 """`metanim reproduce` with no model flags shows each paper's mechanism.
 
-Each artifact runs on its default simulated agents (metanim.analysis.reproduce.AGENTS).
+Each artifact runs on its default simulated agents (its declared `hypothesis`).
 Where an expected value can be derived from the configured parameters, it is derived
 here by hand (a closed form over the agents' stated preferences, from the dataset's own
 legal moves), never read from a run; where it cannot (win rates over whole games), the
@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from metanim.analysis.reproduce import AGENTS, SEED004_CROWD
+from metanim.analysis.reproduce import ARTIFACTS
 from metanim.cli import main
 from metanim.llm.sim import parse_model_spec
 from metanim.records import read_log, read_records
 from metanim.stats import item_accuracy, wilson_interval
 
 pytestmark = pytest.mark.slow
-SEED000 = parse_model_spec(AGENTS["seed000"].roles["agent"])
+SEED000 = parse_model_spec(ARTIFACTS["table1"].hypothesis.roles["agent"])
+SEED004_CROWD = ARTIFACTS["weights"].hypothesis.roles["crowd"]
 
 
 def _run(out: Path, artifact: str, *extra: str) -> str:
@@ -257,8 +258,6 @@ def test_no_artifact_prints_a_zero_width_interval(tmp_path):
     a column the paper's own interval is kept in (labelled "paper's bootstrap")."""
     small = ["--items", "3", "--repeats", "1", "--samples", "3", "--episodes", "2"]
     assert main(["reproduce", "all", "--out", str(tmp_path), *small]) == 0
-    from metanim.analysis.reproduce import ARTIFACTS
-
     for name in ARTIFACTS:
         md = (tmp_path / f"{name}.md").read_text()
         assert "simulated" in md.splitlines()[0], name
