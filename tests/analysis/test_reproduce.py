@@ -55,7 +55,9 @@ def test_table5_grades_each_model(tmp_path: Path):
     cross = render_report(tmp_path / "table5", write=False).cross
     assert {c.game for c in cross} == {"nim", "fibonacci"} and len(cross) == 4
     for c in cross:
-        assert len(c.baselines) == 2 and all(b.game == c.game for b in c.baselines)
+        # Each model alone, and Self-Consistency (the first model's 3-sample vote).
+        assert len(c.baselines) == 3 and all(b.game == c.game for b in c.baselines)
+        assert sum(b.b.startswith("sc[n=3,temperature=0.7]") for b in c.baselines) == 1
     plain = [c for c in cross if "temperatures" not in c.method]
     assert all(c.agents["model_2"] == (1.0, 1.0) for c in plain)
     same = [c for c in cross if "temperatures" in c.method]

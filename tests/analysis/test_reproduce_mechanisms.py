@@ -207,6 +207,130 @@ def test_figure3_debate_entrenches_the_dominant_action_as_eq1_predicts(tmp_path)
     assert abs(mean_p3 - _two_agent_law(greed, 3)) < 0.06
 
 
+# ------------------------------------------------------------- seed 001, Table 5
+def _table5_item(k: int, greedy_wins: bool) -> tuple[float, float, float, float]:
+    """One cross-model debate item with k legal moves, under the configured agents:
+    (P(both wrong at round 0), P(error correction), P(negative persuasion), P(the
+    Self-Consistency vote of model_1 is right)).
+
+    model_1 answers uniformly at random and, in revision, adopts model_2's answer (peer
+    weight 2 over its own 1 at T = 0). model_2 prefers the greedy move and the winning
+    move equally (p = 0.5), so at T = 0 it takes either with probability 1/2 (one move
+    when they coincide); in revision it keeps its answer when model_1's agrees, else it
+    draws again. Self-Consistency: 3 uniform samples, plurality, ties broken uniformly.
+    """
+    q = 1 / k
+    # Two or three samples agree on the winning move, or all three differ with it among
+    # them (3 · q · (k−1)/k · (k−2)/k) and the tie goes to it (1/3).
+    vote = 3 * q * q * (1 - q) + q**3 + (k - 1) * (k - 2) / k**3
+    if greedy_wins:
+        return 0.0, 0.0, 0.0, vote
+    both_wrong = 0.5 * (k - 1) / k  # model_2 greedy, model_1 not the winning move
+    correction = 0.5 * (k - 2) / k * 0.5  # ... nor the greedy one, and model_2 redraws right
+    persuasion = 0.5 * (1 / k) * 0.5  # model_1 right, model_2 greedy and redraws greedy
+    return both_wrong, correction, persuasion, vote
+
+
+def _greedy(row: dict) -> object:
+    """The move that takes the most (single pile: the number; heaps: [heap, count]),
+    the first listed among equals."""
+    moves = [json.loads(m) for m in row["legal_moves"]]
+    return max(moves, key=lambda m: m[1] if isinstance(m, list) else m)
+
+
+def _wilson(hits: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def _within(observed: float, probabilities: list[float], sds: float = 3.0) -> bool:
+    """Whether a count lies within `sds` sd of the sum of its Bernoulli probabilities."""
+    mean = sum(probabilities)
+    return abs(observed - mean) <= sds * math.sqrt(sum(p * (1 - p) for p in probabilities))
+
+
+def test_table5_both_error_correction_and_negative_persuasion_occur(tmp_path):
+    roles = ARTIFACTS["table5"].hypothesis.roles
+    first, second = parse_model_spec(roles["model_1"]), parse_model_spec(roles["model_2"])
+    assert (first.policy, first["base"], first["self"], first["peer"]) == (
+        "conform",
+        "random",
+        1,
+        2,
+    )
+    assert (second.policy, second["p"], second["read"]) == ("biased", 0.5, "consensus")
+    md = _run(tmp_path, "table5")
+    rows = {
+        r["id"]: r
+        for game in ("nim", "fibonacci")
+        for r in map(json.loads, (tmp_path / "data" / f"{game}-normal.jsonl").open())
+    }
+    # The configuration's expected counts over both datasets: both rates can occur.
+    expected = [_table5_item(len(r["legal_moves"]), _greedy(r) == json.loads(r["optimal_move"]))
+                for r in rows.values()]  # fmt: skip
+    assert sum(e[1] for e in expected) > 2 and sum(e[2] for e in expected) > 1
+    # Each agent's rule, call by call, recounted from the cross-model debate's rounds.
+    (log,) = [p for p in (tmp_path / "table5").glob("cross-*.jsonl")
+              if "sim-biased" in next(iter(read_log(p))).decision.params["models"][1]]  # fmt: skip
+    counts = {"nim": [0, 0, 0, 0], "fibonacci": [0, 0, 0, 0]}  # ec hits, n; np hits, n
+    first_right, first_p, second_right, redraw_right, redraws = 0, [], 0, 0, 0
+    for record in read_log(log):
+        row = rows[record.record_id]
+        win, greedy = json.loads(row["optimal_move"]), _greedy(row)
+        (a1, a2), (b1, b2) = ([json.loads(r[m]) for m in ("model_1", "model_2")]
+                              for r in record.decision.rounds)  # fmt: skip
+        assert b1 == a2  # model_1 adopts model_2's answer (peer weight 2 > own 1, T = 0)
+        assert a2 in (greedy, win)  # model_2 holds the greedy and the winning move only
+        if greedy == win:
+            assert a2 == b2 == win
+        elif a1 == a2:
+            assert b2 == a2  # agreement: model_2 keeps its answer
+        else:
+            assert b2 in (greedy, win)
+            redraws += 1
+            redraw_right += b2 == win
+        if greedy != win:
+            second_right += a2 == win
+        first_right += a1 == win
+        first_p.append(1 / len(row["legal_moves"]))
+        before, after = [a1 == win, a2 == win], [b1 == win, b2 == win]
+        c = counts[record.game]
+        c[1] += not any(before)
+        c[0] += not any(before) and any(after)
+        lost = any(x and not y for x, y in zip(before, after, strict=True))
+        gained = any(y and not x for x, y in zip(before, after, strict=True))
+        c[3] += 1
+        c[2] += any(before) and lost and not gained
+    split = sum(_greedy(r) != json.loads(r["optimal_move"]) for r in rows.values())
+    assert _within(first_right, first_p)  # model_1: uniform over the legal moves
+    assert _within(second_right, [0.5] * split)  # model_2: a fair tie where they differ
+    assert _within(redraw_right, [0.5] * redraws)  # ... and again when it reconsiders
+    # The printed rates are those counts, with Wilson's interval of each.
+    section = next(part for part in md.split("## Cross-model debate:")
+                   if part.startswith(" cross") and "sim-biased" in part.splitlines()[0])  # fmt: skip
+    for game, (ec_h, ec_n, np_h, np_n) in counts.items():
+        printed = []
+        for hits, n in ((ec_h, ec_n), (np_h, np_n)):
+            low, high = _wilson(hits, n)
+            printed.append(f"{hits}/{n} = {100 * hits / n:.1f}% "
+                           f"[{100 * low:.1f}%, {100 * high:.1f}%]")  # fmt: skip
+        assert (
+            f"{game}: error correction (all wrong → one right) {printed[0]}; negative "
+            f"persuasion (of all debates, mixed ones apart) {printed[1]} (95% Wilson)."
+        ) in section
+    assert sum(c[0] for c in counts.values()) > 0 and sum(c[2] for c in counts.values()) > 0
+    # The Self-Consistency baseline: a majority of 3 random samples of model_1.
+    (sc,) = [r for r in _rows(md, "| run |") if r[0].startswith("sc\\[n=3")]
+    for game, column in (("fibonacci", 1), ("nim", 2)):
+        probabilities = [_table5_item(len(r["legal_moves"]), False)[3]
+                         for r in rows.values() if r["game"] == game]  # fmt: skip
+        n = len(probabilities)
+        assert f"({n} items × 1)" in sc[column]
+        assert _within(round(float(sc[column].split("%")[0]) * n / 100), probabilities)
+
+
 # ---------------------------------------------------------------- seed 004, weights
 def _truth_weight_after_round_1(k: int, eta: float = 2.0, agents: int = 5) -> float:
     """The truth-holder's weight after round 1 on an item with k legal moves where the
