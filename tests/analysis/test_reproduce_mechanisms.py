@@ -25,7 +25,6 @@ from metanim.stats import item_accuracy, wilson_interval
 
 pytestmark = pytest.mark.slow
 SEED000 = parse_model_spec(ARTIFACTS["table1"].hypothesis.roles["agent"])
-SEED004_CROWD = ARTIFACTS["weights"].hypothesis.roles["crowd"]
 
 
 def _run(out: Path, artifact: str, *extra: str) -> str:
@@ -331,29 +330,159 @@ def test_table5_both_error_correction_and_negative_persuasion_occur(tmp_path):
         assert _within(round(float(sc[column].split("%")[0]) * n / 100), probabilities)
 
 
-# ---------------------------------------------------------------- seed 004, weights
-def _truth_weight_after_round_1(k: int, eta: float = 2.0, agents: int = 5) -> float:
-    """The truth-holder's weight after round 1 on an item with k legal moves where the
-    crowd's greedy answer h is not the winning move o.
+# ------------------------------------------------------------ seed 004, AceMAD
+_CROWD_T, _TRUTH_T, _ETA = 0.1, 0.6, 2.0
 
-    Beliefs put conf = 0.8 on the own answer and spread 0.2 over the other answers shown
-    (before any argument: over the other legal moves). The crowd predicts that everyone
-    holds h; the truth-holder, which has argued for o, predicts the crowd's belief over
-    the answers it has seen: 0.8 on h, 0.2 on o.
-    """
-    conf, rest = 0.8, 0.2 / (k - 1)
-    crowd = {"h": conf, "o": rest, **{f"x{i}": rest for i in range(k - 2)}}
-    truth = {"h": rest, "o": conf, **{f"x{i}": rest for i in range(k - 2)}}
 
-    def score(prediction, peers):
-        keys = set(prediction).union(*peers)
-        mean = {x: sum(p.get(x, 0.0) for p in peers) / len(peers) for x in keys}
-        return 1 - sum((prediction.get(x, 0.0) - mean[x]) ** 2 for x in keys)
+def _seed004_config() -> list[tuple[float, float, bool]]:
+    """Per agent in AceMAD's order (3 crowd, the doubter, the truth-holder), read from the
+    artifact's declared models: (P(the winning move) per call, conf, predicts the crowd)."""
+    roles = ARTIFACTS["acemad"].hypothesis.roles
+    agents = []
+    for role in ("crowd", "crowd", "crowd", "doubter", "truth_holder"):
+        spec = parse_model_spec(roles[role])
+        assert spec.policy == "biased" and spec["otherwise"] == "optimal"
+        assert spec["heuristic"] == "max_take" and spec["read"] == "none"
+        t = _TRUTH_T if role == "truth_holder" else _CROWD_T
+        # Greedy with preference p against the winning move, sharpened at the agent's T.
+        agents.append((1 - _at(spec["p"], t), spec["conf"], spec["predict"] == "crowd"))
+    assert [a[2] for a in agents] == [False] * 4 + [True]
+    return agents
 
-    s_truth = score({"h": conf, "o": 1 - conf}, [crowd] * (agents - 1))
-    s_crowd = score({"h": 1.0}, [crowd] * (agents - 2) + [truth])
-    t, c = math.exp(eta * s_truth), math.exp(eta * s_crowd)
-    return t / (t + (agents - 1) * c)
+
+def _belief(answer: str, shown: list[str], conf: float, k: int) -> dict[str, float]:
+    """conf on the answer, the rest spread over the other answers shown (none shown but
+    itself: over the other k − 1 legal moves, 'h', 'w' and 'x0'...)."""
+    others = sorted({a for a in shown if a != answer})
+    if not others:
+        others = [a for a in ["h", "w", *(f"x{i}" for i in range(k - 2))] if a != answer]
+    out = {answer: conf}
+    for other in others:
+        out[other] = out.get(other, 0.0) + (1 - conf) / len(others)
+    return out
+
+
+def _acemad_once(
+    k: int, rounds: int, weighting: str, agents: list, rng
+) -> tuple[bool, list[float]]:
+    """One AceMAD debate under the configured agents (each round every agent draws afresh
+    between the greedy move h and the winning move w), by the rules of seed 004's
+    Algorithm 1: (right?, the truth-holder's weight after each round)."""
+    n = len(agents)
+    weights, history, trail = [1.0] * n, [], []
+    for _ in range(rounds):
+        answers = ["w" if rng.random() < right else "h" for right, _, _ in agents]
+        beliefs = [_belief(a, [a, *history], conf, k)
+                   for a, (_, conf, _) in zip(answers, agents, strict=True)]  # fmt: skip
+        predictions = [
+            _belief("h", [a, *history], conf, k) if crowd else {a: 1.0}  # else false consensus
+            for a, (_, conf, crowd) in zip(answers, agents, strict=True)
+        ]
+        scores = []
+        for i in range(n):
+            peers = [b for j, b in enumerate(beliefs) if j != i]
+            keys = set(predictions[i]).union(*peers)
+            mean = {x: sum(b.get(x, 0.0) for b in peers) / len(peers) for x in keys}
+            brier = 1 - sum((predictions[i].get(x, 0.0) - mean[x]) ** 2 for x in keys)
+            scores.append(
+                {"peer": brier, "self": max(beliefs[i].values()), "uniform": 0}[weighting]
+            )
+        raw = [w * math.exp(_ETA * s) for w, s in zip(weights, scores, strict=True)]
+        weights = [r / sum(raw) for r in raw]
+        trail.append(weights[-1])
+        history += answers
+    total: dict[str, float] = {}
+    for w, b in zip(weights, beliefs, strict=True):
+        for x, p in b.items():
+            total[x] = total.get(x, 0.0) + w * w * p
+    top = max(total.values())
+    return rng.choice(sorted(x for x, v in total.items() if v >= top - 1e-12)) == "w", trail
+
+
+def _acemad_expected(ks: list[int], rounds: int, weighting: str, draws: int = 600):
+    """Per item (k legal moves), the configuration's P(right) and mean truth-holder weight
+    after each round, by Monte Carlo over the rules above (seeded)."""
+    import random
+
+    c, rng, cache = _seed004_config(), random.Random(12345), {}  # c: the agents
+    for k in set(ks):
+        runs = [_acemad_once(k, rounds, weighting, c, rng) for _ in range(draws)]
+        cache[k] = (sum(r for r, _ in runs) / draws,
+                    [sum(t[i] for _, t in runs) / draws for i in range(rounds)])  # fmt: skip
+    return [cache[k] for k in ks]
+
+
+def _at_least(m: int, probabilities: list[float]) -> float:
+    """P(at least m of independent events with these probabilities), by convolution."""
+    dist = [1.0]
+    for p in probabilities:
+        dist = [(dist[i] if i < len(dist) else 0) * (1 - p) + (dist[i - 1] * p if i else 0)
+                for i in range(len(dist) + 1)]  # fmt: skip
+    return sum(dist[m:])
+
+
+def _challenging_items(out: Path) -> list[dict]:
+    items = [
+        json.loads(line)
+        for path in sorted((out / "data" / "challenging").glob("*-challenging.jsonl"))
+        for line in path.open()
+    ]
+    # The crowd is right at its own rate only where the greedy move loses: every
+    # challenging item is one.
+    assert items and all(_greedy(r) != json.loads(r["optimal_move"]) for r in items)
+    return items
+
+
+def _accuracies(md: str, label: str) -> tuple[float, int]:
+    """(accuracy over both datasets, items) of a row of the accuracy table."""
+    (row,) = [r for r in _rows(md, "| method |" if "| method |" in md else "| variant |")
+              if r[0] == label]  # fmt: skip
+    hits = n = 0.0
+    for cell in row[1:3]:
+        share, items = float(cell.split("%")[0]) / 100, int(cell.split("(")[1].split()[0])
+        hits, n = hits + share * items, n + items
+    return hits / n, int(n)
+
+
+def _near(observed: float, probabilities: list[float]) -> bool:
+    """Whether an accuracy over items is within 3 sd of the items' expected mean."""
+    n = len(probabilities)
+    sd = math.sqrt(sum(p * (1 - p) for p in probabilities)) / n
+    return abs(observed - sum(probabilities) / n) <= 3 * sd + 0.02  # + Monte Carlo error
+
+
+def test_acemad_defaults_are_graded_as_the_configuration_implies(tmp_path):
+    md = _run(tmp_path, "acemad")
+    items = _challenging_items(tmp_path)
+    ks = [len(r["legal_moves"]) for r in items]
+    # Majority Voting, and MAD (every round drawn afresh): three of five draws right.
+    vote = _at_least(3, [right for right, _, _ in _seed004_config()])
+    assert 0.05 < vote < 0.95  # graded by construction
+    for label in ("Majority Voting", "Decentralized MAD"):
+        observed, n = _accuracies(md, label)
+        assert n == len(items) and _near(observed, [vote] * n), label
+    curve = {}
+    for t in (2, 3, 5):
+        expected = [p for p, _ in _acemad_expected(ks, t, "peer")]
+        curve[t] = sum(expected) / len(expected)
+        assert 0.05 < curve[t] < 0.95  # neither 0 nor 100% by construction
+        assert _near(_accuracies(md, f"AceMAD (T={t})")[0], expected), t
+    assert curve[3] > vote + 0.2  # AceMAD's gain over the vote is there to detect
+
+
+def test_acemad_ablation_self_belief_differs_from_uniform(tmp_path):
+    md = _run(tmp_path, "acemad-ablation")
+    ks = [len(r["legal_moves"]) for r in _challenging_items(tmp_path)]
+    expected = {}
+    for label, weighting in (("Full protocol", "peer"), ("Self-Belief Only", "self"),
+                             ("Uniform Weight (Standard MAD)", "uniform")):  # fmt: skip
+        per_item = [p for p, _ in _acemad_expected(ks, 3, weighting)]
+        expected[weighting] = sum(per_item) / len(per_item)
+        assert 0.05 < expected[weighting] < 0.95, weighting
+        assert _near(_accuracies(md, label)[0], per_item), label
+    # The confident crowd outweighs the truth-holder on self-belief: below uniform.
+    assert expected["self"] < expected["uniform"] - 0.01
+    assert expected["peer"] > expected["uniform"] + 0.2
 
 
 def test_weights_the_truth_holder_gains_weight(tmp_path):
@@ -362,15 +491,11 @@ def test_weights_the_truth_holder_gains_weight(tmp_path):
     (truth,) = [r for r in _rows(md, "| agent |") if r[1] == "truth\\_holder"]
     w = [float(x) for x in truth[3:]]
     assert 1 / 5 < w[0] < w[1] < w[2]
-    # Round 1, from the configured beliefs and the challenging items' legal moves.
-    items = [
-        json.loads(line)
-        for path in sorted((tmp_path / "data" / "challenging").glob("*-challenging.jsonl"))
-        for line in path.open()
-    ]
-    assert parse_model_spec(SEED004_CROWD)["predict"] == "self"
-    expected = sum(_truth_weight_after_round_1(len(r["legal_moves"])) for r in items) / len(items)
-    assert w[0] == pytest.approx(expected, abs=0.01)
+    ks = [len(r["legal_moves"]) for r in _challenging_items(tmp_path)]
+    expected = _acemad_expected(ks, 3, "peer")
+    for rnd in range(3):
+        mean = sum(t[rnd] for _, t in expected) / len(expected)
+        assert w[rnd] == pytest.approx(mean, abs=0.05), rnd
 
 
 # ------------------------------------------------------------------- every artifact

@@ -70,8 +70,7 @@ def table5(run: Run) -> list[Path]:
         ),
         "",
         *cross_sections(report.cross),
-        f"## Single models (CoT, T = 0) and Self-Consistency ({SC_SAMPLES} samples at "
-        f"T = {SC_T})",
+        f"## Single models (CoT, T = 0) and Self-Consistency ({SC_SAMPLES} samples at T = {SC_T})",
         "",
         cast.caption(
             f"Each model alone; Self-Consistency: the majority of {SC_SAMPLES} CoT samples "

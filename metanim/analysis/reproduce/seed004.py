@@ -29,24 +29,41 @@ from metanim.analysis.reproduce._base import (
     served,
 )
 from metanim.arena import ChallengingConfig, run_challenging
+from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
 from metanim.records import md
 from metanim.records import pct as _pct
 from metanim.stats import MAJORITY_RULE, item_accuracy
 
-#: Seed 004's agents: a crowd sharing one misconception, a truth-holder that models it.
-SEED004_CROWD = "sim-biased:heuristic=max_take,p=0.9,otherwise=optimal,predict=self"
-SEED004_TRUTH = "sim-optimal:predict=crowd,heuristic=max_take"
+#: Seed 004's agents: a crowd that is confidently wrong most of the time, one doubter in it
+#: that is tentatively right, and a fallible truth-holder that models the crowd's error.
+SEED004_CROWD = "sim-biased:heuristic=max_take,p=0.55,otherwise=optimal,predict=self,conf=0.95"
+SEED004_DOUBTER = "sim-biased:heuristic=max_take,p=0.45,otherwise=optimal,predict=self,conf=0.8"
+SEED004_TRUTH = "sim-biased:heuristic=max_take,p=0.3,otherwise=optimal,predict=crowd,conf=0.8"
 SEED004 = Hypothesis(
-    {"crowd": SEED004_CROWD, "truth_holder": SEED004_TRUTH},
+    {"crowd": SEED004_CROWD, "doubter": SEED004_DOUBTER, "truth_holder": SEED004_TRUTH},
     (
-        "four crowd agents share one misconception: at T = 0.1 they take the most they "
-        "may (90% at T = 0.7), commit 0.8 of their belief to it and predict that every "
+        "three crowd agents share one misconception: they prefer taking the most they may "
+        "(55% against the winning move at T = 0.7, so about 80% at their T = 0.1), commit "
+        "0.95 of their belief to their answer (confidently wrong) and predict that every "
         "peer believes the same (false consensus)",
-        "one truth-holder plays the winning move and predicts the crowd's belief (it "
-        "anticipates their error: seed 004's second-order cognition)",
-        "no agent reads the debate's arguments: only AceMAD's weights can move the answer",
+        "the fourth crowd agent doubts it: the same two answers the other way round (the "
+        "winning move about 80% of the time at T = 0.1), 0.8 of its belief, the same false "
+        "consensus",
+        "one truth-holder is fallible: it takes the winning move 70% of the time at T = "
+        "0.7 (about 73% at its T = 0.6), the greedy move otherwise, commits 0.8 of its "
+        "belief, and predicts the crowd's belief (it anticipates their error: seed 004's "
+        "second-order cognition), right or wrong itself",
+        "no agent reads the debate's arguments: each round every agent draws afresh, so "
+        "Majority Voting and MAD are right where three of five draws are; AceMAD where the "
+        "truth-holder's last draw is right and its weight carries it; Self-Belief Only "
+        "amplifies the confident crowd over the tentative doubter and truth-holder, below "
+        "uniform weights",
     ),
-    flags={"crowd": ("model",), "truth_holder": ("truth_holder_model", "model")},
+    flags={
+        "crowd": ("model",),
+        "doubter": ("model",),
+        "truth_holder": ("truth_holder_model", "model"),
+    },
 )
 SEED004_OPTIONS = DATA | {"truth_holder_model", "agent_models"}
 
@@ -59,15 +76,34 @@ def _cast(hypothesis: Hypothesis, opts: ReproduceOptions) -> Cast:
     return hypothesis.cast(opts)
 
 
-#: Seed 004's benchmarks here: the default build's NIM and Fibonacci files, cut to their
-#: challenging subsets.
+#: Seed 004's benchmarks here: NIM and Fibonacci files of the default build's
+#: configurations at SOURCE_SCALE times its sizes, cut to their challenging subsets (the
+#: paper filters whole benchmarks; at the default sizes a crowd that is sometimes right
+#: leaves too few challenging items to grade).
 SEED004_GAMES = ("nim", "fibonacci")
+SOURCE_SCALE = 4
+
+
+def _sources(run: Run) -> list[Path]:
+    """The given dataset files, else the default build's NIM and Fibonacci files at
+    `SOURCE_SCALE` times their sizes (cached)."""
+    if run.opts.datasets:
+        return [Path(p) for p in run.opts.datasets]
+    paths = []
+    for game in SEED004_GAMES:
+        path = Path(run.opts.out) / "data" / f"{game}-normal-x{SOURCE_SCALE}.jsonl"
+        if not path.exists():
+            spec = next(s for s in DEFAULT_SPECS if s.game == game and s.variant == "normal")
+            spec = spec.model_copy(update={"n": spec.n * SOURCE_SCALE})
+            write_jsonl(build(spec, seed=run.opts.seed), path)
+        paths.append(path)
+    return paths
 
 
 def _seed004_models(cast: Cast) -> list[str]:
     """One model per agent in AceMAD's role order (crowd first, truth-holder last)."""
     if "crowd" in cast.roles:
-        return [cast["crowd"]] * (AGENTS_N - 1) + [cast["truth_holder"]]
+        return [cast["crowd"]] * (AGENTS_N - 2) + [cast["doubter"], cast["truth_holder"]]
     models = list(cast.roles.values())
     return [models[i % len(models)] for i in range(AGENTS_N)]
 
@@ -79,7 +115,7 @@ def _challenging(run: Run) -> list[Path]:
     compare, which is said rather than run."""
     opts = run.opts
     folder = Path(opts.out) / "data" / "challenging"
-    sources = run.data(*SEED004_GAMES)
+    sources = _sources(run)
     crowd = _seed004_models(run.cast)[0]
     config = ChallengingConfig(
         name="single", dataset=[str(p) for p in sources], model=crowd, base_url=opts.base_url,
