@@ -14,8 +14,10 @@ import json
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from scipy.stats import t as student_t
 
 from metanim.analysis.reproduce import ARTIFACTS
 from metanim.cli import main
@@ -188,7 +190,11 @@ def test_figure3_debate_entrenches_the_dominant_action_as_eq1_predicts(tmp_path)
     consistent, p0s, p3s = 0, [], []
     for r in wrong:
         p0, p3 = float(r[3].split()[0]), float(r[4].split()[0])
-        ci0, ci3 = wilson_interval(round(p0 * n), n), wilson_interval(round(p3 * n), n)
+        # p0: a count of n samples; p3: the real count of n debates' shares (0, 1/2, 1).
+        ci0, ci3 = wilson_interval(round(p0 * n), n), _wilson(p3 * n, n)
+        lo3, hi3 = (float(x) for x in r[4].split("[")[1].rstrip("]").split(","))
+        assert (lo3, hi3) == pytest.approx(ci3, abs=0.002)
+        ci3 = SimpleNamespace(low=ci3[0], high=ci3[1])
         # Eq. 1 at the ends of p0's interval against p3's own interval.
         consistent += ci3.low <= _eq1(ci0.high, 3) and _eq1(ci0.low, 3) <= ci3.high
         p0s.append(p0)
@@ -204,6 +210,28 @@ def test_figure3_debate_entrenches_the_dominant_action_as_eq1_predicts(tmp_path)
     greed = SEED000["p"]
     assert abs(mean_p0 - greed) < 0.06
     assert abs(mean_p3 - _two_agent_law(greed, 3)) < 0.06
+    # The states are chosen on samples of their own: p0 is measured on other draws, so a
+    # chosen state can measure at or below 1/2 (never, were it chosen on its own p0).
+    draws = {}
+    for run in ("select", "p0"):
+        (log,) = (tmp_path / "figure3").glob(f"{run}-*.jsonl")
+        by_item: dict[str, list] = {}
+        for record in read_log(log):
+            by_item.setdefault(record.record_id, []).append(record.answer)
+        draws[run] = by_item
+    assert draws["select"].keys() == draws["p0"].keys()
+    differ = sum(sorted(map(str, draws["select"][k])) != sorted(map(str, draws["p0"][k]))
+                 for k in draws["p0"])  # fmt: skip
+    assert differ >= len(draws["p0"]) // 2  # other draws, not the same samples again
+    # The mean residual's interval: a t interval over the states' residuals.
+    residuals = [float(r[7]) for r in rows]
+    m = len(residuals)
+    mean = sum(residuals) / m
+    sd = math.sqrt(sum((x - mean) ** 2 for x in residuals) / (m - 1))
+    half = student_t.ppf(0.975, m - 1) * sd / math.sqrt(m)
+    line = next(x for x in md.splitlines() if "mean residual" in x and "95% CI" in x)
+    low, high = (float(x) for x in line.split("[95% CI ")[1].split("]")[0].split(","))
+    assert (low, high) == pytest.approx((100 * (mean - half), 100 * (mean + half)), abs=0.11)
 
 
 # ------------------------------------------------------------- seed 001, Table 5

@@ -408,13 +408,16 @@ class Run:
     def evaluate(
         self, name: str, method: str, datasets: list[Path], *,
         params: dict[str, Any] | None = None, model: str, repeats: int | None = None,
+        seed: int | None = None,
     ) -> Path:  # fmt: skip
+        """Evaluate `method` on `datasets`; `seed` (default: the run's) gives a run of its
+        own draws, independent of another run of the same configuration."""
         opts = self.opts
         config = EvaluationConfig(
             name=name, dataset=[str(d) for d in datasets], method=method, params=params or {},
             model=model, base_url=opts.base_url, repeats=repeats or opts.repeats,
-            limit=opts.items, seed=opts.seed, results_dir=str(self.folder),
-            progress=opts.progress, **model_options(opts),
+            limit=opts.items, seed=opts.seed if seed is None else seed,
+            results_dir=str(self.folder), progress=opts.progress, **model_options(opts),
         )  # fmt: skip
         return self.checked(run_evaluation(config), name)
 

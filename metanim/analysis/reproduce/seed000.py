@@ -43,7 +43,7 @@ from metanim.analysis.reproduce._base import (
 )
 from metanim.records import md
 from metanim.records import pct as _pct
-from metanim.stats import MAJORITY_RULE, item_accuracy, wilson_interval
+from metanim.stats import MAJORITY_RULE, item_accuracy, mean_ci, wilson_interval
 
 #: The four settings of seed 000's Figure 7 (left) and Table 12: NIM and Fibonacci Nim,
 #: normal and misère. Every one starts at a random N-position (`start="random_n"`), so
@@ -185,6 +185,12 @@ def entrenchment(run: Run) -> list[Path]:
     opts, cast = run.opts, run.cast
     data = run.data("fibonacci")
     n = opts.samples
+    # The states are chosen on samples of their own (another seed): chosen on the samples
+    # that measure p⁽⁰⁾, a state's p⁽⁰⁾ reads high (the winner's curse).
+    select_log = run.evaluate(
+        "select", "react", data, params={"temperature": SAMPLING_T}, repeats=n,
+        model=cast["agent"], seed=opts.seed + 1,
+    )  # fmt: skip
     p0_log = run.evaluate(
         "p0",
         "react",
@@ -202,6 +208,9 @@ def entrenchment(run: Run) -> list[Path]:
         params={"agents": 2, "rounds": 3, "temperature": SAMPLING_T, "consensus_stop": False},
     )
     samples: dict[str, list[str | None]] = defaultdict(list)
+    chosen_on: dict[str, list[str | None]] = defaultdict(list)
+    for r in log_rows(select_log):
+        chosen_on[r["record_id"]].append(r["answer"] if r["status"] == "ok" else None)
     optimal: dict[str, str] = {}
     states: dict[str, Any] = {}
     for r in log_rows(p0_log):
@@ -215,18 +224,23 @@ def entrenchment(run: Run) -> list[Path]:
             traces[record.record_id].append(t)
     rows: list[EntrenchmentRow] = []
     for rid in sorted(samples):
-        row = entrenchment_row(rid, samples[rid], traces.get(rid, []), optimal[rid])
+        row = entrenchment_row(
+            rid, samples[rid], traces.get(rid, []), optimal[rid],
+            selection_samples=chosen_on.get(rid, []),
+        )  # fmt: skip
         if row is not None:
             rows.append(row)
     lines = run.header()
     lines += [
-        f"Protocol: {n} samples at T = {SAMPLING_T} give p⁽⁰⁾; {n} debates per state, 2 "
+        f"Protocol: {n} samples at T = {SAMPLING_T} choose the states, {n} more (drawn "
+        f"apart) give p⁽⁰⁾; {n} debates per state, 2 "
         f"agents, T = {SAMPLING_T}, 3 rounds with the consensus stop off give p⁽³⁾ (every "
         "agent's final answer). Rows: states whose dominant action is strongly consistent "
         "(p⁽⁰⁾ > 0.5); belief = whether that action is the optimal move. Eq. 1: the "
         "prediction after 3 steps from the measured p⁽⁰⁾; its 95% range: Eq. 1 at the ends "
-        "of p⁽⁰⁾'s Wilson interval. p⁽³⁾'s 95% CI: Wilson over the debates (a debate's two "
-        "answers are not independent). Consistent: the two intervals overlap. Residual = "
+        "of p⁽⁰⁾'s Wilson interval. p⁽³⁾'s 95% CI: Wilson over the debates, a debate counting "
+        "its share of answers on the action (0, ½ or 1: its two answers are not "
+        "independent). Consistent: the two intervals overlap. Residual = "
         "observed − predicted.",
         "",
         cast.caption("Belief entrenchment per state (seed 000 Table 10's layout)"),
@@ -240,8 +254,10 @@ def entrenchment(run: Run) -> list[Path]:
         state = json.dumps(states.get(r.item_id), separators=(",", ":"))
         hits = round(r.p0 * n)
         p0ci = wilson_interval(hits, n)
-        debates = len(traces.get(r.item_id, [])) or 1
-        ptci = wilson_interval(round(r.pt * debates), debates)
+        own = traces.get(r.item_id, [])
+        # The real count: each debate's share of its agents' final answers on the action.
+        shares = sum(sum(a[-1] == r.action for a in t.answers) / len(t.answers) for t in own)
+        ptci = wilson_interval(shares, len(own))  # type: ignore[arg-type]
         low, high = _eq1_range(hits, n, 3)
         consistent = ptci.low <= high and low <= ptci.high
         within += consistent
@@ -256,11 +272,19 @@ def entrenchment(run: Run) -> list[Path]:
         fit = entrenchment_fit_rows(rows)
         mean_p0 = sum(r.p0 for r in rows) / len(rows)
         mean_pt = sum(r.pt for r in rows) / len(rows)
+        residual = (
+            mean_ci([r.residual for r in rows]) if len(rows) > 1 else None
+        )  # states are independent: a t interval over them
+        spread = (
+            f" [95% CI {100 * residual.low:+.1f}, {100 * residual.high:+.1f}] (t over states)"
+            if residual is not None and residual.high > residual.low
+            else " (one state or no spread: no interval)"
+        )
         lines += [
             "",
             f"Over {len(rows)} strongly consistent actions: mean p⁽⁰⁾ {mean_p0:.3f}, mean "
-            f"p⁽³⁾ {mean_pt:.3f}; mean residual {100 * fit.mean_residual:+.1f}% (seed 000: "
-            f"−2.5%); p⁽³⁾ > p⁽⁰⁾ in {fit.strong_rose.hits}/{fit.strong_rose.n}; p⁽³⁾ "
+            f"p⁽³⁾ {mean_pt:.3f}; mean residual {100 * fit.mean_residual:+.1f} pp{spread} "
+            f"(seed 000: −2.5%); p⁽³⁾ > p⁽⁰⁾ in {fit.strong_rose.hits}/{fit.strong_rose.n}; p⁽³⁾ "
             f"consistent with Eq. 1 in {within}/{len(rows)}. Two debaters that agreed stay "
             "together, so p⁽³⁾ falls short of Eq. 1 (which treats every round's pairs as "
             "independent) by a few points: the paper's negative residual.",
