@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,16 @@ def test_a_scaled_down_run_says_its_options_and_a_strong_crowd_is_named(tmp_path
     opts = ReproduceOptions(out=str(tmp_path / "s"), model="sim-optimal", items=3, repeats=1)
     with pytest.raises(ValueError, match=r"no challenging items: the single agent \(sim-optimal"):
         reproduce("acemad", opts)
+
+
+def test_each_table_states_the_smallest_effect_its_sizes_detect(tmp_path: Path):
+    from scipy.stats import norm
+
+    md = _run(tmp_path, "table5")  # --items 3
+    # Closed form: (z_0.975 + z_0.8) · sqrt(2 · 0.25 / n) with n = 3 items per arm.
+    expected = (norm.ppf(0.975) + norm.ppf(0.8)) * math.sqrt(0.5 / 3)
+    line = next(x for x in md.splitlines() if x.startswith("Power: "))
+    assert line.startswith("Power: with 3 items")
+    assert f"a difference of {100 * expected:.0f} points" in line
+    assert "not detected at this size, not absent" in line
+    assert md.index("Power: ") < md.index("## Configuration")

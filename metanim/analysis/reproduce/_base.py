@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from scipy.special import ndtri
 
 from metanim.analysis.plots import _pyplot, grouped_bars
 from metanim.arena import (
@@ -370,6 +371,31 @@ class Run:
     #: The remedies of the runs whose decisions mostly gave no answer, flagged under the
     #: table: a table of forfeits or truncations is not a measurement of the method.
     hints: list[str] = field(default_factory=list)
+    #: The smallest effect the artifact's sizes detect, said under its table (`power`).
+    power_note: str | None = None
+
+    def power(self, n: int, unit: str) -> None:
+        """Say under the table the smallest difference between two rates that `n` units
+        per compared arm detect (`detectable_difference`), so a flat result reads as
+        "not detected at this size", never as "absent"."""
+        if n < 1:
+            return
+        mde = detectable_difference(n)
+        self.power_note = (
+            f"Power: with {n} {unit} per compared arm, a difference of {100 * mde:.0f} "
+            "points between two rates near 50% is detected 80% of the time (two-sided 5% "
+            "test; a smaller one, or one near 0% or 100%, needs more); a difference below "
+            "that which this table does not show is not detected at this size, not absent."
+        )
+
+    def items(self, paths: Sequence[Path]) -> int:
+        """The fewest items any of `paths` gives a run (`--items` caps each)."""
+        counts = [
+            sum(1 for line in Path(p).read_text(encoding="utf-8").splitlines() if line.strip())
+            for p in paths
+        ]
+        fewest = min(counts) if counts else 0
+        return min(fewest, self.opts.items) if self.opts.items else fewest
 
     @property
     def folder(self) -> Path:
@@ -447,7 +473,11 @@ class Run:
         ]
 
     def write(self, lines: list[str], name: str | None = None) -> Path:
-        """`<out>/<name>.md` (the artifact's name by default)."""
+        """`<out>/<name>.md` (the artifact's name by default), the power line (`power`)
+        before its configuration."""
+        if self.power_note is not None:
+            at = lines.index("## Configuration") - 1 if "## Configuration" in lines else len(lines)
+            lines = [*lines[:at], "", self.power_note, *lines[at:]]
         path = Path(self.opts.out) / f"{name or self.artifact.name}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -456,6 +486,13 @@ class Run:
     def image(self, name: str | None = None) -> Path:
         """Where the artifact's plot goes: `<out>/<name>.png`."""
         return Path(self.opts.out) / f"{name or self.artifact.name}.png"
+
+
+def detectable_difference(n: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The difference between two rates near 50% that a two-sided test at `alpha` detects
+    with probability `power`, with `n` units per arm: (z₁₋α/₂ + z_power)·√(2·¼/n)
+    (normal approximation; a paired design on the same units does at least as well)."""
+    return float((ndtri(1 - alpha / 2) + ndtri(power)) * math.sqrt(0.5 / n))
 
 
 def command_line(name: str, opts: ReproduceOptions) -> str:

@@ -131,6 +131,7 @@ def table1(run: Run) -> list[Path]:
         "paper's ReAct rows have a nonzero std, so they were sampled)",
         "DReaMAD(−)'s elicitation at T = 0.1 and its rewrite at T = 0.7 (seed 000 §4)",
     ]
+    run.power(run.items(data), "items (per dataset; each method on the same items)")
     lines = run.header()
     lines += [
         cast.caption(
@@ -280,6 +281,14 @@ def entrenchment(run: Run) -> list[Path]:
             if residual is not None and residual.high > residual.low
             else " (one state or no spread: no interval)"
         )
+        if residual is not None and residual.high > residual.low:
+            half = 100 * (residual.high - residual.low) / 2
+            run.power_note = (
+                f"Power: with {len(rows)} states the mean residual's 95% interval is "
+                f"±{half:.1f} pp: a residual smaller than that is not detected at this size "
+                f"(the paper's −2.5 pp would need about {len(rows) * (half / 2.5) ** 2:,.0f} "
+                "states of this spread)."
+            )
         lines += [
             "",
             f"Over {len(rows)} strongly consistent actions: mean p⁽⁰⁾ {mean_p0:.3f}, mean "
@@ -354,6 +363,7 @@ def figure6(run: Run) -> list[Path]:
     opts, cast = run.opts, run.cast
     runs = _tournaments(run, FIGURE6_METHODS, FIGURE6_SETTINGS)
     table, bars = win_table(runs, FIGURE6_SETTINGS, average=False)
+    run.power(run.opts.episodes, "episodes per game (each method on the same starts)")
     lines = run.header()
     lines += [
         cast.caption(
@@ -388,6 +398,7 @@ def figure7_left(run: Run) -> list[Path]:
         for label, name, method in (("(+)MAD", "plus-mad", "plus_mad"), ("DReaMAD", "dreamad", "dreamad"))
     ]  # fmt: skip
     table, bars = win_table(runs, FOUR_SETTINGS, average=True)
+    run.power(run.opts.episodes, "episodes per setting (each method on the same starts)")
     lines = run.header()
     lines += [
         cast.caption(
@@ -436,6 +447,7 @@ def figure7_right(run: Run) -> list[Path]:
             if r["correct"] is not None:
                 verdicts[r["record_id"]].append(bool(r["correct"]))
         points.append((t, item_accuracy(verdicts)))
+    run.power(run.items(data), "items per temperature")
     lines = run.header()
     lines += [
         cast.caption(
@@ -503,6 +515,7 @@ def table12(run: Run) -> list[Path]:
     runs = _tournaments(run, TABLE12_METHODS, FOUR_SETTINGS)
     logs = dict(runs)
     table, _ = win_table(runs, FOUR_SETTINGS, average=True)
+    run.power(run.opts.episodes, "episodes per game (each method on the same starts)")
     lines = run.header()
     lines += [
         cast.caption(

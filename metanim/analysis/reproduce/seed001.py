@@ -62,6 +62,9 @@ def table5(run: Run) -> list[Path]:
     sc = {"n": SC_SAMPLES, "temperature": SC_T}
     run.evaluate("self-consistency", "sc", data, model=one, repeats=1, params=sc)
     report = render_report(folder, write=False, plots=False)
+    run.power(
+        run.items(data), "items (the smaller dataset; debate and baselines on the same items)"
+    )
     lines = run.header()
     lines += [
         cast.caption(

@@ -57,6 +57,7 @@ def identity_bias(run: Run) -> list[Path]:
         cond: [t for t in (trace_from_decision(r) for r in log_records(log)) if t is not None]
         for cond, log in logs.items()
     }
+    run.power(run.items(data), "debates per condition")
     lines = run.header()
     lines += [
         f"MAD parameters: `{json.dumps(params)}` (seed 003 Table 1: 5 agents, one peer "

@@ -203,6 +203,9 @@ def acemad_table(run: Run) -> list[Path]:
             )
         )
     games = list(SEED004_GAMES)
+    run.power(
+        sum(run.items([p]) for p in data), "challenging items (each method on the same items)"
+    )
     lines = run.header()
     lines += [
         cast.caption(
@@ -259,6 +262,9 @@ def acemad_ablation(run: Run) -> list[Path]:
         for label, w in ABLATION.items()
     }  # fmt: skip
     games = list(SEED004_GAMES)
+    run.power(
+        sum(run.items([p]) for p in data), "challenging items (each variant on the same items)"
+    )
     lines = run.header()
     lines += [
         cast.caption("Accuracy on the challenging subsets, T = 3 rounds; 95% CI over items"),
