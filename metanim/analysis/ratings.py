@@ -346,6 +346,9 @@ def rate_results(
                     "within this group only"
                 )
                 table.note = f"{apart}; {table.note}" if table.note else apart
+            shared = _shared_seeds(group, results.identities, labels)
+            if shared:
+                table.note = f"{table.note}; {shared}" if table.note else shared
             fitted.append((table, game))
     for table, game in fitted:
         for row in table.players:
@@ -400,6 +403,43 @@ def _groups(
         by[component[e.first]].append(e)
     anchors = {component[p] for p in players if identities[p].get("method") in (OPTIMAL, RANDOM)}
     return sorted(by.values(), key=lambda g: (component[g[0].first] not in anchors, -len(g)))
+
+
+def _shared_seeds(
+    episodes: Sequence[_Episode],
+    runs: Mapping[str, dict[str, Any]],
+    labels: Mapping[str, str],
+) -> str:
+    """The runs that share a seed and a player, said: their draws are not independent.
+
+    A run's decisions take their random numbers from its seed, the episode and the ply,
+    so two runs of one seed replay the same draws wherever a player reaches the same
+    position in the same episode and ply (common random numbers): the player's results
+    in them are correlated, and intervals that resample each run apart are too narrow.
+    """
+    players_of: dict[str, set[str]] = defaultdict(set)
+    for e in episodes:
+        players_of[e.stratum[0]] |= {e.first, e.second}
+    by_seed: dict[Any, list[str]] = defaultdict(list)
+    for run in players_of:
+        by_seed[(runs.get(run) or {}).get("seed")].append(run)
+    shared = []
+    for seed, same in sorted(by_seed.items(), key=lambda kv: str(kv[0])):
+        if seed is None or len(same) < 2:
+            continue
+        counts = Counter(p for run in same for p in players_of[run])
+        repeated = sorted(labels[p] for p, n in counts.items() if n > 1)
+        if repeated:
+            shared.append(f"{len(same)} runs of seed {seed} (with {', '.join(repeated)})")
+    if not shared:
+        return ""
+    return (
+        "runs share a seed: " + "; ".join(shared) + ": a decision's random numbers come "
+        "from the run's seed, the episode and the ply, so these runs replay the same draws "
+        "wherever a player reaches the same position, its results in them are correlated, "
+        "and the intervals (resampled run by run) are too narrow; give each run its own "
+        "--seed"
+    )
 
 
 def _separated(episodes: Sequence[_Episode], labels: Mapping[str, str]) -> list[str]:
