@@ -165,7 +165,13 @@ def coverage(seeds: int) -> None:
         every += all(inside.values())
         for name, hit in inside.items():
             covered[name] += hit
-        print(f"seed {seed}: order {'exact' if in_order else 'off'}", file=sys.stderr)
+        rated = [n for n in covered if n not in ("optimal", "random")]
+        print(
+            f"seed {seed}: order {'exact' if in_order else 'off'}; pooled coverage so far "
+            f"{sum(covered[n] for n in rated)}/{len(rated) * (seed + 1)}; "
+            + ", ".join(f"{n} {covered[n]}" for n in rated),
+            file=sys.stderr,
+        )
     print(
         f"{seeds} grids (seeds 0..{seeds - 1}): order recovered exactly in {exact}, "
         f"every expected rating inside its interval in {every}"
