@@ -230,25 +230,27 @@ def _grundy_oracle(
         return oracle.name, oracle.grundy
     if isinstance(game, Kayles):  # misère Kayles: the same moves, the same normal values
         return "closed form (Kayles values, period 12 after 70)", _kayles_grundy
+    ref = _reference_solver(game, state)
+    return None if ref is None else ("reference solver", ref.grundy)
+
+
+def _reference_solver(game: Game[Any, Any], state: Any) -> ReferenceSolver | None:
+    """The game's memoized reference solver, where `state` is within its bound."""
     if _reference_states(game, state) > REFERENCE_STATES:
         return None
     if game not in _REFERENCES:
         if len(_REFERENCES) > 64:
             _REFERENCES.clear()
         _REFERENCES[game] = ReferenceSolver(game)
-    return "reference solver", _REFERENCES[game].grundy
+    return _REFERENCES[game]
 
 
 def _reference(game: Game[Any, Any], state: Any) -> _Oracle | None:
     if isinstance(game, Kayles) and game.misere:
         return _misere_kayles(game)
-    if _reference_states(game, state) > REFERENCE_STATES:
+    ref = _reference_solver(game, state)
+    if ref is None:
         return None
-    if game not in _REFERENCES:
-        if len(_REFERENCES) > 64:
-            _REFERENCES.clear()
-        _REFERENCES[game] = ReferenceSolver(game)
-    ref = _REFERENCES[game]
     return _Oracle("reference solver", lambda c: not ref.mover_wins(c), ref.grundy)
 
 
