@@ -253,17 +253,23 @@ def entrenchment_row(
     traces: Sequence[DebateTrace],
     correct: Sequence[str] | str,
     round: int = -1,
+    selection_samples: Sequence[str | None] | None = None,
 ) -> EntrenchmentRow | None:
     """Table 10's row of one state, or None if no action is strongly consistent.
 
     p⁽⁰⁾ is the dominant action's share of the independent samples; p⁽ᵗ⁾ its share of
     every agent's answer at `round` over the state's debates; the prediction is Eq. 1
-    after t steps, t read from the traces (`entrenchment_steps`).
+    after t steps, t read from the traces (`entrenchment_steps`). With
+    `selection_samples`, the dominant action is chosen on them and p⁽⁰⁾ measured on
+    `initial_samples`: a state chosen on the same samples that measure it has its p⁽⁰⁾
+    read high (the winner's curse).
     """
-    dominant = dominant_action(initial_samples)
+    dominant = dominant_action(initial_samples if selection_samples is None else selection_samples)
     if dominant is None or not traces:
         return None
     action, p0 = dominant
+    if selection_samples is not None:
+        p0 = sum(s == action for s in initial_samples) / len(initial_samples)
     steps = entrenchment_steps(traces, round)
     answers = [a[round] for t in traces for a in t.answers]
     pt = sum(a == action for a in answers) / len(answers)

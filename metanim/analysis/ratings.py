@@ -68,6 +68,9 @@ BOOTSTRAP = 1000
 BATCH = 100
 LEVEL = 0.95
 HIGH, LOW = 2000.0, 1000.0
+#: The priors a table is refitted under where a player won (or lost) every game: there
+#: the ratings rest on the prior, and these show how far.
+SENSITIVITY_SIGMAS = (1.0, 4.0, 16.0)
 OPTIMAL, RANDOM = "optimal", "random"
 #: End reasons of a result; any other end (a move cap, a new kind of stop) is no result.
 RESULT_ENDS = ("game_over", "agent_forfeit", "opponent_forfeit")
@@ -99,6 +102,9 @@ class PlayerRating(BaseModel):
     accuracy_low: float = math.nan
     accuracy_high: float = math.nan
     accuracy_items: int = 0
+    #: Where the table has perfect separation: the rating refitted under each prior σ of
+    #: `SENSITIVITY_SIGMAS` (its interval is widened to hold them).
+    by_sigma: dict[str, float] = Field(default_factory=dict)
 
 
 class SeatAdvantage(BaseModel):
@@ -322,11 +328,29 @@ def rate_results(
         (s, [s], per_setting[s], data.excluded[s], data.games_of_setting.get(s)) for s in settings
     ]
     rng = np.random.default_rng(seed)
+    fitted = []
     for scope, scope_settings, episodes, excluded, game in tables:
-        table = _table(
-            scope, scope_settings, episodes, dict(excluded), labels, data.identities,
-            prior_sigma=prior_sigma, bootstrap=bootstrap, rng=rng,
-        )  # fmt: skip
+        # The comparison graph first: groups of players that never met share no scale,
+        # so each is fitted and shown apart (the anchors' group first).
+        groups = _groups(episodes, data.identities)
+        for number, group in enumerate(groups, start=1):
+            name = scope if len(groups) == 1 else f"{scope} · group {number} of {len(groups)}"
+            table = _table(
+                name, scope_settings, group, dict(excluded) if number == 1 else {}, labels,
+                data.identities, prior_sigma=prior_sigma, bootstrap=bootstrap, rng=rng,
+            )  # fmt: skip
+            if len(groups) > 1:
+                apart = (
+                    f"{len(groups)} groups of players never met (directly or through others): "
+                    "each is fitted and shown apart, never on one scale; the log-odds are "
+                    "within this group only"
+                )
+                table.note = f"{apart}; {table.note}" if table.note else apart
+            shared = _shared_seeds(group, results.identities, labels)
+            if shared:
+                table.note = f"{table.note}; {shared}" if table.note else shared
+            fitted.append((table, game))
+    for table, game in fitted:
         for row in table.players:
             verdicts, repeats = accuracy.get((row.key, game), ({}, {}))
             if verdicts:
@@ -363,6 +387,74 @@ def _components(players: Sequence[str], episodes: Sequence[_Episode]) -> dict[st
     for e in episodes:
         parent[find(e.first)] = find(e.second)
     return {p: find(p) for p in players}
+
+
+def _groups(
+    episodes: Sequence[_Episode], identities: Mapping[str, dict[str, Any]]
+) -> list[list[_Episode]]:
+    """The episodes of each connected group of players, the anchors' group first, then
+    the larger ones."""
+    if not episodes:
+        return [list(episodes)]
+    players = sorted({p for e in episodes for p in (e.first, e.second)})
+    component = _components(players, episodes)
+    by: dict[str, list[_Episode]] = defaultdict(list)
+    for e in episodes:
+        by[component[e.first]].append(e)
+    anchors = {component[p] for p in players if identities[p].get("method") in (OPTIMAL, RANDOM)}
+    return sorted(by.values(), key=lambda g: (component[g[0].first] not in anchors, -len(g)))
+
+
+def _shared_seeds(
+    episodes: Sequence[_Episode],
+    runs: Mapping[str, dict[str, Any]],
+    labels: Mapping[str, str],
+) -> str:
+    """The runs that share a seed and a player, said: their draws are not independent.
+
+    A run's decisions take their random numbers from its seed, the episode and the ply,
+    so two runs of one seed replay the same draws wherever a player reaches the same
+    position in the same episode and ply (common random numbers): the player's results
+    in them are correlated, and intervals that resample each run apart are too narrow.
+    """
+    players_of: dict[str, set[str]] = defaultdict(set)
+    for e in episodes:
+        players_of[e.stratum[0]] |= {e.first, e.second}
+    by_seed: dict[Any, list[str]] = defaultdict(list)
+    for run in players_of:
+        by_seed[(runs.get(run) or {}).get("seed")].append(run)
+    shared = []
+    for seed, same in sorted(by_seed.items(), key=lambda kv: str(kv[0])):
+        if seed is None or len(same) < 2:
+            continue
+        counts = Counter(p for run in same for p in players_of[run])
+        repeated = sorted(labels[p] for p, n in counts.items() if n > 1)
+        if repeated:
+            shared.append(f"{len(same)} runs of seed {seed} (with {', '.join(repeated)})")
+    if not shared:
+        return ""
+    return (
+        "runs share a seed: " + "; ".join(shared) + ": a decision's random numbers come "
+        "from the run's seed, the episode and the ply, so these runs replay the same draws "
+        "wherever a player reaches the same position, its results in them are correlated, "
+        "and the intervals (resampled run by run) are too narrow; give each run its own "
+        "--seed"
+    )
+
+
+def _separated(episodes: Sequence[_Episode], labels: Mapping[str, str]) -> list[str]:
+    """Players that won every game or lost every game against others (perfect
+    separation: the likelihood alone would send their strength to ±infinity)."""
+    record: dict[str, list[bool]] = defaultdict(list)
+    for e in episodes:
+        if e.first != e.second:
+            record[e.first].append(e.first_won)
+            record[e.second].append(not e.first_won)
+    return [
+        f"{labels[p]} {'won' if all(r) else 'lost'} all {len(r)}"
+        for p, r in sorted(record.items(), key=lambda kv: labels[kv[0]])
+        if all(r) or not any(r)
+    ]
 
 
 def _one_sided_pairings(episodes: Sequence[_Episode]) -> int:
@@ -414,14 +506,16 @@ def _table(
     for j, k in enumerate(keys):
         strata[k[0]].append(j)
 
-    def fit(c: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+    def fit(
+        c: np.ndarray, start: np.ndarray | None = None, sigma: float = prior_sigma
+    ) -> np.ndarray:
         # Counts per (stratum, cell, result), one row per data set, summed into cells.
         to_cells = np.zeros((len(counts), len(cells)))
         to_cells[np.arange(len(counts)), draw_cell] = 1.0
         wins, games = (c * draw_win) @ to_cells, c @ to_cells
         return fit_bradley_terry(
             first, second, setting, wins, games, players=len(players), settings=len(advantages),
-            prior_sigma=prior_sigma, start=start,
+            prior_sigma=sigma, start=start,
         )  # fmt: skip
 
     x = fit(counts)
@@ -495,8 +589,46 @@ def _table(
                 wins=sum(e.first_won == (e.first == p) for e in mine),
             )
         )  # fmt: skip
+    separated = _separated(episodes, labels)
+    if separated:
+        what = (
+            f"perfect separation ({'; '.join(separated)}): the data alone put no bound on "
+            "these strengths, so the ratings rest on the prior's σ"
+        )
+        if rated:
+            _prior_sensitivity(table, players, index, anchors, fit(counts), fit, counts)
+            what += (
+                "; refitted at σ = "
+                + ", ".join(f"{v:g}" for v in SENSITIVITY_SIGMAS)
+                + " each rating moves as its 'σ' column shows, and its interval is widened "
+                "to hold those values"
+            )
+        table.note = f"{table.note}; {what}" if table.note else what
     table.players.sort(key=lambda r: (-(r.rating if r.rating == r.rating else -math.inf), -r.logit))
     return table
+
+
+def _prior_sensitivity(
+    table: RatingTable, players: list[str], index: dict[str, int], anchors: list[Any],
+    x: np.ndarray, fit: Any, counts: np.ndarray,
+) -> None:  # fmt: skip
+    """Each rated player's rating refitted under every prior of `SENSITIVITY_SIGMAS`, and
+    its interval widened to hold them."""
+    top, bottom = index[anchors[0]], index[anchors[1]]
+    rows = {r.key: r for r in table.players}
+    for sigma in SENSITIVITY_SIGMAS:
+        theta = fit(counts, start=x, sigma=sigma)[: len(players)]
+        gap = theta[top] - theta[bottom]
+        for p in players:
+            row = rows[p]
+            if row.rating != row.rating or gap <= 0:
+                continue
+            value = LOW + (HIGH - LOW) * (theta[index[p]] - theta[bottom]) / gap
+            row.by_sigma[f"{sigma:g}"] = float(value)
+    for row in rows.values():
+        if row.by_sigma and row.kind != "anchor":
+            row.low = min(row.low, *row.by_sigma.values())
+            row.high = max(row.high, *row.by_sigma.values())
 
 
 # ------------------------------------------------------------------------- output
@@ -517,6 +649,22 @@ def _num(x: float) -> str:
     return "–" if x != x else f"{x:.0f}"
 
 
+def _interval(r: PlayerRating) -> str:
+    """A rating's 95% interval; an anchor's rating is fixed, and an interval of no width
+    (every replicate the same: too few episodes) is never printed as one."""
+    if r.kind == "anchor" and r.rating == r.rating:
+        return "fixed (anchor)"
+    if r.low != r.low or r.high != r.high:
+        return "–"
+    if r.high - r.low < 0.5:
+        return "too little data"
+    return f"[{_num(r.low)}, {_num(r.high)}]"
+
+
+def _sigma_text(r: PlayerRating) -> str:
+    return " / ".join(_num(v) for v in r.by_sigma.values()) if r.by_sigma else "–"
+
+
 def _accuracy_text(r: PlayerRating) -> str:
     if not r.accuracy_items:
         return "–"
@@ -526,7 +674,12 @@ def _accuracy_text(r: PlayerRating) -> str:
 def table_facts(t: RatingTable) -> str:
     excluded = ", ".join(f"{n} {why}" for why, n in sorted(t.excluded.items()) if n) or "none"
     seats = "; ".join(
-        f"{s.setting} from {s.start} starts {s.logit:+.2f} [{s.low:+.2f}, {s.high:+.2f}]"
+        f"{s.setting} from {s.start} starts {s.logit:+.2f} "
+        + (
+            f"[{s.low:+.2f}, {s.high:+.2f}]"
+            if s.high - s.low >= 0.005
+            else "(too little data for an interval)"
+        )
         for s in t.seat_advantage
     )
     gap = "" if not t.anchored else f"; anchors' gap {t.anchor_gap:.2f} log-odds"
@@ -550,13 +703,21 @@ def ratings_markdown(ratings: Ratings) -> list[str]:
             lines += [f"Note: {t.note}.", ""]
         if not t.players:
             continue
+        sigmas = any(r.by_sigma for r in t.players)
+        sigma_head = (
+            " rating at σ = " + " / ".join(f"{v:g}" for v in SENSITIVITY_SIGMAS) + " |"
+            if sigmas
+            else ""
+        )
         lines += [
-            "| player | kind | rating | 95% CI | log-odds vs random | episodes | wins | accuracy on critical states |",
-            "|---|---|---|---|---|---|---|---|",
+            "| player | kind | rating | 95% CI | log-odds vs random | episodes | wins | "
+            f"accuracy on critical states |{sigma_head}",
+            "|---|---|---|---|---|---|---|---|" + ("---|" if sigmas else ""),
         ]
         lines += [
-            f"| {md(r.player)} | {r.kind} | {_num(r.rating)} | [{_num(r.low)}, {_num(r.high)}] "
+            f"| {md(r.player)} | {r.kind} | {_num(r.rating)} | {_interval(r)} "
             f"| {r.logit:+.2f} | {r.episodes} | {r.wins} | {_accuracy_text(r)} |"
+            + (f" {_sigma_text(r)} |" if sigmas else "")
             for r in t.players
         ]
         lines.append("")
@@ -580,7 +741,7 @@ def ratings_terminal(ratings: Ratings) -> str:
             ["player", "kind", "rating", "95% CI", "log-odds", "episodes", "wins", "accuracy"],
             [
                 [
-                    r.player, r.kind, _num(r.rating), f"[{_num(r.low)}, {_num(r.high)}]",
+                    r.player, r.kind, _num(r.rating), _interval(r),
                     f"{r.logit:+.2f}", r.episodes, r.wins, _accuracy_text(r),
                 ]
                 for r in t.players

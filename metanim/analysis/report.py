@@ -31,6 +31,7 @@ from metanim.agents import Decision, parse_spec
 from metanim.analysis.debate import (
     OUTCOMES,
     DebateTrace,
+    Rate,
     agent_accuracy,
     any_correct_rate,
     conformity_by_peers,
@@ -192,6 +193,9 @@ class CrossRow(BaseModel):
     error_correction: str
     negative_persuasion: str
     baselines: list[PairedRow] = Field(default_factory=list)
+    #: Wilson 95% intervals of the two rates (NaN where a rate has no debates to count).
+    error_correction_ci: tuple[float, float] = (math.nan, math.nan)
+    negative_persuasion_ci: tuple[float, float] = (math.nan, math.nan)
 
 
 class Report(BaseModel):
@@ -615,6 +619,7 @@ def _cross_rows(
             any_ci=(any_ci.low, any_ci.high), any_paper_ci=(any_paper.low, any_paper.high),
             outcomes=outcome_breakdown(items),
             error_correction=f"{ec.hits}/{ec.n}", negative_persuasion=f"{npr.hits}/{npr.n}",
+            error_correction_ci=_wilson_pair(ec), negative_persuasion_ci=_wilson_pair(npr),
         )  # fmt: skip
         # McNemar against every single-model run on the same items (any-correct vs its verdict).
         anyv = {t.item_id: any(t.is_correct(a[-1]) for a in t.answers) for t in items}
@@ -634,6 +639,13 @@ def _cross_rows(
             )  # fmt: skip
         out.append(row)
     return out
+
+
+def _wilson_pair(rate: Rate) -> tuple[float, float]:
+    if rate.n == 0:
+        return (math.nan, math.nan)
+    ci = wilson_interval(rate.hits, rate.n)
+    return (ci.low, ci.high)
 
 
 def _plots(report: Report, results_dir: Path) -> list[str]:
@@ -912,8 +924,10 @@ def cross_markdown(rows: list[CrossRow]) -> list[str]:
     lines.append("")
     for c, game in zip(rows, games, strict=True):
         lines.append(
-            f"{md(game)}: error correction (all wrong → one right) {c.error_correction}; "
-            f"negative persuasion (mixed debates apart) {c.negative_persuasion}."
+            f"{md(game)}: error correction (all wrong → one right) "
+            f"{_rate_ci(c.error_correction, c.error_correction_ci)}; negative persuasion "
+            f"(of all debates, mixed ones apart) "
+            f"{_rate_ci(c.negative_persuasion, c.negative_persuasion_ci)} (95% Wilson)."
         )
     lines.append("")
     baselines = [b for c in rows for b in c.baselines]
@@ -928,6 +942,14 @@ def cross_markdown(rows: list[CrossRow]) -> list[str]:
         ]
         lines += ["", f"McNemar's exact test; baseline: {MAJORITY_RULE}.", ""]
     return lines
+
+
+def _rate_ci(count: str, ci: tuple[float, float]) -> str:
+    """`hits/n = x% [low, high]`; a rate with no debates to count says so."""
+    hits, n = (int(x) for x in count.split("/"))
+    if n == 0:
+        return f"{count} (no debate to count)"
+    return f"{count} = {_pct(hits / n)} [{_pct(ci[0])}, {_pct(ci[1])}]"
 
 
 def cross_sections(cross: list[CrossRow]) -> list[str]:

@@ -201,7 +201,6 @@ def ratings(args: argparse.Namespace) -> int:
 
 def reproduce_arguments(p: argparse.ArgumentParser) -> None:
     from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions
-    from metanim.util import PositiveInt
 
     p.add_argument(
         "artifact",
@@ -209,12 +208,6 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
         help="; ".join(f"{a.name}: {a.paper}, {a.what}" for a in ARTIFACTS.values()),
     )
     add_config_arguments(p, ReproduceOptions)
-    p.add_argument(
-        "--peers",
-        type=kind(PositiveInt),
-        default=None,
-        help="identity-bias: each agent sees k peers (default 1, seed 003 Table 1)",
-    )
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -228,21 +221,15 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
     reproduce_arguments,
 )
 def reproduce(args: argparse.Namespace) -> int:
-    from metanim.analysis.reproduce import ReproduceOptions, identity_bias
+    from metanim.analysis.reproduce import ReproduceOptions
     from metanim.analysis.reproduce import plan as plan_reproduce
     from metanim.analysis.reproduce import reproduce as reproduce_artifact
 
     opts = config_from_args(ReproduceOptions, args)
-    if args.peers is not None and args.artifact != "identity-bias":
-        raise ValueError("--peers is an option of identity-bias")
     if args.dry_run:
         for line in plan_reproduce(args.artifact, opts):
             print(f"dry run: {line}")
         print("nothing was run or written")
-        return 0
-    if args.peers is not None:
-        for path in identity_bias(opts, peers=args.peers):
-            print(f"wrote {path}")
         return 0
     reproduce_artifact(args.artifact, opts, announce=lambda line: print(line, flush=True))
     return 0

@@ -298,10 +298,21 @@ def _show(args: argparse.Namespace) -> int:
                 raise DatasetError(f"{args.path}: {record.id}: {result.detail}")
         by = Counter(v.method for v in results if v.status == "verified")
         unverified = [v for v in results if v.status == "unverified"]
+        # Per record: the fields the rules or an oracle confirmed, and those none checked.
+        for record, result in zip(records, results, strict=True):
+            if result.status == "verified":
+                print(
+                    f"  {record.id}: confirmed {', '.join(result.confirmed)}; "
+                    f"not checked: {', '.join(result.unchecked)}"
+                )
+            else:
+                print(f"  {record.id}: {result.detail}")
         print(
-            f"independently verified: {sum(by.values())} of {len(records)}"
+            f"optimal move independently verified: {sum(by.values())} of {len(records)}"
             + (" (" + ", ".join(f"{n} by {m}" for m, n in sorted(by.items())) + ")" if by else "")
         )
+        grundy = sum("grundy" in v.confirmed for v in results)
+        print(f"grundy confirmed by an oracle: {grundy} of {len(records)}")
         if unverified:
             first = unverified[0].detail.removeprefix("not independently verified: ")
             print(f"not independently verified: {len(unverified)} (first: {first})")

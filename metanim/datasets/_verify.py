@@ -25,7 +25,12 @@ multiset of their runs (rows split into independent runs, and equal runs commute
 with the runs a move leaves taken from the game's rules (`MultisetMisereSearch`).
 
 The oracle decides which legal moves (from the game's rules) leave a lost position;
-the record must name the only one. A search stops past `REFERENCE_WORK` moves
+the record must name the only one. The Grundy value is checked where an oracle has one:
+the closed forms above (Nim; Kayles in either play, whose moves are the same), else
+the reference solver's normal-play values where the position is small enough; where
+none has it, `grundy` is only checked to be nonzero at an N-position (normal play) and
+is reported as not checked. Each result lists the fields an oracle or the rules
+confirmed (`confirmed`) and those nothing checked (`unchecked`). A search stops past `REFERENCE_WORK` moves
 scanned for one record; a record that no oracle covers is reported as "not
 independently verified", never as verified.
 """
@@ -82,6 +87,17 @@ class Verification:
     status: Status
     method: str | None = None
     detail: str | None = None
+    #: The record's fields the game's rules or an independent oracle confirmed.
+    confirmed: tuple[str, ...] = ()
+    #: Its fields nothing here checks (a field only partly checked is here, and why).
+    unchecked: tuple[str, ...] = ()
+
+
+#: Fields no check covers: derived descriptions of the position and the file's bookkeeping.
+_NEVER_CHECKED = (
+    "features.size_left", "features.depth", "features.max_depth", "features.stratum",
+    "features.fullness", "difficulty",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -224,16 +240,36 @@ def _misere_kayles(game: Kayles) -> _Oracle:
     return _Oracle("multiset-of-runs search", lambda c: not search.mover_wins(game.state_key(c)))
 
 
-def _reference(game: Game[Any, Any], state: Any) -> _Oracle | None:
-    if isinstance(game, Kayles) and game.misere:
-        return _misere_kayles(game)
+def _grundy_oracle(
+    game: Game[Any, Any], state: Any, oracle: _Oracle
+) -> tuple[str, Callable[[Any], int]] | None:
+    """Who gives the state's normal-play Grundy value independently, and how; None where
+    no oracle has it within the limits."""
+    if oracle.grundy is not None:
+        return oracle.name, oracle.grundy
+    if isinstance(game, Kayles):  # misère Kayles: the same moves, the same normal values
+        return "closed form (Kayles values, period 12 after 70)", _kayles_grundy
+    ref = _reference_solver(game, state)
+    return None if ref is None else ("reference solver", ref.grundy)
+
+
+def _reference_solver(game: Game[Any, Any], state: Any) -> ReferenceSolver | None:
+    """The game's memoized reference solver, where `state` is within its bound."""
     if _reference_states(game, state) > REFERENCE_STATES:
         return None
     if game not in _REFERENCES:
         if len(_REFERENCES) > 64:
             _REFERENCES.clear()
         _REFERENCES[game] = ReferenceSolver(game)
-    ref = _REFERENCES[game]
+    return _REFERENCES[game]
+
+
+def _reference(game: Game[Any, Any], state: Any) -> _Oracle | None:
+    if isinstance(game, Kayles) and game.misere:
+        return _misere_kayles(game)
+    ref = _reference_solver(game, state)
+    if ref is None:
+        return None
     return _Oracle("reference solver", lambda c: not ref.mover_wins(c), ref.grundy)
 
 
@@ -250,6 +286,7 @@ def check_record(record: DatasetRecord) -> Verification:
         ("variant", record.variant, game.info.variant),
         ("prompt", record.prompt, game.prompt(state)),
         ("legal_moves", record.legal_moves, texts),
+        ("features.n_legal_moves", record.features.n_legal_moves, len(legal)),
     ]
     for name, have, want in rule_checks:
         if have != want:
@@ -288,21 +325,33 @@ def check_record(record: DatasetRecord) -> Verification:
             f"the {oracle.name} finds winning moves {winning}, the record says only "
             f"{record.optimal_move!r}",
         )
+    confirmed = [*(name for name, _, _ in rule_checks), "optimal_move", "optimal_action"]
     if record.input:  # files built before the harness fields existed have none to check
         for name, want in harness_fields(game, state, move).items():
             if getattr(record, name) != want:
                 return Verification(
                     "failed", None, f"{name} does not match the record's state and optimal move"
                 )
-    if oracle.grundy is not None:
-        value = oracle.grundy(state)
-        if record.grundy != value:
-            return Verification(
-                "failed", oracle.name, f"grundy is {record.grundy}, the {oracle.name} says {value}"
-            )
-    elif not game.misere and record.grundy == 0:
-        return Verification("failed", oracle.name, "grundy is 0 at an N-position")
-    return Verification("verified", oracle.name, None)
+            confirmed.append(name)
+    unchecked = list(_NEVER_CHECKED)
+    try:
+        grundy = _grundy_oracle(game, state, oracle)
+        value = None if grundy is None else grundy[1](state)
+    except (SizeLimitError, RecursionError):
+        grundy = value = None
+    if grundy is not None:
+        for name, have in (("grundy", record.grundy), ("features.grundy", record.features.grundy)):
+            if have != value:
+                return Verification(
+                    "failed", grundy[0], f"{name} is {have}, the {grundy[0]} says {value}"
+                )
+            confirmed.append(name)
+    else:
+        if not game.misere and record.grundy == 0:
+            return Verification("failed", oracle.name, "grundy is 0 at an N-position")
+        partly = "only nonzero at an N-position is checked" if not game.misere else "unchecked"
+        unchecked[:0] = [f"grundy (no oracle has its value here; {partly})", "features.grundy"]
+    return Verification("verified", oracle.name, None, tuple(confirmed), tuple(unchecked))
 
 
 def verify_record(record: DatasetRecord) -> str | None:

@@ -148,6 +148,10 @@ _SIDE_SUMS = (
 )  # fmt: skip
 
 
+#: Moves by the mover's position: in N-positions (played, and winning) and in P-positions.
+_POSITION_SUMS = ("n_moves", "n_optimal_moves", "p_moves")
+
+
 class _GroupTally:
     """One group's running sums; `summary()` is its row of the summary."""
 
@@ -163,9 +167,10 @@ class _GroupTally:
         self.end_reasons: dict[str, int] = {}
         self.wall_s: Any = 0
         self.sides = {
-            side: {**dict.fromkeys(_SIDE_SUMS, 0), "latency_s": 0, "decisions": 0}
+            side: {**dict.fromkeys(_SIDE_SUMS, 0), **dict.fromkeys(_POSITION_SUMS, 0),
+                   "latency_s": 0, "decisions": 0}
             for side in ("agent", "opponent")
-        }
+        }  # fmt: skip
         # Per finished episode: the uniform-random agent's chance to win it (None against a
         # model opponent); and each distinct game (start, seat, moves) with its outcome.
         self.chances: list[float | None] = []
@@ -201,6 +206,15 @@ class _GroupTally:
                 sums[name] += getattr(t, name)
             sums["latency_s"] += t.latency_s
             sums["decisions"] += sum(1 for m in r.moves if m.actor == side)
+            # Only an N-position offers a choice: in a P-position every move loses, and the
+            # solver grades each one optimal, so those moves are counted apart.
+            for m in r.moves:
+                if m.actor == side and m.move is not None:
+                    if m.position == "N":
+                        sums["n_moves"] += 1
+                        sums["n_optimal_moves"] += bool(m.optimal)
+                    else:
+                        sums["p_moves"] += 1
 
     def summary(self) -> dict[str, Any]:
         ci = wilson_interval(self.wins, self.finished)
@@ -226,7 +240,11 @@ class _GroupTally:
             out[side] = {
                 "moves": moves,
                 "optimal_moves": t["optimal_moves"],
-                "optimal_rate": t["optimal_moves"] / moves if moves else math.nan,
+                # The share that measures play: winning moves among moves in N-positions.
+                "n_moves": t["n_moves"],
+                "n_optimal_moves": t["n_optimal_moves"],
+                "n_optimal_rate": t["n_optimal_moves"] / t["n_moves"] if t["n_moves"] else math.nan,
+                "p_moves": t["p_moves"],
                 # Illegal and unparsable replies per model call: a rule misread (a drawn
                 # rule, a disguised story) shows here, apart from poor play.
                 "illegal_rate": t["illegal"] / t["calls"] if t["calls"] else math.nan,
@@ -531,6 +549,11 @@ def _failures(unit: str, never: str) -> list[Metric]:
     ]  # fmt: skip
 
 
+def _side(side: Any, name: str) -> Any:
+    """A side's figure; a summary written before it was counted reads NaN."""
+    return getattr(side, name, math.nan)
+
+
 def _both(g: Any, name: str) -> Any:
     return getattr(g.agent, name) + getattr(g.opponent, name)
 
@@ -590,11 +613,16 @@ TOURNAMENT_TABLE = Table(
                lambda g: f"{pct(getattr(g.agent, 'illegal_rate', math.nan))}/"
                          f"{pct(getattr(g.agent, 'unparsable_rate', math.nan))}",
                json=False),
-        Metric("agent.optimal_rate", "agent optimal", "rate",
-               "the agent's moves the solver grades optimal", lambda g: g.agent.optimal_rate,
-               terminal=True),
-        Metric("opponent.optimal_rate", "opp. optimal", "rate",
-               "the opponent's moves the solver grades optimal", lambda g: g.opponent.optimal_rate),
+        Metric("agent.n_optimal_rate", "agent opt. N", "rate",
+               "the agent's winning moves among its moves in N-positions (where a choice "
+               "matters; in a P-position every move loses)",
+               lambda g: _side(g.agent, "n_optimal_rate"), terminal=True),
+        Metric("agent.p_moves", "agent P moves", "count",
+               "the agent's moves in P-positions (every move loses: not graded)",
+               lambda g: _side(g.agent, "p_moves")),
+        Metric("opponent.n_optimal_rate", "opp. opt. N", "rate",
+               "the opponent's winning moves among its moves in N-positions",
+               lambda g: _side(g.opponent, "n_optimal_rate")),
         Metric("opponent.forfeits", "opp. forfeits", "count", "the opponent's forfeits",
                lambda g: g.opponent.forfeits),
         Metric("calls", "calls", "count", "model calls, both sides", lambda g: _both(g, "calls"),

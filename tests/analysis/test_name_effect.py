@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from metanim.analysis.name_effect import (
+from metanim.analysis.reproduce.name_effect import (
     NAME_CUES,
     NameEffectOptions,
     pair_files,

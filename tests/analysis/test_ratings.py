@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import warnings
 from functools import cache
@@ -432,3 +433,133 @@ def test_cli_ratings_refuses_a_plot_it_cannot_draw_before_writing(tmp_path: Path
         "plots need matplotlib: pip install 'metanim-arena[plots]'"
     )
     assert result.stdout == "" and not out.exists()
+
+
+# ------------------------------------------------ what cannot be rated is said so
+def _play(root: Path, name: str, a: str, b: str, episodes: int, seat: str = "alternate") -> None:
+    from metanim.arena import TournamentConfig, run_tournament
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "the start", UserWarning)
+        run_tournament(TournamentConfig(
+            name=name, games=["nim-31-k3"], method=a, opponent=b, episodes=episodes,
+            seat=seat, start="initial", seed=0, results_dir=str(root), progress=False,
+            record_decisions=False,
+        ))  # fmt: skip
+
+
+_ZERO_WIDTH = re.compile(r"\[\s*([+-]?[\d.]+)\s*,\s*([+-]?[\d.]+)\s*\]")
+
+
+def _no_zero_width(text: str) -> None:
+    for low, high in _ZERO_WIDTH.findall(text):
+        assert float(low) < float(high), text
+
+
+def test_groups_that_never_met_are_rated_apart(tmp_path: Path):
+    from metanim.analysis.ratings import ratings_markdown
+
+    _play(tmp_path, "anchors", "optimal", "random", 10)
+    _play(tmp_path, "others", "epsilon:0.2", "epsilon:0.3", 10)
+    ratings = rate([tmp_path], bootstrap=50)
+    # Plain-Python graph check: who met whom, from the logs.
+    met = {("optimal", "random"), ("epsilon:0.2", "epsilon:0.3")}
+    tables = ratings.tables
+    assert len(tables) == 2 == len(met)
+    first, second = tables
+    assert first.scope.endswith("group 1 of 2") and second.scope.endswith("group 2 of 2")
+    assert {r.player.split(" ")[0] for r in first.players} == {"optimal", "random"}
+    assert {r.player.split(" ")[0] for r in second.players} == {"epsilon:0.2", "epsilon:0.3"}
+    assert "never met" in second.note and "never on one scale" in second.note
+    # The second group has no anchors: no rating, and its log-odds are relative to its own
+    # mean (they sum to zero within the group), never read against the other group.
+    assert all(r.rating != r.rating for r in second.players)
+    assert sum(r.logit for r in second.players) == pytest.approx(0.0, abs=1e-9)
+    md = "\n".join(ratings_markdown(ratings))
+    assert md.count("never met") == 2
+    _no_zero_width(md)
+
+
+def test_perfect_separation_is_named_with_the_ratings_under_other_priors(tmp_path: Path):
+    from metanim.analysis.ratings import SENSITIVITY_SIGMAS, ratings_markdown
+    from metanim.records import read_log
+
+    # The optimal player always moves first from the N-position start: it cannot lose.
+    _play(tmp_path, "opt-rand", "optimal", "random", 10, seat="first")
+    _play(tmp_path, "eps-rand", "epsilon:0.1", "random", 10)
+    _play(tmp_path, "opt-eps", "optimal", "epsilon:0.1", 10, seat="first")
+    # Recount from the logs: the optimal player lost no game.
+    losses = 0
+    for log in tmp_path.glob("*.jsonl"):
+        if ".transcripts" in log.name:
+            continue
+        for r in read_log(log):
+            sides = {"agent": r.status == "win", "opponent": r.status == "loss"}
+            players = {"agent": log.name.split("-")[0], "opponent": log.name.split("-")[1]}
+            losses += sum(players[s] == "opt" and not won for s, won in sides.items())
+    assert losses == 0
+    (table,) = rate([tmp_path], bootstrap=50).tables
+    assert "perfect separation" in table.note and "optimal" in table.note.split("perfect")[1]
+    (eps,) = [r for r in table.players if r.player.startswith("epsilon")]
+    assert set(eps.by_sigma) == {f"{s:g}" for s in SENSITIVITY_SIGMAS}
+    values = list(eps.by_sigma.values())
+    assert max(values) - min(values) > 20  # the prior moves it
+    assert eps.by_sigma["4"] == pytest.approx(eps.rating)  # the default prior's fit
+    assert eps.low <= min(values) and max(values) <= eps.high  # the interval holds them
+    md = "\n".join(ratings_markdown(rate([tmp_path], bootstrap=50)))
+    assert "rating at σ = 1 / 4 / 16" in md
+    _no_zero_width(md)
+
+
+def test_one_episode_prints_no_zero_width_interval(tmp_path: Path):
+    from metanim.analysis.ratings import ratings_markdown, ratings_terminal
+
+    _play(tmp_path, "one", "optimal", "random", 1, seat="first")
+    ratings = rate([tmp_path], bootstrap=50)
+    md, terminal = "\n".join(ratings_markdown(ratings)), ratings_terminal(ratings)
+    for text in (md, terminal):
+        _no_zero_width(text)
+    assert "fixed (anchor)" in md and "too little data for an interval" in md
+
+
+def _agent_moves(folder: Path, opponent: str, seed: int) -> dict[tuple, str]:
+    from metanim.arena import TournamentConfig, run_tournament
+    from metanim.records import read_log
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "the start", UserWarning)
+        result = run_tournament(TournamentConfig(
+            name=f"vs-{opponent.replace(':', '')}-{seed}", games=["nim-31-k3"],
+            method="standard", model=BIASED.format(p=0.5), params={"temperature": 0.7},
+            opponent=opponent, episodes=40, seat="first", start="initial", seed=seed,
+            results_dir=str(folder), progress=False, record_decisions=False,
+        ))  # fmt: skip
+    return {
+        (r.index, m.ply, json.dumps(m.state)): m.move
+        for r in read_log(result.log_path)
+        for m in r.moves
+        if m.actor == "agent" and json.loads(json.dumps(m.state))[0] % 4 in (1, 2)
+    }  # heaps where the greedy take of 3 is not the winning move: a real coin flip
+
+
+def test_runs_of_one_seed_replay_the_same_draws_and_the_ratings_say_so(tmp_path: Path):
+    """Issue 38 item 4: the extra spread of a simulated player's rating between grids
+    came from its pairings sharing one seed: a decision's random numbers come from the
+    run's seed, the episode and the ply, so the player's coin flips repeat across its
+    runs wherever it reaches the same position. At p = 0.5 two independent runs agree on
+    about half of those flips; runs of one seed on all of them."""
+    same_a = _agent_moves(tmp_path / "same", "random", 0)
+    same_b = _agent_moves(tmp_path / "same", "epsilon:0.5", 0)
+    shared = [k for k in same_a if k in same_b]
+    assert len(shared) >= 20
+    assert all(same_a[k] == same_b[k] for k in shared)  # common random numbers
+    own_b = _agent_moves(tmp_path / "own", "epsilon:0.5", 1)
+    _agent_moves(tmp_path / "own", "random", 0)
+    own = [k for k in same_a if k in own_b]
+    agree = sum(same_a[k] == own_b[k] for k in own)
+    assert binomtest(agree, len(own), 0.5).pvalue > 0.001  # independent coin flips
+    (table,) = rate([tmp_path / "same"], bootstrap=20).tables
+    assert "runs share a seed: 2 runs of seed 0" in table.note
+    assert "give each run its own --seed" in table.note
+    (table,) = rate([tmp_path / "own"], bootstrap=20).tables
+    assert "runs share a seed" not in table.note

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,9 @@ def test_table5_grades_each_model(tmp_path: Path):
     cross = render_report(tmp_path / "table5", write=False).cross
     assert {c.game for c in cross} == {"nim", "fibonacci"} and len(cross) == 4
     for c in cross:
-        assert len(c.baselines) == 2 and all(b.game == c.game for b in c.baselines)
+        # Each model alone, and Self-Consistency (the first model's 3-sample vote).
+        assert len(c.baselines) == 3 and all(b.game == c.game for b in c.baselines)
+        assert sum(b.b.startswith("sc[n=3,temperature=0.7]") for b in c.baselines) == 1
     plain = [c for c in cross if "temperatures" not in c.method]
     assert all(c.agents["model_2"] == (1.0, 1.0) for c in plain)
     same = [c for c in cross if "temperatures" in c.method]
@@ -87,30 +90,37 @@ def test_reproduce_all_announces_each_artifact_and_its_files_as_they_finish(
     done: list[str] = []
 
     def fake(name: str):
-        def run(opts):
+        def run(made):
             done.append(name)
-            path = Path(opts.out) / f"{name}.md"
+            path = Path(made.opts.out) / f"{name}.md"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(name)
             return [path]
 
         return run
 
-    artifacts = {
-        name: module.Artifact(name, f"paper {name}", "what", fake(name), "seed000")
-        for name in ("one", "two")
-    }
-    assert main(["reproduce", "table1", "--dry-run", "--out", str(tmp_path / "r")]) == 0
-    assert "nothing was run or written" in capsys.readouterr().out
-    assert not (tmp_path / "r").exists()
-    monkeypatch.setattr(module, "ARTIFACTS", artifacts)
-    assert module.reproduce("all", module.ReproduceOptions(out=str(tmp_path / "r")),
-                            announce=print) == [tmp_path / "r" / "one.md", tmp_path / "r" / "two.md"]  # fmt: skip
-    assert capsys.readouterr().out.splitlines() == [
-        "[1/2] one: paper one, what", f"wrote {tmp_path / 'r' / 'one.md'}",
-        "[2/2] two: paper two, what", f"wrote {tmp_path / 'r' / 'two.md'}",
-    ]  # fmt: skip
-    assert done == ["one", "two"]
+    assert next(iter(module.ARTIFACTS)) == "table1"  # the registry the CLI reads
+    saved = dict(module.ARTIFACTS)
+    module.ARTIFACTS.clear()
+    try:
+        for name in ("one", "two"):
+            hypothesis = module.Hypothesis({"agent": "sim-random"}, ("plays at random",))
+            module.ARTIFACTS[name] = module.Artifact(
+                name, f"paper {name}", "what", fake(name), hypothesis
+            )
+        assert main(["reproduce", "one", "--dry-run", "--out", str(tmp_path / "r")]) == 0
+        assert "nothing was run or written" in capsys.readouterr().out
+        assert not (tmp_path / "r").exists()
+        assert module.reproduce("all", module.ReproduceOptions(out=str(tmp_path / "r")),
+                                announce=print) == [tmp_path / "r" / "one.md", tmp_path / "r" / "two.md"]  # fmt: skip
+        assert capsys.readouterr().out.splitlines() == [
+            "[1/2] one: paper one, what", f"wrote {tmp_path / 'r' / 'one.md'}",
+            "[2/2] two: paper two, what", f"wrote {tmp_path / 'r' / 'two.md'}",
+        ]  # fmt: skip
+        assert done == ["one", "two"]
+    finally:
+        module.ARTIFACTS.clear()
+        module.ARTIFACTS.update(saved)
 
 
 def test_an_option_the_artifact_does_not_read_is_refused_not_ignored(tmp_path: Path) -> None:
@@ -155,3 +165,16 @@ def test_a_scaled_down_run_says_its_options_and_a_strong_crowd_is_named(tmp_path
     opts = ReproduceOptions(out=str(tmp_path / "s"), model="sim-optimal", items=3, repeats=1)
     with pytest.raises(ValueError, match=r"no challenging items: the single agent \(sim-optimal"):
         reproduce("acemad", opts)
+
+
+def test_each_table_states_the_smallest_effect_its_sizes_detect(tmp_path: Path):
+    from scipy.stats import norm
+
+    md = _run(tmp_path, "table5")  # --items 3
+    # Closed form: (z_0.975 + z_0.8) · sqrt(2 · 0.25 / n) with n = 3 items per arm.
+    expected = (norm.ppf(0.975) + norm.ppf(0.8)) * math.sqrt(0.5 / 3)
+    line = next(x for x in md.splitlines() if x.startswith("Power: "))
+    assert line.startswith("Power: with 3 items")
+    assert f"a difference of {100 * expected:.0f} points" in line
+    assert "not detected at this size, not absent" in line
+    assert md.index("Power: ") < md.index("## Configuration")

@@ -247,8 +247,11 @@ def test_a_tampered_misere_kayles_record_fails_verification(default_build):
 
 
 def _two_row_record(state: tuple[int, int], move: tuple[int, int]) -> DatasetRecord:
+    from metanim.solver import grundy
+
     game = make_game("chomp", rows=2, cols=300)
-    return make_record(game, state, move, index=0, seed=0, grundy=1)
+    value = grundy(game, state)  # the builder's value: the check recomputes it by its oracle
+    return make_record(game, state, move, index=0, seed=0, grundy=value)
 
 
 def test_verify_is_independent_of_the_solver():
@@ -301,7 +304,8 @@ def test_show_verify_counts_what_no_oracle_covers(tmp_path, capsys):
     # Issue 24 item 5: a record no oracle covers fails --verify unless it is allowed.
     assert main(["dataset", "show", str(path), "--verify", "--head", "0"]) == 2
     out, err = capsys.readouterr()
-    assert "independently verified: 1 of 2 (1 by closed form (two-row Chomp))" in out
+    assert "optimal move independently verified: 1 of 2 (1 by closed form (two-row Chomp))" in out
+    assert "grundy confirmed by an oracle: 1 of 2" in out
     assert "not independently verified: 1" in out
     assert "1 of 2 records are not independently verified (first: chomp-misere-000001)" in err
     assert "--allow-unverified" in err
@@ -310,6 +314,79 @@ def test_show_verify_counts_what_no_oracle_covers(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "not independently verified: 1" in out
     assert main(["dataset", "show", str(path), "--allow-unverified", "--head", "0"]) == 2
+
+
+def _grundy_by_rules(game, state, memo) -> int:
+    """The normal-play Grundy value by mex over the children, from the game's moves: a
+    plain recursion written here, apart from every oracle and solver under test."""
+    key = game.state_key(state)
+    if key not in memo:
+        seen = {_grundy_by_rules(game, game.child(state, m), memo) for m in game.legal_moves(state)}
+        memo[key] = next(v for v in range(len(seen) + 1) if v not in seen)
+    return memo[key]
+
+
+def test_a_wrong_grundy_fails_where_the_verifier_had_no_grundy_oracle(default_build):
+    """Issue 38 item 9: a wrong `grundy` passed --verify in Corner Queen, normal Fibonacci,
+    misère Kayles and two-row Chomp records, which had no Grundy oracle; every default
+    record's value is now confirmed, and every tampered one fails."""
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    cases = {
+        "corner_queen-normal": lambda r: True,
+        "fibonacci-normal": lambda r: True,
+        "kayles-misere": lambda r: sum(row.count("1") for row in r.state) <= 14,
+        "chomp-normal": lambda r: sum(1 for x in r.state if x) <= 2,
+    }
+    tampered = 0
+    for name, small in cases.items():
+        records = [r for r in default_build[name] if small(r)][:4]
+        assert records, name
+        for record in records:
+            game = record.make_game()
+            truth = _grundy_by_rules(game, record.game_state(), {})
+            assert record.grundy == truth, record.id  # the build is right
+            result = check_record(record)
+            assert result.status == "verified" and "grundy" in result.confirmed, record.id
+            for wrong in {truth + 1, abs(truth - 1)} - {truth}:
+                if wrong == 0 and not game.misere:
+                    continue  # caught before: "grundy is 0 at an N-position"
+                forged = record.model_copy(update={"grundy": wrong}).with_hash()
+                result = check_record(forged)
+                assert result.status == "failed", (record.id, wrong)
+                assert f"grundy is {wrong}" in (result.detail or "")
+                tampered += 1
+    assert tampered >= 12
+
+
+def test_show_verify_says_per_record_which_fields_were_confirmed(tmp_path, capsys):
+    """A field no oracle checks is never called verified: a normal Fibonacci position too
+    large for the reference solver has its optimal move checked by the Zeckendorf form
+    and its Grundy value by nothing."""
+    from metanim.cli import main
+    from metanim.solver import grundy, winning_moves
+
+    game = make_game("fibonacci", n=1000)
+    state = next(
+        (r, k) for r in range(900, 1000) for k in range(1, 40)
+        if len(winning_moves(game, (r, k))) == 1
+    )  # fmt: skip
+    big = make_record(game, state, winning_moves(game, state)[0], index=0, seed=0,
+                      grundy=grundy(game, state))  # fmt: skip
+    small = _two_row_record((300, 295), (0, 296))
+    path = write_jsonl([small, big], tmp_path / "two.jsonl")
+    assert main(["dataset", "show", str(path), "--verify", "--head", "0"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split(":")[0].strip(): line for line in out.splitlines() if line.startswith("  ")}
+    confirmed = lines[small.id].split("confirmed ")[1].split(";")[0].split(", ")
+    assert {"legal_moves", "optimal_move", "grundy", "features.grundy"} <= set(confirmed)
+    confirmed = lines[big.id].split("confirmed ")[1].split(";")[0].split(", ")
+    assert "optimal_move" in confirmed and "grundy" not in confirmed
+    unchecked = lines[big.id].split("not checked: ")[1]
+    assert unchecked.startswith("grundy (no oracle has its value here")
+    assert "difficulty" in unchecked and "features.depth" in unchecked
+    assert "grundy confirmed by an oracle: 1 of 2" in out
 
 
 def test_the_paper_build_card_says_what_the_build_is(paper_build):

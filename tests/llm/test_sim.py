@@ -291,3 +291,36 @@ def test_a_resumed_run_gets_a_new_simulator_session(tmp_path, monkeypatch):
     with run._sim_server(True, job):
         pass
     assert sessions == [0, 2]
+
+
+def test_dreamad_strategy_carries_the_cue_as_the_insight_and_temperature_say(sim_server):
+    """DReaMAD's strategy request shows the game only in the agent's own words (no game
+    prompt): the simulator still writes the strategy, and it carries the cue sentence
+    with probability `insight` rescaled to the request's temperature (seed 000's
+    elicitation at T = 0.1 against the rewrites at 0.7), or always where the request
+    already names the cue."""
+    from scipy.stats import binomtest
+
+    from metanim.agents import prompts
+
+    model = "sim-biased:p=0.7,cue=Grundy,cue_p=0,insight=0.45"
+    request = prompts.DREAMAD_STRATEGY.format(
+        game_definition="Fibonacci Nim. A single pile of stones.", winning_condition="take the last stone",
+        move_constraints="at most twice the previous take", short_state="24 stones, take 1 to 6",
+    )  # fmt: skip
+    n = 300
+    for temperature in (0.7, 0.35):
+        a, b = 0.45 ** (0.7 / temperature), 0.55 ** (0.7 / temperature)
+        expected = a / (a + b)  # the documented rescaling, P(carries the cue) at T
+        hits = 0
+        for seed in range(n):
+            reply = ask(sim_server, model, request, seed=seed, temperature=temperature)
+            obj = parsed(reply.text)
+            assert set(obj) == {"state_evaluation", "winning_strategy", "endgame_tactics"}
+            carried = ["Grundy" in v for v in obj.values()]
+            assert len(set(carried)) == 1  # one reply: its fields carry it together
+            hits += carried[0]
+        assert binomtest(hits, n, expected).pvalue > 0.001, (temperature, hits)
+    named = request.replace("A single pile of stones.", "Think in Grundy values.")
+    for seed in range(20):
+        assert "Grundy" in parsed(ask(sim_server, model, named, seed=seed).text)["winning_strategy"]

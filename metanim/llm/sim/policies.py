@@ -214,6 +214,31 @@ class Reading:
         return self.hint
 
 
+_NO_TASK = "I cannot find a game or question in the prompt."
+
+
+def _strategic(key: str) -> bool:
+    """A strategy field of DReaMAD's elicitation (what `field_value` writes advice into)."""
+    k = _norm(key)
+    return "strategy" in k or "tactic" in k or "evaluation" in k
+
+
+def _cue_in(spec: SimModelSpec, messages: list[Message]) -> bool:
+    """Whether a request with no position in view already carries the agent's cue word
+    (in what the method or an agent wrote: every non-assistant message)."""
+    pattern = re.compile(rf"\b{re.escape(spec['cue'])}\b", re.IGNORECASE)
+    return any(
+        pattern.search(str(m.get("content") or ""))
+        for m in messages
+        if m.get("role") != "assistant"
+    )
+
+
+def _strategy_text(spec: SimModelSpec, r: Reading) -> str:
+    hint = r.insight(spec)
+    return "Leave the opponent a losing position." + (f" {hint}" if hint else "")
+
+
 def field_value(key: str, spec: SimModelSpec, r: Reading) -> Any:
     """What a reply puts under `key` of the asked JSON object."""
     k = _norm(key)
@@ -369,7 +394,9 @@ class Prompt:
         takes `rng=None`: seeding a generator costs more than the rest of a reply.
         """
         if self.task is None:
-            return False
+            # A text the agent writes for itself with no position in view (DReaMAD's
+            # strategy step) may still draw its cue sentence.
+            return bool(spec["cue"]) and any(_strategic(k) for k in self.keys)
         if spec["cue"]:
             return True  # `insight` may draw
         shown = self.shown
@@ -416,7 +443,20 @@ class Prompt:
         assert fault_rng is not None
         task, keys = self.task, self.keys
         if task is None:
-            obj = {key: "I cannot find a game or question in the prompt." for key in keys}
+            if spec["cue"] and any(_strategic(k) for k in keys):
+                # DReaMAD's strategy request shows the game in the agent's own words, not
+                # its prompt: a strategy is still written, and carries the cue sentence
+                # with the `insight` probability at the request's temperature (kept where
+                # the request already carries the cue), as any self-written text does.
+                assert rng is not None
+                cued = _cue_in(spec, self.messages)
+                reading = Reading(None, None, None, cued, temperature, rng)
+                obj = {
+                    key: _strategy_text(spec, reading) if _strategic(key) else _NO_TASK
+                    for key in keys
+                }
+                return f"```json\n{json.dumps(obj)}\n```", None, None
+            obj = {key: _NO_TASK for key in keys}
             return f"```json\n{json.dumps(obj)}\n```", None, "no_task"
         shown = self.shown
         assert shown is not None

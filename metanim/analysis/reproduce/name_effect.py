@@ -17,7 +17,7 @@ named prompt carries. So the simulated effect is expected near p − cue_p times
 of items the heuristic gets wrong, and zero for a method or game without the cue. With
 `model` (and `base_url`) the same protocol measures a real model.
 
-This module is the artifact's runner and renderer; `metanim reproduce` registers it.
+`metanim reproduce name-effect` runs it (the artifact declared at the end of this module).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from metanim.analysis.reproduce._base import ITEMS, Hypothesis, Run, artifact, model_options
 from metanim.arena import EvaluationConfig, run_evaluation
 from metanim.datasets import build, make_record, write_jsonl
 from metanim.games import PRESETS, make_game
@@ -167,8 +168,7 @@ def run_name_effect(
                     repeats=options.repeats,
                     seed=options.seed,
                     results_dir=str(Path(options.out) / "runs"),
-                    progress=False,
-                    **options.run,
+                    **{"progress": False, **options.run},
                 )
                 verdicts[variant] = _verdicts(run_evaluation(config, announce).records)
             named, named_ci = _accuracy(verdicts["named"])
@@ -216,3 +216,45 @@ def render_name_effect(rows: Sequence[NameEffectRow], simulated: bool) -> str:
     models = sorted({r.model for r in rows})
     lines += ["", "Models: " + "; ".join(f"`{m}`" for m in models)]
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------ the artifact
+NAME_EFFECT = Hypothesis(
+    {
+        "agent": "sim-biased:heuristic=max_take,p=0.7,cue=<the game's name>,cue_p=0.1,cue_in_prompt=1"
+    },
+    (
+        "each game's agent plays the greedy heuristic (take the most) with probability 0.7, "
+        "and with 0.1 when the game's name is in its prompt (`cue_in_prompt=1`): the name "
+        "recalls a known strategy; the disguised prompt names no game, so its agent is "
+        "never cued",
+        "at temperature 0 (the methods' default) each agent makes its likelier choice: "
+        "the winning move when cued, the greedy one when not, so the expected difference, "
+        "named minus disguised, is the share of items on which the greedy move loses, and "
+        "0 for a game whose prompt has no cue",
+    ),
+    flags={"agent": ("model",)},
+)
+
+
+@artifact(
+    "name-effect", paper="Seed 000 Figure 10 (the name effect, measured)",
+    what="the same critical states with the game named and disguised",
+    hypothesis=NAME_EFFECT, options=ITEMS,
+)  # fmt: skip
+def name_effect(run: Run) -> list[Path]:
+    """Every default setting's critical states, named and disguised, answered by ReAct and
+    CoT; accuracy of each with its interval and the paired difference with its own."""
+    opts, simulated = run.opts, run.cast.hypothesis is not None
+    options = NameEffectOptions(
+        out=run.folder,
+        n=opts.items or NameEffectOptions.n,
+        repeats=opts.repeats,
+        seed=opts.seed,
+        model=None if simulated else run.cast["agent"],
+        base_url=opts.base_url,
+        run={"progress": opts.progress, **model_options(opts)},
+    )
+    rows = run_name_effect(options)
+    run.power(min((r.items for r in rows), default=0), "items per game (paired)")
+    return [run.write([*run.header(), render_name_effect(rows, simulated), *run.cast.footer()])]
