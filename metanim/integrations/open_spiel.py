@@ -136,9 +136,11 @@ def game_string(game: Game[Any, Any]) -> str:
     it back.
 
     >>> game_string(make_game("nim-31-k3-misere"))
-    'metanim_nim(heaps=31;,max_take=3,misere=True)'
+    'metanim_nim(disguise=False,heaps=31;,max_take=3,misere=True)'
     """
-    values = ",".join(f"{k}={v}" for k, v in sorted(spiel_params(game).items()))
+    # OpenSpiel writes every parameter of the game's specification, a default too.
+    defaults = {name: spec.default for name, spec in parameters(type(game)).items()}
+    values = ",".join(f"{k}={v}" for k, v in sorted({**defaults, **spiel_params(game)}.items()))
     return f"{short_name(game.name)}({values})"
 
 

@@ -19,7 +19,7 @@ from metanim.envs.vector import (
     _KaylesBits,
     _random,
 )
-from metanim.games import Kayles
+from metanim.games import Kayles, make_game
 from metanim.solver import ReferenceSolver, outcome
 
 CASES: list[Any] = [
@@ -393,16 +393,18 @@ def _rules_outcome_of_starts(game: Any) -> tuple[bool, bool]:
 def test_an_unstartable_seat_says_the_rule_the_same_in_both_envs() -> None:
     # Misère Chomp 2x8: no P-position from which no move ends the game (by the rules).
     kwargs = dict(rows=2, cols=8, misere=True, seat="second")
-    single = gym.make("MetaNIM/Chomp-v0", **kwargs)
-    n_start, p_start = _rules_outcome_of_starts(single.unwrapped.game)
+    n_start, p_start = _rules_outcome_of_starts(make_game("chomp", rows=2, cols=8, misere=True))
     assert n_start and not p_start
-    batched = gym.make_vec(
-        "MetaNIM/Chomp-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs
+    makers = (
+        lambda: gym.make("MetaNIM/Chomp-v0", **kwargs),
+        lambda: gym.make_vec(
+            "MetaNIM/Chomp-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs
+        ),
     )
     messages = []
-    for env in (single, batched):
+    for make in makers:  # refused when made (the batched env tables its starts) or reset
         with pytest.raises(ValueError) as info:
-            env.reset(seed=0)
+            make().reset(seed=0)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
     assert (
