@@ -60,9 +60,13 @@ def iter_records(path: str | Path, end: int | None = None) -> Iterator[dict[str,
     path = Path(path)
     for number, line in _lines(path, end):
         try:
-            yield json.loads(line)
+            # Decoded as UTF-8 here: json.loads of bytes guesses UTF-16 or UTF-32 for a line
+            # of NUL bytes (what a crash can leave) and raises a codec error for it.
+            yield json.loads(line.decode("utf-8"))
         except json.JSONDecodeError as exc:
             _set_aside(path, number, line, exc.msg)
+        except UnicodeDecodeError:
+            _set_aside(path, number, line, "not UTF-8 text")
 
 
 def iter_log(
@@ -106,9 +110,14 @@ def numbered_log(
             if line.startswith(_CURRENT):
                 record = model.model_validate_json(line)
             else:
-                record = model.model_validate(upgrade(json.loads(line), kind, decisions))
+                record = model.model_validate(
+                    upgrade(json.loads(line.decode("utf-8")), kind, decisions)
+                )
         except json.JSONDecodeError as exc:
             _set_aside(path, number, line, exc.msg)
+            continue
+        except UnicodeDecodeError:
+            _set_aside(path, number, line, "not UTF-8 text")
             continue
         except ValidationError as exc:
             _set_aside(path, number, line, f"not a record: {exc.errors()[0]['msg']}")

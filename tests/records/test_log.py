@@ -31,6 +31,16 @@ def test_log_ignores_and_cuts_a_partial_last_line(tmp_path: Path) -> None:
     assert (tmp_path / "log.jsonl.corrupt").read_text() == "not json\n"
 
 
+@pytest.mark.parametrize("junk", [b"\x00" * 12, b"\xff\xfe{}", b"\x00garbage"])
+def test_a_line_of_binary_junk_is_set_aside_as_a_corrupt_line(tmp_path: Path, junk) -> None:
+    # What a crash can leave on disk: NUL bytes or bytes that are not UTF-8. Read as
+    # JSON bytes they make a codec error (json guesses UTF-16/32), never a corrupt line.
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"id": "a"}\n' + junk + b'\n{"id": "b"}\n')
+    with pytest.warns(UserWarning, match=":2: a corrupt line"):
+        assert [r["id"] for r in read_records(path)] == ["a", "b"]
+
+
 def test_submitted_lines_are_on_disk_whole_and_in_order_when_their_futures_finish(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
