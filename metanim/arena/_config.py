@@ -24,6 +24,7 @@ from metanim.llm import (
     PROVIDER_KINDS,
     ApiSetting,
     CallOptions,
+    ExtraBody,
     StructuredOutputSetting,
 )
 from metanim.records import SIDES, config_identity, identity_hash
@@ -192,7 +193,7 @@ class RunConfig(BaseModel):
     )
     top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling top_p, if set")
     stop: list[str] = Field(default_factory=list, description="stop sequence sent with every call")
-    extra_body: dict[str, Any] = Field(
+    extra_body: ExtraBody = Field(
         default_factory=dict,
         description="extra request-body field for every call, e.g. cache_prompt=false (llama.cpp)",
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from metanim.util import MetaNimError
 
@@ -65,6 +65,25 @@ DEFAULT_MAX_COMPLETION_TOKENS = 512
 AUTO = "auto"
 
 
+#: Request fields the client writes itself: one set by `--extra-body` would change what
+#: is sent behind the run's back (another model, no messages) while its records say not.
+CLIENT_FIELDS = ("model", "messages", "input", "instructions", "stream", "n")
+
+
+def _check_extra_body(fields: dict[str, Any]) -> dict[str, Any]:
+    taken = [name for name in fields if name in CLIENT_FIELDS]
+    if taken:
+        raise ValueError(
+            f"{', '.join(taken)} {'is a field' if len(taken) == 1 else 'are fields'} the "
+            "client sets itself; give the model with --model, the sampling with --param"
+        )
+    return fields
+
+
+#: Extra request-body fields, every call (never one the client sets: `CLIENT_FIELDS`).
+ExtraBody = Annotated[dict[str, Any], AfterValidator(_check_extra_body)]
+
+
 class CallOptions(BaseModel):
     """Everything a call sends beyond its messages, temperature, n and seed; one per call.
 
@@ -92,7 +111,7 @@ class CallOptions(BaseModel):
     omit: tuple[str, ...] = ()
     top_p: float | None = Field(None, gt=0, le=1)
     stop: list[str] | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: ExtraBody = Field(default_factory=dict)
     structured_output: StructuredOutput = "off"
     schema_: dict[str, Any] | None = Field(None, alias="schema")
 

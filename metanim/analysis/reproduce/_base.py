@@ -34,6 +34,7 @@ from metanim.arena import (
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
 from metanim.llm import (
     ApiSetting,
+    ExtraBody,
     InfrastructureError,
     ModelSpec,
     StructuredOutputSetting,
@@ -98,7 +99,7 @@ class ReproduceOptions(BaseModel):
     structured_output: StructuredOutputSetting = Field(
         "auto", description="how each reply's schema is sent (see `metanim tournament --help`)"
     )
-    extra_body: dict[str, Any] = Field(
+    extra_body: ExtraBody = Field(
         default_factory=dict, description="extra request-body field for every call"
     )
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
