@@ -5,7 +5,10 @@ log of small tournaments and evaluations (every method layout, games and questio
 requests around them vary the model spec, temperature, n, seed, server seed and session,
 repeat bodies (attempt counts, bursts) and add malformed ones. `replay` answers them in
 order on fresh `SimApp`s; tests/llm/test_sim_identity.py compares that with
-tests/data/sim_golden.json.gz, recorded from the code before the server was optimised:
+tests/data/sim_golden.json.gz, recorded from the code before the server was optimised
+(the 12 answers to DReaMAD's strategy request, 12 of 814, were recorded again when the
+simulator began to answer that request with a strategy; a script compared both files and
+found no other difference):
 
     PYTHONPATH=/path/to/reference/checkout python tests/sim_golden.py --write
 """
