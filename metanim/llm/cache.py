@@ -45,17 +45,28 @@ class ResponseCache:
         self._open()
 
     def _open(self) -> None:
+        if self.path.is_dir():
+            raise ValueError(
+                f"the response cache {self.path} is a folder: give a file, which is created "
+                "(or reused when a run made it)"
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection shared by the event loop's thread and any worker thread;
         # the lock serializes access, WAL lets several processes share the file.
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, base_url TEXT, request TEXT, sample_index INTEGER,"
-            " texts TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, created REAL)"
-        )
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, base_url TEXT, request TEXT, sample_index INTEGER,"
+                " texts TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, created REAL)"
+            )
+        except sqlite3.DatabaseError as exc:  # another file's bytes, or one it cannot open
+            raise ValueError(
+                f"the response cache {self.path} cannot be used as one ({exc}): give a new "
+                "file name, or a cache a run made"
+            ) from None
 
     def __getstate__(self) -> dict[str, object]:
         # A pickled cache (e.g. inside a client sent to a worker) reopens the same file.

@@ -1,0 +1,28 @@
+"""A response cache given a path it cannot use says so in one line (a user's mistake)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metanim.cli import main
+from metanim.llm import ResponseCache
+
+
+def test_a_folder_or_another_file_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "notes.db").write_text("not a database, a note\n" * 20)
+    with pytest.raises(ValueError, match="is a folder"):
+        ResponseCache(tmp_path)
+    with pytest.raises(ValueError, match="cannot be used as one"):
+        ResponseCache(tmp_path / "notes.db")
+    ResponseCache(tmp_path / "new.db")  # a new file is created
+    assert (tmp_path / "new.db").stat().st_size > 0
+
+
+def test_the_cli_answers_in_one_line_with_exit_code_2(tmp_path: Path, capsys) -> None:
+    args = ["tournament", "--games", "nim-31-k3", "--episodes", "1", "--no-progress",
+            "--results-dir", str(tmp_path / "r"), "--cache", str(tmp_path)]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"the response cache {tmp_path} is a folder" in err
