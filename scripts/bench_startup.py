@@ -15,6 +15,7 @@ filled (warm). Writes the `startup` section of docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -64,6 +65,29 @@ else:
     env.step(np.argmax(mask, axis=1))
 """
 GAMES = ["Nim", "Fibonacci", "Kayles", "Chomp", "CornerQueen"]
+
+#: The batched env's first step with numba's compile events recorded (`numba.core.event`):
+#: the seconds of each outermost compile (a kernel's compile includes the helpers it
+#: calls or inlines), printed as one JSON line.
+COMPILES = (
+    """
+import json, time
+from numba.core import event
+open_, done = [], []
+class Timer(event.Listener):  # compiles nest (a kernel compiles what it calls first)
+    def on_start(self, ev):
+        open_.append(time.perf_counter())
+    def on_end(self, ev):
+        start = open_.pop()
+        done.append((ev.data["dispatcher"].py_func.__name__, time.perf_counter() - start,
+                     len(open_)))
+event.register("numba:compile", Timer())
+"""
+    + FIRST_STEP
+    + """
+print(json.dumps(done))
+"""
+)
 
 
 def wall(argv: list[str], env: dict[str, str] | None = None) -> float:
@@ -151,6 +175,30 @@ def first_step_rows(repeats: int, folder: Path) -> list[list[str]]:
     return rows
 
 
+def compile_rows(folder: Path) -> list[list[str]]:
+    """Per game's batched env: numba's compile seconds of each outermost kernel its cold
+    first step compiles (one cold process each), their sum and that process's wall time."""
+    rows = []
+    for name in GAMES[:3]:
+        env_id = f"MetaNIM/{name}-v0"
+        code = COMPILES.format(env_id=env_id, single=False)
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / f"compile-{name}")}
+        start = time.perf_counter()
+        out = subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True,
+                             check=True)  # fmt: skip
+        seconds = time.perf_counter() - start
+        done = json.loads(out.stdout.strip().splitlines()[-1])
+        # Outermost compiles, and the largest one each compiles inside it (depth 1).
+        outer = [(k, t) for k, t, depth in done if depth == 0]
+        inner = [(k, t) for k, t, depth in done if depth == 1 and t >= 0.1]
+        listed = ", ".join(f"`{k}` {t:.2f}" for k, t in outer)
+        listed += "; inside them: " + ", ".join(f"`{k}` {t:.2f}" for k, t in inner)
+        total = sum(t for _, t in outer)
+        rows.append([f"`{env_id}`", listed, f"{total:.2f}", f"{seconds:.2f}"])
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="rounds, min")
@@ -162,6 +210,7 @@ def main() -> None:
         folder = Path(tmp)
         start = startup_rows(args.repeats, folder)
         first = [] if args.no_first_step else first_step_rows(args.repeats, folder)
+        compiled = [] if args.no_first_step else compile_rows(folder)
     parts = [
         "## Start-up and first use (`scripts/bench_startup.py`)",
         f"Machine: {machine()}. Load average (1, 5, 15 min) at the start: {load[0]:.1f}, "
@@ -189,6 +238,15 @@ def main() -> None:
             "is compiled code throughout: its first step compiles (cold) or loads (warm) its "
             "kernels.",
             table(["env", "cold s", "warm s", "cold/warm", "heavy"], first),
+            "What bounds the batched env's cold first step: numba's compile time. Each "
+            "game's batched env compiles one step kernel (its `reset` runs the same kernel) and "
+            "the start kernel it calls, with the random-stream helpers they inline (and Kayles "
+            "its outcome table's kernel); seconds of each outermost compile in one cold process "
+            "(numba's `numba:compile` events; a kernel's time includes the kernels it calls or "
+            "inlines, compiled first: those of 0.1 s or more are listed after the semicolon), "
+            "the outermost ones' sum, and that process's wall time. A warm process loads the "
+            "same kernels from the cache instead.",
+            table(["env", "compile s by kernel", "compile s", "process s"], compiled),
         ]
     markdown = "\n\n".join(parts)
     if not args.no_write:

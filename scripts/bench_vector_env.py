@@ -423,9 +423,22 @@ def versus_rows(sizes: list[int], repeats: int, work: int, bandwidth: float) -> 
     return out
 
 
+def steps_per_episode(env: Any, calls: int) -> float:
+    """Board-steps per episode over `calls` steps of random legal actions (untimed): how
+    often a board restarts, and so pays for a start."""
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    ended = 0
+    for _ in range(calls):
+        _, _, terminated, truncated, info = env.step(pick(info["action_mask"], rng))
+        ended += int((terminated | truncated).sum())
+    return calls * env.num_envs / max(ended, 1)
+
+
 def options_rows(batch: int, repeats: int, work: int, games: list[str]) -> list[list[str]]:
     """Per game, ns per board-step of each option (`OPTIONS`) at B = `batch`, min of
-    `repeats` interleaved timings, and its ratio to the fastest of them."""
+    `repeats` interleaved timings, its ratio to the fastest of them, the board-steps per
+    episode and the ns per episode."""
     rows = []
     for env_id in games:
         envs = {}
@@ -439,7 +452,9 @@ def options_rows(batch: int, repeats: int, work: int, games: list[str]) -> list[
                 best[key] = max(best[key], time_vector(env, calls, batch))
         fastest = max(best.values())
         for label, rate in best.items():
-            rows.append([f"`{env_id}`", label, f"{1e9 / rate:.1f}", f"{fastest / rate:.2f}"])
+            length = steps_per_episode(envs[label], calls)
+            rows.append([f"`{env_id}`", label, f"{1e9 / rate:.1f}", f"{fastest / rate:.2f}",
+                         f"{length:.2f}", f"{1e9 / rate * length:.0f}"])  # fmt: skip
         print(rows[-len(envs) :], flush=True)
     return rows
 
@@ -521,8 +536,17 @@ def main() -> None:
             f"### Every start and opponent option at B = {args.options_batch:,}\n\nns per "
             f"board-step, min of {args.repeats} interleaved timings, one thread, each game's "
             "default configuration; *vs fastest* is its time over the fastest option's of the "
-            "same game (`seat=second`, the opponent moving first, is listed last).",
-            table(["env", "option", "ns/board-step", "vs fastest"], options),
+            "same game (`seat=second`, the opponent moving first, is listed last). "
+            "*Steps/episode* is how many board-steps an episode lasts under random agent "
+            "actions (counted in an untimed pass): a board pays for a start (its episode's key, "
+            "then the start law's two draws, or for Kayles of 20 pins a whole random playout, "
+            "then with `seat=second` the opponent's first move) once per episode, so an option "
+            "whose episodes are shorter pays for starts more often per board-step; *ns/episode* "
+            "is the two multiplied.",
+            table(
+                ["env", "option", "ns/board-step", "vs fastest", "steps/episode", "ns/episode"],
+                options,
+            ),
             f"### Every game at B = {batch:,}\n\n{args.calls} `step()` calls per timing "
             "(best of 2 alternating with the single env), one thread, optimal opponent unless "
             "the row says otherwise. *States* is the size of the tables the env builds at "

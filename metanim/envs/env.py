@@ -239,7 +239,15 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         )
         self._record_limit = self._listing_limit if self._keep_masks else _WIDE_RECORD_LIMIT
         self._counts: dict[Any, int] = {}
-        self._mover_wins_at_end = self.game.mover_wins_at_terminal
+        mover_wins_at_end = self.game.mover_wins_at_terminal
+        # (winner, reward, status) of a step that ends the game, by whether the opponent
+        # made the last move: the player to move at the end wins in misère play.
+        self._ends = tuple(
+            ("agent", 1.0, "agent won")
+            if mover_wins_at_end == opponent_last
+            else ("opponent", -1.0, "agent lost")
+            for opponent_last in (False, True)
+        )
         self._texts: dict[Any, str] = {}
         # (move, text) of every action id, made now when masks are kept (at most
         # 4,096 actions): a step then decodes the agent's action with one lookup, and a
@@ -432,11 +440,13 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         else:
             node = child
             opponent_move = None
-        winner = None
-        reward = 0.0
-        if not node[3]:
-            winner, reward = self._game_over(opponent_move)
         self._state, self._current = node[5], node
+        if node[3]:
+            winner = None
+            reward = 0.0
+        else:  # the game is over (`_game_over`, inline)
+            winner, reward, self._status = self._ends[opponent_move is not None]
+            self._done = True
         value = node[2]
         info = {
             "action_mask": node[0].copy(),
@@ -454,9 +464,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """(winner, reward) of a step that ended the game, whose last move was the
         opponent's when it made one: the player to move at the end wins in misère play."""
         self._done = True
-        agent_wins = self._mover_wins_at_end == (opponent_move is not None)
-        self._status = "agent won" if agent_wins else "agent lost"
-        return ("agent", 1.0) if agent_wins else ("opponent", -1.0)
+        winner, reward, self._status = self._ends[opponent_move is not None]
+        return winner, reward
 
     def _finish(
         self, reward: float, terminated: bool, info: dict[str, Any]
@@ -709,9 +718,14 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return found
 
     def _text(self, move: Any) -> str:
+        """`game.move_text(move)`, kept for the moves of games whose masks are kept (at
+        most `_KEPT_MASK_ACTIONS`); a wider game's moves are many and seldom repeat, and
+        a lookup in a table of 10^5 texts costs more than the text (cache misses)."""
         text = self._texts.get(move)
         if text is None:
-            text = self._texts[move] = self.game.move_text(move)
+            text = self.game.move_text(move)
+            if self._keep_masks:
+                self._texts[move] = text
         return text
 
     def _builtin_reply(self, state: Any, count: int) -> Any:

@@ -315,27 +315,8 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                 mask[i, j] = mask_tab[s, j]
 
 
-def _reset_loop(st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon,
-                keep, alias, law, obs_tab, mask_tab, obs,
-                mask):  # pragma: no cover  # fmt: skip
-    """Every board's first episode after `reset`, with its observation and mask rows."""
-    for i in nb.prange(st.shape[1]):
-        st[_EPISODE, i] = 0
-        st[_PENDING, i] = 0
-        s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg,
-                   epsilon, keep, alias, law)  # fmt: skip
-        st[_CUR, i] = s
-        if s >= 0:
-            for j in range(obs_tab.shape[1]):
-                obs[i, j] = obs_tab[s, j]
-            for j in range(mask_tab.shape[1]):
-                mask[i, j] = mask_tab[s, j]
-
-
 _step = nb.njit(cache=True)(_step_loop)
 _step_threads = nb.njit(cache=True, parallel=True)(_twin(_step_loop, "_step_threads"))
-_reset_all = nb.njit(cache=True)(_reset_loop)
-_reset_all_threads = nb.njit(cache=True, parallel=True)(_twin(_reset_loop, "_reset_threads"))
 
 
 # --------------------------------------------------------------- Kayles on bit masks
@@ -618,25 +599,9 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
             _kayles_update(obs, mask, i, max(m0, 0), m, pairs, cell_of_bit)
 
 
-def _kayles_reset_loop(
-    st, words, cfg, epsilon, keep, alias, law, outcome, cell_of_bit, obs, mask
-):  # pragma: no cover
-    for i in nb.prange(st.shape[1]):
-        st[_EPISODE, i] = 0
-        st[_PENDING, i] = 0
-        m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
-        st[_CUR, i] = m
-        if m >= 0:  # the rows are all zeros here
-            _kayles_update(obs, mask, i, 0, m, cfg[_PAIRS], cell_of_bit)
-
-
 _kayles_step = nb.njit(cache=True)(_kayles_step_loop)
 _kayles_step_threads = nb.njit(cache=True, parallel=True)(
     _twin(_kayles_step_loop, "_kayles_step_threads")
-)
-_kayles_reset_all = nb.njit(cache=True)(_kayles_reset_loop)
-_kayles_reset_all_threads = nb.njit(cache=True, parallel=True)(
-    _twin(_kayles_reset_loop, "_kayles_reset_threads")
 )
 
 
@@ -1007,17 +972,15 @@ class ImpartialGameVectorEnv(VectorEnv):
         self._words[_SEED] = seeds
         self._obs[:] = 0
         self._mask[:] = 0
-        self._set_threads()
-        k = self.kayles
-        if k is not None:
-            kernel = _kayles_reset_all if self.num_threads is None else _kayles_reset_all_threads
-            kernel(self._st, self._words, self._cfg, self._epsilon, *self._law,
-                   k.outcome, k.cell_of_bit, self._obs, self._mask)  # fmt: skip
-        else:
-            kernel = _reset_all if self.num_threads is None else _reset_all_threads
-            kernel(self._st, self._words, *self._tab, self._cfg, self._epsilon, *self._law,
-                   self._obs_table, self.tables.mask, self._obs,
-                   self._mask)  # fmt: skip
+        # Every board's first episode is the step kernel's next-step autoreset: a pending
+        # board starts episode `st[_EPISODE] + 1` (0 here) and writes its rows into the
+        # zeroed ones. One kernel per game and thread mode, not a second loop to compile
+        # (numba's compile time is most of a fresh process's first step).
+        st = self._st
+        st[_EPISODE] = -1
+        st[_PENDING] = 1
+        st[_CUR] = -1
+        self._run_step(np.zeros(self.num_envs, np.int64), self._no_final)
         self._check_starts()
         obs, mask = self._out()
         return self._observe(obs, mask), {"action_mask": mask}
@@ -1034,12 +997,29 @@ class ImpartialGameVectorEnv(VectorEnv):
                 f"dtype {acts.dtype}"
             )
         acts = acts.astype(np.int64, copy=False)
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        final = np.zeros_like(self._obs) if same_step else self._no_final
+        rewards, terminated, truncated = self._run_step(acts, final)
+        self._check_starts()
+        obs, mask = self._out()
+        infos: dict[str, Any] = {"action_mask": mask}
+        if same_step:
+            ended = terminated | truncated
+            if ended.any():
+                infos["final_obs"] = self._observe(
+                    final.reshape(self._obs_shape), self._final_masks(ended)
+                )
+                infos["_final_obs"] = ended
+        return self._observe(obs, mask), rewards, terminated, truncated, infos
+
+    def _run_step(
+        self, acts: np.ndarray, final: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The step kernel over every board: (rewards, terminated, truncated)."""
         n = self.num_envs
         rewards = np.empty(n, np.float64)
         terminated = np.empty(n, np.bool_)
         truncated = np.empty(n, np.bool_)
-        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
-        final = np.zeros_like(self._obs) if same_step else self._no_final
         self._set_threads()
         k = self.kayles
         if k is not None:
@@ -1052,17 +1032,7 @@ class ImpartialGameVectorEnv(VectorEnv):
             kernel(acts, self._st, self._words, *self._tab, self._cfg, self._epsilon,
                    *self._law, self._obs_table, self.tables.mask, self._obs,
                    self._mask, final, rewards, terminated, truncated)  # fmt: skip
-        self._check_starts()
-        obs, mask = self._out()
-        infos: dict[str, Any] = {"action_mask": mask}
-        if same_step:
-            ended = terminated | truncated
-            if ended.any():
-                infos["final_obs"] = self._observe(
-                    final.reshape(self._obs_shape), self._final_masks(ended)
-                )
-                infos["_final_obs"] = ended
-        return self._observe(obs, mask), rewards, terminated, truncated, infos
+        return rewards, terminated, truncated
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of every board as a (num_envs, num_actions) bool array."""

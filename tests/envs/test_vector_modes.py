@@ -80,6 +80,38 @@ def test_next_step_autoreset_equals_the_sync_vector_env(
         assert zero_rows > 0
 
 
+@pytest.mark.filterwarnings("ignore:.*precision lowered")
+@pytest.mark.parametrize(("env_id", "kwargs"), CASES)
+def test_a_reset_with_boards_pending_restarts_every_board_as_the_sync_vector_env(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    # A reset mid-run, in next-step mode, while some boards wait to restart on their next
+    # step: every board starts its first episode of the new seed, none a pending one's.
+    batched, sync = _pair(env_id, kwargs, AutoresetMode.NEXT_STEP)
+    _, info = batched.reset(seed=3)
+    sync.reset(seed=3)
+    rng = np.random.default_rng(1)
+    pending = 0
+    for _ in range(60):
+        actions = _actions(info["action_mask"], rng)
+        _, _, terminated, _, info = batched.step(actions)
+        sync.step(actions)
+        pending = int(terminated.sum())
+        if 0 < pending < len(terminated):
+            break
+    assert 0 < pending < 4
+    obs, info = batched.reset(seed=11)
+    s_obs, s_info = sync.reset(seed=11)
+    for _ in range(20):
+        assert np.array_equal(obs, s_obs)
+        assert np.array_equal(info["action_mask"], s_info["action_mask"])
+        actions = _actions(info["action_mask"], rng)
+        obs, rewards, terminated, _, info = batched.step(actions)
+        s_obs, s_rewards, s_terminated, _, s_info = sync.step(actions)
+        assert np.array_equal(rewards, s_rewards)
+        assert np.array_equal(terminated, s_terminated)
+
+
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES[:3])
 def test_same_step_autoreset_with_a_time_limit_equals_the_sync_vector_env(
     env_id: str, kwargs: dict[str, Any]
