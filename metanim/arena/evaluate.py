@@ -100,9 +100,19 @@ class Evaluation:
         # The in-process simulator answers the run's questions from their files.
         self.questions = [p for p in config.dataset if is_question_file(p)]
         self.items = {path: load_items(path)[: config.limit] for path in config.dataset}
+        first: dict[str, str] = {}  # item id -> the file it came from
         for path, items in self.items.items():
             if not items:
                 raise ValueError(f"no records in {path}: nothing to evaluate")
+            for item in items:
+                # An item is the unit of accuracy and the key of a resume: one id, one item
+                # (two files holding the same records would grade each twice).
+                seen = first.setdefault(item.id, path)
+                if seen != path:
+                    raise ValueError(
+                        f"{path}: id {item.id!r} is already an item of {seen}; give each "
+                        "file once, or files whose ids differ"
+                    )
         self._check_listing()
         self.method: Method | None = None
         self.planned = self._plan()
