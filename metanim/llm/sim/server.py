@@ -210,6 +210,9 @@ class SimApp:
         self.seed = seed
         self.session = session
         self.log_path = Path(log_path) if log_path else None
+        if self.log_path is not None and self.log_path.is_dir():
+            # Refused now: each request would otherwise fail to append and answer 500.
+            raise ValueError(f"the request log {self.log_path} is a folder: give a file")
         # Bounded, so a long run keeps flat memory (the file, if any, keeps everything).
         self._log: deque[dict[str, Any]] = deque(maxlen=log_limit)
         self._lock = threading.Lock()

@@ -1,4 +1,5 @@
-"""A response cache given a path it cannot use says so in one line (a user's mistake)."""
+"""A path a user gives (a response cache, the simulator's request log) that cannot be used
+is refused in one line when given, never a traceback or a server answering 500."""
 
 from __future__ import annotations
 
@@ -26,3 +27,10 @@ def test_the_cli_answers_in_one_line_with_exit_code_2(tmp_path: Path, capsys) ->
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"the response cache {tmp_path} is a folder" in err
+
+
+def test_the_simulators_request_log_naming_a_folder_is_refused_at_start(tmp_path: Path) -> None:
+    from metanim.llm.sim import SimApp
+
+    with pytest.raises(ValueError, match="is a folder: give a file"):
+        SimApp(log_path=tmp_path)
