@@ -6,7 +6,7 @@
 A page names code in backticks. This script reads every backticked token outside fenced
 blocks and checks it against the source tree:
 
-- a path (`metanim/arena/_run.py`, `scripts/trace_run.py`, `tests/test_play.py`, or a
+- a path (`metanim/arena/_run.py`, `scripts/trace_run.py`, `tests/arena/test_play.py`, or a
   folder) exists;
 - a dotted name from the package root (`metanim.records.run_identity`) imports;
 - any other code name (`play_episode`, `Run.execute`, `Game.child`, `REPLY_PARSER`): its

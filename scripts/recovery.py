@@ -4,7 +4,7 @@ docs/analysis.md.
 Configures simulated agents with known parameters, runs the real methods in-process
 (`metanim.analysis.recovery`), and tabulates each analysis's estimate beside the truth
 derived by hand from the parameters (closed forms, or an enumeration of the two-agent
-debate). `tests/test_recovery.py` asserts smaller versions in CI.
+debate). `tests/analysis/test_recovery.py` asserts smaller versions in CI.
 
     python scripts/recovery.py            # 18 minutes on a busy 2-core machine
     python scripts/recovery.py --quick    # a smoke run, nothing written
@@ -164,7 +164,7 @@ def render(parts: dict[str, list[str]], seconds: float) -> str:
             "in-process (`metanim.analysis.recovery`, `SimChatModel`). The truth column is "
             "derived by hand from the configured parameters; intervals are 95% (Wilson for "
             "rates, a t-interval over debates for p⁽ᵗ⁾, Newcombe for differences). "
-            "`tests/test_recovery.py` asserts the same at CI size with 99% intervals. "
+            "`tests/analysis/test_recovery.py` asserts the same at CI size with 99% intervals. "
             f"This run took {seconds:.0f} s.",
             "",
             "**p⁽⁰⁾ of a biased model** (`answer_distribution`'s input: samples at T). "

@@ -3,7 +3,7 @@
 Each function configures simulated models (`metanim.llm.sim`) whose behaviour is known
 in closed form, runs the real methods in-process (`SimChatModel`: the simulator's own
 request handler, without HTTP), and returns what the analysis of `metanim.analysis.debate`
-measures. `tests/test_recovery.py` asserts the measurements hold the configured truth
+measures. `tests/analysis/test_recovery.py` asserts the measurements hold the configured truth
 within their intervals; `scripts/recovery.py` runs larger versions for docs/analysis.md.
 
 Positions: NIM (take 1-3) with 4k+1 stones, where the only winning move takes 1 and the

@@ -64,7 +64,7 @@ def nim_misere_lost(heaps: tuple[int, ...], k: int) -> bool:
     heap of residue 1 or k from a non-empty heap of residue 0 to fix the parity; with
     one residue >= 2, lower it to 0 or 1 so the count of 1s is odd; with two or more,
     the Nim move on the residues (any residue below r_i is reachable by taking at
-    most r_i <= k) keeps one residue >= 2. `tests/test_solver.py` checks this against
+    most r_i <= k) keeps one residue >= 2. `tests/solver/test_solver.py` checks this against
     a brute force from the rules on every position of up to four small heaps.
     """
     residues = [nim_heap_grundy(h, k) for h in heaps]

@@ -204,7 +204,7 @@ def item_accuracy(
     at most to Wilson over n·R draws. Repeats are never counted as items, and the
     interval is never zero-width. (A percentile bootstrap over items undercovers badly at
     11-20 items near 90% accuracy; this interval keeps 91-99% there, see
-    tests/test_stats_items.py.)
+    tests/records/test_stats_items.py.)
 
     Args:
         verdicts: item id -> the item's verdicts, one per repeat (True = correct).
