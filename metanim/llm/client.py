@@ -69,8 +69,6 @@ log = logging.getLogger("metanim.llm")
 _MAX_RETRY_AFTER_S = 60.0
 #: A wait longer than this is named on the progress line (`OpenAIChatClient.waits`).
 WAIT_SHOWN_S = 3.0
-# The waits' clock, bound once (a test may stand in for the module's `time` meanwhile).
-_monotonic = time.monotonic
 #: aiohttp's connect timeout (nothing was sent: safe to send again); older aiohttp has none.
 _CONNECT_TIMEOUT = getattr(aiohttp, "ConnectionTimeoutError", ())
 
@@ -626,7 +624,7 @@ class OpenAIChatClient:
             charge = 0.0
             token = object()
             try:
-                self._awaiting[token] = _monotonic()
+                self._awaiting[token] = time.monotonic()
                 try:
                     reply = await self._post(session, endpoint, data)
                 finally:
@@ -695,7 +693,7 @@ class OpenAIChatClient:
                     delay,
                 )
                 attempt += 1
-                self._backing_off[token] = (_monotonic() + delay, retry_after)
+                self._backing_off[token] = (time.monotonic() + delay, retry_after)
                 try:
                     await asyncio.sleep(delay)
                 finally:
@@ -710,7 +708,7 @@ class OpenAIChatClient:
         time before a failed call is sent again (the server's Retry-After, as capped)."""
         if longer_than_s is None:
             longer_than_s = WAIT_SHOWN_S
-        now = _monotonic()
+        now = time.monotonic()
         out = []
         silent = [now - since for since in self._awaiting.values() if now - since > longer_than_s]
         if silent:
