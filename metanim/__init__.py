@@ -16,6 +16,8 @@ from metanim.games import (
     Kayles,
     MoveError,
     Nim,
+    Octal,
+    Subtraction,
     UnparsableMoveError,
     make_game,
 )
@@ -34,6 +36,8 @@ __all__ = [
     "Kayles",
     "MoveError",
     "Nim",
+    "Octal",
+    "Subtraction",
     "UnparsableMoveError",
     "__version__",
     "make_game",

@@ -14,7 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+#: Where sections go: docs/benchmarks.md, or the file `METANIM_BENCH_DOC` names (a smoke
+#: run of every script in the test suite writes there, never into the docs).
+DOC = Path(
+    os.environ.get("METANIM_BENCH_DOC")
+    or Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+)
 HEADER = (
     "# Benchmarks\n\n"
     "Written by the scripts under `scripts/` (`python scripts/bench_*.py`): each section "

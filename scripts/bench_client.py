@@ -32,9 +32,9 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine, table, write_section
-from bench_tournament import SERVER_PIDS, process_cpu, sim_server_process
+from bench_tournament import sim_server_process, timed_tournament
 
-from metanim.arena import TournamentConfig, run_tournament
+from metanim.arena import TournamentConfig
 from metanim.games import make_game
 from metanim.llm import OpenAIChatClient, ResponseCache
 from metanim.util import aio
@@ -250,11 +250,7 @@ def tournament_goal(
             results_dir=tmp,
             progress=False,
         )
-        server_start = process_cpu(SERVER_PIDS[url])
-        start, cpu_start = time.perf_counter(), time.process_time()
-        result = run_tournament(config)
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        server_cpu = process_cpu(SERVER_PIDS[url]) - server_start
+        result, wall, cpu, server_cpu = timed_tournament(config, url)
     calls = result.summary["groups"][0]["agent"]["calls"]
     decisions = result.summary["groups"][0]["agent"]["moves"]
     ideal = calls * latency / concurrency

@@ -1,13 +1,14 @@
-"""Env throughput: the single env against minimal plain-Python envs of the same games,
+"""Env throughput: the single env against a plain-Python env of the same games,
 OpenSpiel's nim, and the cost of big positions, all in one run.
 
     python scripts/bench_env.py [--steps 5000] [--repeats 5]
 
 Three workloads, one table each: (1) for every game, `gym.make` env µs per step with
-the optimal and the random opponent against a minimal plain-Python env written below
-from the rules (`Minimal*`: a tuple state, legal action ids listed once per state; with
-`Optimal`, a plain-Python memo of each state's winning actions), which returns the same
-things: a NumPy observation, the reward, the two flags and an info dict holding the
+the optimal and the random opponent against the plain-Python env written below
+(`Plain` over each game's `Rules`: everything a state needs made once and kept per
+state, children filled as they are played; with the optimal opponent, a plain-Python
+memo of which states the mover wins), which returns what the single env returns at
+least: a NumPy observation, the reward, the two flags and an info dict holding the
 int8 action mask; (2) NIM (one heap of 31, any take) against OpenSpiel's `nim` per agent
 step, when `open_spiel` (the `bench` extra) is installed; (3) no cliff: NIM with any
 take at heaps up to 10^5, and a fresh 12x12 Chomp env's first steps. The agent plays
@@ -21,7 +22,6 @@ import argparse
 import os
 import random
 import time
-import timeit
 from typing import Any
 
 import gymnasium as gym
@@ -31,21 +31,17 @@ import numpy as np
 from _bench import machine, random_steps, table, write_section
 
 import metanim  # noqa: F401  (registers the env ids)
-from metanim.envs import EpisodeStream
 
 
-class Minimal:
-    """A minimal plain-Python env: subclasses give the rules over action ids."""
+class Rules:
+    """The rules of one game over action ids, in the representation its plain-Python env
+    finds fastest. Subclasses set `num_actions` and `initial`."""
 
     num_actions: int
+    initial: Any
 
-    def __init__(self, initial: Any) -> None:
-        self.initial = initial
-        self.rng = random.Random(0)
-        self.state = initial
-        self.legal = self.legal_actions(initial)
-
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
+        """The legal action ids, in increasing order."""
         raise NotImplementedError
 
     def apply(self, state: Any, action: int) -> Any:
@@ -54,63 +50,113 @@ class Minimal:
     def observe(self, state: Any) -> np.ndarray:
         return np.array(state, dtype=np.int64)
 
-    def reply(self, state: Any, legal: list[int]) -> int:
-        """The opponent's action: uniformly random among the legal ones."""
-        return legal[self.rng.randrange(len(legal))]
-
-    def _out(self, reward: float, done: bool) -> tuple[Any, ...]:
-        mask = np.zeros(self.num_actions, dtype=np.int8)
-        mask[self.legal] = 1
-        return self.observe(self.state), reward, done, False, {"action_mask": mask}
-
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        self.state = self.initial
-        self.legal = self.legal_actions(self.state)
-        obs, _, _, _, info = self._out(0.0, False)
-        return obs, info
-
-    def step(self, action: int) -> tuple[Any, ...]:
-        if action not in self.legal:
-            return self._out(-1.0, True)
-        self.state = self.apply(self.state, action)
-        self.legal = self.legal_actions(self.state)
-        if not self.legal:
-            return self._out(1.0, True)  # normal play: the last mover wins
-        reply = self.reply(self.state, self.legal)
-        self.state = self.apply(self.state, reply)
-        self.legal = self.legal_actions(self.state)
-        return self._out(-1.0 if not self.legal else 0.0, not self.legal)
+    def json(self, state: Any) -> tuple[Any, ...]:
+        """The state's JSON form, as the single env's `info["state"]` (a tuple, copied to
+        a list on return)."""
+        return tuple(state)
 
 
-class Optimal:
-    """Mixin for a minimal env: the opponent plays optimally (normal play), a random one
-    of the winning actions (to a position where the mover loses), else a random legal
-    one. Winning actions come from a plain-Python memo filled by recursion over the
-    rules, one tuple per state met."""
+class Plain:
+    """A plain-Python env as a careful engineer writes one for speed: the reference of
+    the single env. `step` returns what the single env's does: a new int64 observation
+    array, the reward, the two flags and an info dict with a new int8 action mask, the
+    state's JSON form (a new list), both moves' texts, the winner and the illegal flag
+    (`texts`, the game's text of each action id; without it, `info` holds the mask only).
 
-    def winning(self, state: Any) -> tuple[int, ...]:
-        memo = self.__dict__.setdefault("_winning", {})
-        found = memo.get(state)
+    What a state needs is made the first time the env meets it and kept in one tuple
+    per state (its node): the state, its legal actions, the opponent's choices there,
+    the mask (also as bytes, so that legality is an index) and the observation (both
+    copied on return: a caller may keep them), and a dict of its children by action,
+    filled as actions are played. With `optimal` the choices are the winning actions,
+    from a plain-Python memo of which states the mover wins (recursion over the rules);
+    the opponent (normal play) draws with `random.Random`: a uniform winning action,
+    else (or always, without `optimal`) a uniform legal one.
+    """
+
+    def __init__(
+        self, rules: Rules, *, optimal: bool, texts: list[str] | None = None, seed: int = 0
+    ) -> None:
+        self.rules = rules
+        self.optimal = optimal
+        self.texts = texts
+        self.random = random.Random(seed).random
+        self.nodes: dict[Any, tuple[Any, ...]] = {}
+        self.wins: dict[Any, bool] = {}
+        self.node = self._node(rules.initial)
+
+    def _mover_wins(self, state: Any) -> bool:
+        found = self.wins.get(state)
         if found is None:
-            found = memo[state] = tuple(
-                a
-                for a in self.legal_actions(state)  # type: ignore[attr-defined]
-                if not self.winning(self.apply(state, a))  # type: ignore[attr-defined]
+            rules = self.rules
+            found = self.wins[state] = any(
+                not self._mover_wins(rules.apply(state, a)) for a in rules.legal(state)
             )
         return found
 
-    def reply(self, state: Any, legal: list[int]) -> int:
-        options = self.winning(state) or legal
-        return options[self.rng.randrange(len(options))]  # type: ignore[attr-defined]
+    def _node(self, state: Any) -> tuple[Any, ...]:
+        """(state, legal actions, the opponent's choices, mask, mask bytes, observation,
+        children by action, JSON form), made on first use."""
+        node = self.nodes.get(state)
+        if node is None:
+            rules = self.rules
+            legal = tuple(rules.legal(state))
+            choices = legal
+            if self.optimal:
+                apply, wins = rules.apply, self._mover_wins
+                choices = tuple(a for a in legal if not wins(apply(state, a))) or legal
+            mask = np.zeros(rules.num_actions, dtype=np.int8)
+            mask[list(legal)] = 1
+            node = (state, legal, choices, mask, mask.tobytes(), rules.observe(state), {},
+                    rules.json(state))  # fmt: skip
+            self.nodes[state] = node
+        return node
+
+    def _child(self, node: tuple[Any, ...], action: int) -> tuple[Any, ...]:
+        """The node after `action` (legal) in `node`."""
+        state = node[6].get(action)
+        if state is None:
+            state = node[6][action] = self.rules.apply(node[0], action)
+        return self.nodes.get(state) or self._node(state)
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        node = self.node = self._node(self.rules.initial)
+        return node[5].copy(), {"action_mask": node[3].copy()}
+
+    def step(self, action: int) -> tuple[Any, ...]:
+        node = self.node
+        if not 0 <= action < len(node[4]) or not node[4][action]:  # illegal: a loss
+            return node[5].copy(), -1.0, True, False, {"action_mask": node[3].copy()}
+        node = self._child(node, action)
+        reply = None
+        if node[1]:
+            choices = node[2]
+            reply = choices[int(self.random() * len(choices))]
+            node = self._child(node, reply)
+            reward = 0.0 if node[1] else -1.0  # the opponent moved last: the agent lost
+        else:
+            reward = 1.0  # the agent moved last (normal play)
+        self.node = node
+        texts = self.texts
+        if texts is None:
+            return node[5].copy(), reward, reward != 0.0, False, {"action_mask": node[3].copy()}
+        info = {
+            "action_mask": node[3].copy(),
+            "state": list(node[7]),
+            "agent_move": texts[action],
+            "opponent_move": None if reply is None else texts[reply],
+            "winner": None if reward == 0.0 else "agent" if reward > 0.0 else "opponent",
+            "illegal_action": False,
+        }
+        return node[5].copy(), reward, reward != 0.0, False, info
 
 
-class MinimalNim(Minimal):
+class NimRules(Rules):
     def __init__(self, heaps: list[int], max_take: int | None) -> None:
         self.k = max_take or max(heaps)
         self.num_actions = len(heaps) * self.k
-        super().__init__(tuple(heaps))
+        self.initial = tuple(heaps)
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         k = self.k
         return [i * k + c for i, h in enumerate(state) for c in range(min(h, k))]
 
@@ -119,12 +165,12 @@ class MinimalNim(Minimal):
         return (*state[:i], state[i] - c - 1, *state[i + 1 :])
 
 
-class MinimalFibonacci(Minimal):
+class FibonacciRules(Rules):
     def __init__(self, n: int) -> None:
         self.num_actions = n - 1
-        super().__init__((n, n - 1))
+        self.initial = (n, n - 1)
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         return list(range(state[1]))
 
     def apply(self, state: Any, action: int) -> Any:
@@ -132,42 +178,51 @@ class MinimalFibonacci(Minimal):
         return (left, min(2 * (action + 1), left))
 
 
-class MinimalKayles(Minimal):
-    def __init__(self, rows: list[int]) -> None:
-        self.width = max(rows)
-        self.num_actions = len(rows) * self.width * 2
-        super().__init__(tuple("1" * r for r in rows))
+class KaylesRules(Rules):
+    """A state is the int whose bit `row * width + pin` is a standing pin."""
 
-    def legal_actions(self, state: Any) -> list[int]:
-        out = []
-        for r, row in enumerate(state):
-            for i, pin in enumerate(row):
-                if pin == "1":
-                    out.append((r * self.width + i) * 2)
-                    if row[i + 1 : i + 2] == "1":
-                        out.append((r * self.width + i) * 2 + 1)
-        return out
+    def __init__(self, rows: list[int]) -> None:
+        self.rows = rows
+        self.width = max(rows)
+        self.shape = (len(rows), self.width)
+        self.num_actions = len(rows) * self.width * 2
+        self.cells = [r * self.width + i for r, n in enumerate(rows) for i in range(n)]
+        self.pairs = [r * self.width + i for r, n in enumerate(rows) for i in range(n - 1)]
+        self.initial = sum(1 << c for c in self.cells)
+
+    def legal(self, state: Any) -> list[int]:
+        out = [2 * c for c in self.cells if state >> c & 1]
+        out += [2 * c + 1 for c in self.pairs if state >> c & 3 == 3]
+        return sorted(out)
 
     def apply(self, state: Any, action: int) -> Any:
-        cell, w = divmod(action, 2)
-        r, i = divmod(cell, self.width)
-        row = state[r][:i] + "0" * (w + 1) + state[r][i + w + 1 :]
-        return (*state[:r], row, *state[r + 1 :])
+        cell, wide = divmod(action, 2)
+        return state & ~((3 if wide else 1) << cell)
 
     def observe(self, state: Any) -> np.ndarray:
-        obs = np.zeros((len(state), self.width), dtype=np.int64)
-        for r, row in enumerate(state):
-            obs[r, : len(row)] = [int(c) for c in row]
-        return obs
+        bits = [state >> c & 1 for c in range(self.shape[0] * self.width)]
+        return np.array(bits, dtype=np.int64).reshape(self.shape)
+
+    def json(self, state: Any) -> tuple[Any, ...]:
+        rows = []
+        for r in range(self.shape[0]):
+            n = self.rows[r]
+            rows.append(
+                "".join("1" if state >> (r * self.width + i) & 1 else "0" for i in range(n))
+            )
+        return tuple(rows)
 
 
-class MinimalChomp(Minimal):
+class ChompRules(Rules):
+    """Chomp: taking the poison square (0, 0) loses, so it is never listed: the player
+    left with the poison alone has no action and loses, as in normal play."""
+
     def __init__(self, rows: int, cols: int) -> None:
         self.rows, self.cols = rows, cols
         self.num_actions = rows * cols
-        super().__init__((cols,) * rows)
+        self.initial = (cols,) * rows
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         return [r * self.cols + c for r, n in enumerate(state) for c in range(n) if r or c]
 
     def apply(self, state: Any, action: int) -> Any:
@@ -181,13 +236,13 @@ class MinimalChomp(Minimal):
         return grid
 
 
-class MinimalCornerQueen(Minimal):
+class CornerQueenRules(Rules):
     def __init__(self, height: int, width: int, start: list[int]) -> None:
         self.height, self.width = height, width
         self.num_actions = height * width
-        super().__init__(tuple(start))
+        self.initial = tuple(start)
 
-    def legal_actions(self, state: Any) -> list[int]:
+    def legal(self, state: Any) -> list[int]:
         r, c = state
         w = self.width
         out = [r * w + c2 for c2 in range(c)]
@@ -199,43 +254,18 @@ class MinimalCornerQueen(Minimal):
         return divmod(action, self.width)
 
 
-class OptimalNim(Optimal, MinimalNim):
-    pass
-
-
-class OptimalFibonacci(Optimal, MinimalFibonacci):
-    pass
-
-
-class OptimalKayles(Optimal, MinimalKayles):
-    pass
-
-
-class OptimalChomp(Optimal, MinimalChomp):
-    """Chomp: taking the poison square (0, 0) loses, so it is never listed: the player
-    left with the poison alone has no action and loses, as in normal play."""
-
-
-class OptimalCornerQueen(Optimal, MinimalCornerQueen):
-    pass
-
-
-#: The single env against a minimal plain-Python env of the same game, both from the
-#: game's initial state: (label, env id, kwargs, minimal env with the optimal opponent,
-#: minimal env with the random opponent).
-VERSUS: list[tuple[str, str, dict[str, Any], Any, Any]] = [
-    ("nim-31-k3", "MetaNIM/Nim-v0", {"preset": "nim-31-k3"},
-     lambda: OptimalNim([31], 3), lambda: MinimalNim([31], 3)),
+#: The single env against the plain-Python env of the same game, both from the game's
+#: initial state: (label, env id, kwargs, the game's rules).
+VERSUS: list[tuple[str, str, dict[str, Any], Any]] = [
+    ("nim-31-k3", "MetaNIM/Nim-v0", {"preset": "nim-31-k3"}, lambda: NimRules([31], 3)),
     ("fibonacci-20", "MetaNIM/Fibonacci-v0", {"preset": "fibonacci-20"},
-     lambda: OptimalFibonacci(20), lambda: MinimalFibonacci(20)),
-    ("kayles-20", "MetaNIM/Kayles-v0", {"preset": "kayles-20"},
-     lambda: OptimalKayles([20]), lambda: MinimalKayles([20])),
-    ("chomp-5x5", "MetaNIM/Chomp-v0", {"preset": "chomp-5x5"},
-     lambda: OptimalChomp(5, 5), lambda: MinimalChomp(5, 5)),
+     lambda: FibonacciRules(20)),
+    ("kayles-20", "MetaNIM/Kayles-v0", {"preset": "kayles-20"}, lambda: KaylesRules([20])),
+    ("chomp-5x5", "MetaNIM/Chomp-v0", {"preset": "chomp-5x5"}, lambda: ChompRules(5, 5)),
     ("corner-queen", "MetaNIM/CornerQueen-v0", {"preset": "corner-queen"},
-     lambda: OptimalCornerQueen(20, 20, [4, 16]), lambda: MinimalCornerQueen(20, 20, [4, 16])),
+     lambda: CornerQueenRules(20, 20, [4, 16])),
     ("NIM 31, any take", "MetaNIM/Nim-v0", {"heaps": [31], "max_take": None},
-     lambda: OptimalNim([31], None), lambda: MinimalNim([31], None)),
+     lambda: NimRules([31], None)),
 ]  # fmt: skip
 
 
@@ -246,14 +276,20 @@ def per_step(env: Any, steps: int, seed: int) -> float:
     return inside / steps
 
 
-def interleaved(envs: dict[Any, Any], steps: int, repeats: int) -> dict[Any, float]:
+def interleaved(
+    envs: dict[Any, Any], steps: int, repeats: int, warm: int | None = None
+) -> dict[Any, float]:
     """Min over `repeats` rounds of each env's seconds per step, the envs taken in turn
-    within each round (load from other jobs then hits every env alike)."""
-    for env in envs.values():  # warm-up: caches, memos and solver tables
-        per_step(env, steps, 0)
+    within each round (load from other jobs then hits every env alike), after `warm`
+    warm-up steps of each (default `steps`: caches, memos and solver tables). Each
+    timed round starts with a fifth as many untimed steps: the other envs' rounds
+    evict an env's caches from the CPU's, and a round times the steady state."""
+    for env in envs.values():
+        per_step(env, steps if warm is None else warm, 0)
     best = dict.fromkeys(envs, float("inf"))
     for r in range(repeats):
         for key, env in envs.items():
+            per_step(env, max(steps // 5, 10), 100 + r)
             best[key] = min(best[key], per_step(env, steps, r + 1))
     return best
 
@@ -284,130 +320,34 @@ def openspiel_per_agent_step(steps: int, seed: int) -> float | None:
     return inside / steps
 
 
-def one_step(env: Any, steps: int) -> float:
-    """Seconds of `env.step(10)` from a reset to one heap of 31 (resets not counted):
-    the agent takes 11 and the random opponent one of the 20 moves left."""
-    inside = 0.0
-    for _ in range(steps):
-        env.reset(options={"state": [31]})
-        start = time.perf_counter()
-        env.step(10)
-        inside += time.perf_counter() - start
-    return inside / steps
+#: Heaps of the no-cliff table: 10^3 to 10^5 stones, the 2,000-5,000 band included (the
+#: single env keeps no mask per state past 4,096 actions).
+CLIFF_HEAPS = (1_000, 2_000, 4_096, 5_000, 10_000, 100_000)
 
 
-class NullEnv:
-    """A `step` that does nothing: the cost of the timing loop itself."""
-
-    def reset(self, options: Any = None) -> None:
-        return None
-
-    def step(self, action: int) -> None:
-        return None
-
-
-def step_profile(steps: int, repeats: int) -> list[list[str]]:
-    """Where one step of `MetaNIM/Nim-v0` (one heap of 31, any take, random opponent)
-    spends its time: `one_step` through `gym.make`, unwrapped and of an empty `step`
-    in interleaved rounds (min), then each part of the step path timed alone (min of
-    `repeats` timeit runs) on the env's own caches at the same transition (31 -> 20
-    by the agent's take of 11, then the opponent's 8th move)."""
-    env = gym.make("MetaNIM/Nim-v0", heaps=[31], max_take=None, start="initial",
-                   opponent="random")  # fmt: skip
-    agent = env.unwrapped
-    runs = {"wrapped": env, "unwrapped": agent, "null": NullEnv()}
-    for run in runs.values():
-        one_step(run, steps)
-    whole = dict.fromkeys(runs, float("inf"))
-    for _ in range(repeats):
-        for key, run in runs.items():
-            whole[key] = min(whole[key], one_step(run, steps))
-    game = agent.game
-    state, action = (31,), 10
-    agent.reset(seed=0, options={"state": [31]})
-    move, text = agent._agent_move(action)  # fills the env's caches for this transition
-    after = game.child(state, move)
-    count = agent._count(after)
-    reply = game.legal_move_at(after, 7)
-    reached = game.child(after, reply)
-    agent._text(reply)
-    record = agent._record(reached)
-    names = {
-        "actions": agent._actions, "legal": agent._current[4], "counts": agent._counts,
-        "draws": agent._draws, "texts": agent._texts, "records": agent._records,
-        "game": game, "state": state, "action": action, "move": move, "after": after,
-        "count": count, "reply": reply, "reached": reached, "mask": record[0],
-        "obs": record[1], "value": record[2], "text": text, "EpisodeStream": EpisodeStream, "box": [agent._draws],
-    }  # fmt: skip
-    parts = [
-        ("the agent's move: its cached (move, text), the legality byte, the rules' apply",
-         "actions.get(action); legal[action]; game.child(state, move)"),
-        ("the opponent's range: the cached count of legal moves", "counts.get(after)"),
-        ("one draw of the episode's stream, its first (the key and a first block of words, "
-         "one compiled call)", "box[0] = EpisodeStream(5, 1, reuse=box[0]); box[0].integers(count)"),
-        ("the opponent's move: the k-th legal move, the rules' apply, its cached text",
-         "game.legal_move_at(after, 7); game.child(after, reply); texts.get(reply)"),
-        ("the next state's cached record, new copies of its mask and observation",
-         "records.get(reached); mask.copy(); obs.copy()"),
-        ("`info`: a new list of the state, the dict of six fields",
-         "{'action_mask': mask, 'state': list(value), 'agent_move': text, "
-         "'opponent_move': text, 'winner': None, 'illegal_action': False}"),
-    ]  # fmt: skip
-    number = 100_000
-
-    def alone(code: str) -> float:
-        return min(timeit.repeat(code, globals=names, number=number, repeat=repeats)) / number
-
-    empty = alone("pass")
-    # A stream is made by `reset` (not timed): only its draw counts.
-    made = alone("box[0] = EpisodeStream(5, 1, reuse=box[0])") - empty
-    rows, total = [], 0.0
-    for label, code in parts:
-        cost = max(0.0, alone(code) - empty - (made if "EpisodeStream" in code else 0.0))
-        total += cost
-        rows.append([label, f"{cost * 1e6:.2f}"])
-    rest = whole["unwrapped"] - whole["null"] - total
-    rows.append(
-        [
-            "the rest of `step` itself: its call, attribute reads and stores, branches, "
-            "the returned tuple (unwrapped step less the parts above)",
-            f"{rest * 1e6:.2f}",
-        ]
-    )
-    rows.append(
-        [
-            "Gymnasium's wrappers from `gym.make` (`OrderEnforcing`, `PassiveEnvChecker`)",
-            f"{(whole['wrapped'] - whole['unwrapped']) * 1e6:.2f}",
-        ]
-    )
-    rows.append(
-        [
-            f"**one step through `gym.make`** (less the timing loop's {whole['null'] * 1e6:.2f})",
-            f"{(whole['wrapped'] - whole['null']) * 1e6:.2f}",
-        ]
-    )
-    return rows  # fmt: skip
-
-
-def cliff_rows(steps: int, repeats: int) -> tuple[list[list[str]], list[list[str]]]:
-    """NIM with any take at growing heaps (us per step, min of `repeats`), and a fresh
-    12x12 Chomp env's cost per step over its first steps."""
-    heaps = (31, 1_000, 10_000, 100_000)
+def cliff_rows(
+    steps: int, repeats: int, warm: int, heaps: tuple[int, ...] = CLIFF_HEAPS
+) -> tuple[list[list[str]], list[list[str]]]:
+    """NIM with any take at growing heaps (us per step, min of `repeats` after `warm`
+    warm-up steps), and a fresh 12x12 Chomp env's cost per step over its first steps."""
     envs = {
         (heap, opponent): gym.make("MetaNIM/Nim-v0", heaps=[heap], max_take=None,
                                    start="initial", opponent=opponent)
         for heap in heaps
         for opponent in ("optimal", "random")
     }  # fmt: skip
-    best = interleaved(envs, steps // 10, repeats)
+    # Steady state: the states a run meets, met once already.
+    best = interleaved(envs, steps, repeats, warm)
     nim = []
     for heap in heaps:
         row = [f"{heap:,}"]
         for opponent in ("optimal", "random"):
-            cost, base = best[heap, opponent], best[31, opponent]
+            cost, base = best[heap, opponent], best[heaps[0], opponent]
             row += [f"{cost * 1e6:.1f}", f"{cost / base:.2f}"]
         nim.append(row)
     chunks = [(0, 200), (200, 1_000), (1_000, 3_000), (3_000, 6_000)]
+    if steps < 1_000:  # a smoke run
+        chunks = [(0, 20), (20, 40)]
     costs = []
     made = time.perf_counter()
     env = gym.make("MetaNIM/Chomp-v0", rows=12, cols=12, start="initial")
@@ -423,27 +363,44 @@ def cliff_rows(steps: int, repeats: int) -> tuple[list[list[str]], list[list[str
     return nim, chomp
 
 
+def move_texts(env: Any) -> list[str]:
+    """The game's text of every action id (the plain env's `texts`)."""
+    game = env.unwrapped.game
+    return [game.move_text(game.move_from_action(a)) for a in range(game.info.num_actions)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5_000, help="steps per timing")
     parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds, min")
+    parser.add_argument("--warm", type=int, default=50_000,
+                        help="warm-up steps of each no-cliff env (states met once)")  # fmt: skip
+    parser.add_argument("--games", nargs="*", help="labels of the games to time (default all)")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     load = os.getloadavg()
 
     rows = []
-    for label, env_id, kwargs, optimal, random_ in VERSUS:
+    for label, env_id, kwargs, rules in VERSUS:
+        if args.games and label not in args.games:
+            continue
+        ours = gym.make(env_id, start="initial", **kwargs)
+        texts = move_texts(ours)
         envs = {
-            "ours": gym.make(env_id, start="initial", **kwargs),
-            "minimal": optimal(),
+            "ours": ours,
+            "plain": Plain(rules(), optimal=True, texts=texts),
+            "mask only": Plain(rules(), optimal=True),
             "ours, random opp.": gym.make(env_id, start="initial", opponent="random", **kwargs),
-            "minimal, random opp.": random_(),
+            "plain, random opp.": Plain(rules(), optimal=False, texts=texts),
+            "mask only, random opp.": Plain(rules(), optimal=False),
         }
         t = interleaved(envs, args.steps, args.repeats)
-        rows.append([f"{label} (`{env_id}`)", f"{t['ours'] * 1e6:.2f}",
-                     f"{t['minimal'] * 1e6:.2f}", f"{t['minimal'] / t['ours']:.2f}",
-                     f"{t['ours, random opp.'] * 1e6:.2f}", f"{t['minimal, random opp.'] * 1e6:.2f}",
-                     f"{t['minimal, random opp.'] / t['ours, random opp.']:.2f}"])  # fmt: skip
+        row = [f"{label} (`{env_id}`)"]
+        for opp in ("", ", random opp."):
+            ours_t = t["ours" + opp]
+            row += [f"{ours_t * 1e6:.2f}", f"{t['plain' + opp] * 1e6:.2f}",
+                    f"{t['plain' + opp] / ours_t:.2f}", f"{t['mask only' + opp] / ours_t:.2f}"]  # fmt: skip
+        rows.append(row)
         print(rows[-1], flush=True)
 
     spiel_rows = []
@@ -466,9 +423,8 @@ def main() -> None:
             spiel_rows.append([f"`MetaNIM/Nim-v0` (heaps=[31], max_take=None), {opp} opponent",
                                f"{t * 1e6:.2f}", f"{spiel_best / t:.2f}"])  # fmt: skip
         print(spiel_rows, flush=True)
-    profile = step_profile(args.steps, args.repeats)
-    print(profile, flush=True)
-    nim, chomp = cliff_rows(args.steps, args.repeats)
+    heaps = CLIFF_HEAPS if not args.games else CLIFF_HEAPS[:2]
+    nim, chomp = cliff_rows(max(args.steps // 2, 10), args.repeats, args.warm, heaps)
     print(nim, chomp, flush=True)
 
     parts = [
@@ -476,24 +432,31 @@ def main() -> None:
         f"Machine: {machine()}. Load average (1, 5, 15 min) at the start: {load[0]:.1f}, "
         f"{load[1]:.1f}, {load[2]:.1f} (the 2 cores are shared with other jobs: absolute "
         "times are noisy, ratios within the run less so). Time inside `step()` only (resets "
-        "not counted), random legal agent actions, every env from the game's initial state.",
-        f"### The single env against a minimal plain-Python env\n\nµs per step, the min of "
-        f"{args.repeats} interleaved rounds of {args.steps:,} steps. *Minimal* is a plain-Python "
-        "env of the same game written in the script (tuple state, legal action ids listed "
-        "once per state, NumPy observation, reward, flags and an info dict with the int8 "
-        "mask); with the optimal opponent it plays a random winning action from a plain-Python "
-        "memo of each state's winning actions (`Optimal`). *Ratio* is minimal/ours: at or "
-        "above 1.00 the single env (which also returns the state's JSON and move texts) is "
-        "as fast.",
+        "not counted), random legal agent actions, every env from the game's initial state, "
+        "made by `gym.make` (which adds no wrapper to these envs).",
+        f"### The single env against a plain-Python env\n\nµs per step, the min of "
+        f"{args.repeats} interleaved rounds of {args.steps:,} steps, after a warm-up round. "
+        "*Plain* is the plain-Python env of the same game written in the script for speed "
+        "(`Plain` over each game's `Rules`: a node per state made once, with its legal actions, "
+        "the opponent's choices, mask, observation, JSON form and children by action, filled "
+        "as they are played; `random.Random` draws; with the optimal opponent a plain-Python "
+        "memo of which states the mover wins), returning what the single env returns: a new "
+        "observation, the reward, the two flags and an info dict of the same six fields (a "
+        "new int8 mask, the state's JSON as a new list, both moves' texts, the winner, the "
+        "illegal flag). *Ratio* is plain/ours: at or above 1.00 the single env is as fast. "
+        "*Mask only* is the same plain env returning only the mask in its info: plain (mask "
+        "only)/ours says what the five other fields of `info` cost.",
         table(
             [
                 "game",
                 "ours, optimal opp.",
-                "minimal, optimal opp.",
+                "plain, optimal opp.",
                 "ratio",
+                "mask only ratio",
                 "ours, random opp.",
-                "minimal, random opp.",
+                "plain, random opp.",
                 "ratio",
+                "mask only ratio",
             ],
             rows,
         ),
@@ -505,33 +468,28 @@ def main() -> None:
             "choice and `apply_action` (new games not counted); ours as one `step()` (the "
             "agent's move, the opponent's reply, reward, flags, the next mask, observation and "
             f"info). µs per agent step, min of {args.repeats} interleaved rounds of "
-            f"{args.steps:,}; *ratio* is OpenSpiel/ours (at or above 1.00: ours as fast).",
+            f"{args.steps:,}; *ratio* is OpenSpiel/ours (at or above 1.00: ours as fast); "
+            "OpenSpiel is the compiled-API reference: its agent step is four calls into C++.",
             table(["env", "µs per agent step", "ratio"], spiel_rows),
         ]
     else:
         parts.append("OpenSpiel (`open_spiel`, the `bench` extra) is not installed here.")
     parts += [
-        "### Where one NIM step's time goes\n\nThe same env (random opponent) stepping from a "
-        "heap of 31 with a take of 11, so the opponent replies from 20 (a reset before each "
-        "step, not counted, as a short NIM episode has one about every other step): the "
-        f"whole step min of {args.repeats} interleaved rounds of {args.steps:,}, each part "
-        f"alone (`timeit`, min of {args.repeats}) on the env's own caches. µs. A Python "
-        "step returns new arrays and a new dict every time (Gymnasium's checker asks for "
-        "new data from each call), passes two wrapper layers and runs a few dozen "
-        "interpreted operations, where OpenSpiel's agent step is four calls into C++.",
-        table(["part", "µs"], profile),
-    ]
-    parts += [
-        "### No cliff\n\nNIM with any take from one heap (`start='initial'`): µs per step, "
-        f"min of {args.repeats} interleaved rounds of {args.steps // 10:,} steps, and the "
-        "ratio to the heap of 31 (the mask, one byte per action, is the only work that grows "
-        "with the heap: past 4,096 actions each returned mask is written once, none kept).",
-        table(["heap", "optimal opp. µs", "vs 31", "random opp. µs", "vs 31"], nim),
+        "### NIM with any take, 10³ to 10⁵ stones\n\nOne heap (`start='initial'`): µs per "
+        f"step, min of {args.repeats} interleaved rounds of {max(args.steps // 2, 10):,} steps "
+        f"after {args.warm:,} warm-up steps of each env (so that the states a run meets have "
+        f"been met once), and the ratio to {heaps[0]:,} stones. The mask, one byte per action "
+        "and new for every step, is the work that grows with the heap; up to 4,096 actions "
+        "the env keeps one per state and copies it, past that it writes each one from the "
+        "game's closed form.",
+        table(
+            ["heap", "optimal opp. µs", f"vs {heaps[0]:,}", "random opp. µs", f"vs {heaps[0]:,}"],
+            nim,
+        ),
         "A fresh 12×12 Chomp env (optimal opponent, `start='initial'`), µs per step by step "
         "range, and the ratio to the last range (steady state); the env builds the whole "
         "board's solver table when it is made (last row). Its first steps meet states no "
-        "cache holds yet (the opponent's winning moves, each state's mask and observation), "
-        "and the first step also pays Gymnasium's one-time passive check.",
+        "cache holds yet (the opponent's winning moves, each state's mask and observation).",
         table(["steps", "µs per step", "vs steady"], chomp),
     ]
     markdown = "\n\n".join(parts)

@@ -10,6 +10,7 @@ shows how close each method's asyncio fan-out comes to it (real HTTP, one client
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import time
@@ -71,9 +72,14 @@ async def throughput(
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", nargs="+", help="the methods to time (default: every one)")
+    args = parser.parse_args()
     rows = []
     with SimServer() as server:
         for spec, expected_calls, depth in METHODS:
+            if args.methods and spec not in args.methods:
+                continue
             row = [f"`{spec.split(':')[0]}`", depth]
             for concurrency, decisions in ((1, 6), (32, 96)):
                 rate, calls = asyncio.run(throughput(server.base_url, spec, concurrency, decisions))

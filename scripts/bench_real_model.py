@@ -74,7 +74,8 @@ def tournaments(url: str, results: Path, episodes: int, chars: int) -> list[str]
 
 
 def evaluation(url: str, results: Path, chars: int) -> str:
-    records = build("nim", 6, seed=0, params={"heaps": [7], "max_take": 3})
+    # All six critical states of Nim (7, k = 3), the forced move from 1 included.
+    records = build("nim", 6, seed=0, params={"heaps": [7], "max_take": 3}, min_legal_moves=1)
     path = write_jsonl(records, results / "nim7.jsonl")
     code = cli.main(
         [

@@ -544,21 +544,19 @@ def fast_paths(quick: bool) -> None:
     mode = "quick (small sizes; targets not judged)" if quick else "full"
     markdown = "\n\n".join(
         [
-            "## Solver fast paths (issue 15)",
+            "## Solver fast paths",
             f"Machine: {machine()}. Mode: {mode}. Written by "
             "`scripts/bench_solver.py --fast-paths`.",
-            "The reference is a copy, inside the script, of the kernel each fast "
-            "path replaced (the octal kernel's byte flags past value 63; the Fibonacci "
-            "kernel's int16 values + uint8 misère flags + int32 scratch), run in the same "
-            f"process. Officers times are medians of {repeats} alternating runs of each; "
-            "peak memory is the resident-set growth of one build in a forked child. "
-            "Every value of both is compared (the misère thresholds expanded to one flag "
-            "per state). Other engineers' jobs shared the 2 cores, so times are noisy "
-            "(alternating the kernels keeps the ratio fair; absolute times are not). The "
-            "Solver section's Fibonacci and octal 0.6 rows come from the last full run "
-            "of the script, which may predate these kernels.",
+            "The reference is a plain kernel of the same table, in the script (the octal "
+            "values with one byte flag per value past 63; the Fibonacci table with int16 "
+            "values, uint8 misère flags and int32 scratch), run in the same process. "
+            f"Officers times are medians of {repeats} alternating runs of each; peak memory "
+            "is the resident-set growth of one build in a forked child. Every value of both "
+            "is compared (the misère thresholds expanded to one flag per state). Other jobs "
+            "shared the 2 cores, so times are noisy (alternating the kernels keeps the ratio "
+            "fair; absolute times are not).",
             table(
-                ["workload", "before (reference)", "now", "ratio", "answers", "target", "met"],
+                ["workload", "reference", "solver", "ratio", "answers", "target", "met"],
                 rows,
             ),
         ]

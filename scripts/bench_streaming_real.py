@@ -74,6 +74,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gguf", default=os.environ.get(GGUF_ENV), help="the GGUF model file")
     parser.add_argument("--items", type=int, default=2, help="critical states per method")
+    parser.add_argument(
+        "--methods", nargs="+", choices=METHODS, default=list(METHODS), help="default: all"
+    )
     parser.add_argument("--write", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument(
         "--rows", help="write the section from the JSON lines a run printed (no new run)"
@@ -91,7 +94,7 @@ def main() -> None:
                 build("nim", args.items, seed=0, params={"heaps": [7], "max_take": 3}),
                 Path(tmp) / "nim7.jsonl",
             )
-            for method in METHODS:
+            for method in args.methods:
                 row = run(server.base_url, data, Path(tmp) / "results", method)
                 rows.append(row)
                 print(json.dumps(row), flush=True)

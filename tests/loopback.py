@@ -36,6 +36,8 @@ class RecordingServer:
             # HTTP header names are case-insensitive (urllib sends "Openai-project").
             "headers": {k.lower(): v for k, v in request.headers.items()},
             "body": json.loads(body) if body else None,
+            # The client's end of the connection: one per connection it opened.
+            "peer": request.transport.get_extra_info("peername") if request.transport else None,
         }
         self.requests.append(seen)
         result = self.answer(seen)

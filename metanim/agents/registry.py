@@ -23,7 +23,7 @@ from metanim.agents.acemad import AceMAD
 from metanim.agents.base import Method
 from metanim.agents.debate import MAD, MPD, AnonymousMAD, CrossModel, DReaMAD
 from metanim.agents.single import CoT, ReAct, SelfConsistency, SelfRefine, Standard
-from metanim.llm import ChatModel, ModelSpec, OpenAIChatClient
+from metanim.llm import ChatModel, ModelSpec
 
 ClientFactory = Callable[[str], ChatModel]
 
@@ -53,6 +53,8 @@ METHODS: dict[str, tuple[type[Method], dict[str, Any]]] = {
 def make_client(spec: str, **kwargs: Any) -> ChatModel:
     """An `OpenAIChatClient` from `model` or `model@base_url` (its key from the model's key
     variable, `metanim.llm.key_env`: `METANIM_SIM_API_KEY` for a simulated model)."""
+    from metanim.llm import OpenAIChatClient  # here: aiohttp loads when a client is made
+
     model = ModelSpec.parse(spec)
     return OpenAIChatClient(model.name, base_url=list(model.urls) or None, **kwargs)
 

@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
-from markdown_it import MarkdownIt
 
 from metanim.agents import Decision
 from metanim.analysis.ratings import RATINGS_NOTE, Ratings, table_facts
@@ -422,7 +421,13 @@ def collect_runs(results_dir: str | Path) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------ report
 #: The Markdown dialect of report.md: CommonMark with GFM tables; raw HTML is shown as
 #: text (labels and replies are data, never markup).
-_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+@functools.cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt  # here: only a page needs it
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
 _IMG = re.compile(r'<img src="([^"]*)" alt="([^"]*)" ?/?>')
 
 
@@ -434,7 +439,7 @@ def markdown_html(text: str, folder: Path | None = None, *, sections: bool = Tru
     """Report Markdown as the page's HTML: every table sortable and scrolling inside its
     card, each image inlined as a data URI (a file missing from `folder` is named
     instead), and with `sections` each `##` section collapsible (open) below the title."""
-    out = _MARKDOWN.render(text)
+    out = _markdown().render(text)
     out = out.replace("<table>", "<div class='tablewrap'><table class='summary sortable'>")
     out = out.replace("</table>", "</table></div>")
 

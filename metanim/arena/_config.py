@@ -95,8 +95,8 @@ class RunConfig(BaseModel):
         None,
         ge=1,
         description="model calls in flight at once, per model and server replica (default: "
-        "the server's slot count where it reports one, as llama.cpp's /props; else 8; 64 on "
-        "the in-process simulator)",
+        "the server's slot count where it reports one, as llama.cpp's /props; else 8; on "
+        "the simulator, as many as --concurrency, at least 64)",
     )
     timeout_s: float | None = Field(
         None,

@@ -15,7 +15,7 @@ import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from metanim.agents import (
     METHODS,
@@ -38,7 +38,6 @@ from metanim.llm import (
     InfrastructureError,
     Message,
     ModelSpec,
-    OpenAIChatClient,
     ResponseCache,
     ServerTarget,
     detect_provider,
@@ -46,6 +45,9 @@ from metanim.llm import (
 from metanim.llm import provider as provider_named
 from metanim.llm.sim import check_simulated
 from metanim.records import SIDES
+
+if TYPE_CHECKING:
+    from metanim.llm import OpenAIChatClient, SharedConnections
 
 TurnStatus = Literal["ok", "fallback", "forfeit", "infrastructure_error"]
 
@@ -270,9 +272,9 @@ class CallCarriage:
 
 
 class ClientPool:
-    """One client per model and server for the whole run: one connection pool and one
-    concurrency limit serve every episode. Simulated models with no server go to
-    `sim_url`."""
+    """One client per model and server for the whole run, every client on one connection
+    pool (`SharedConnections`), each with one concurrency limit that serves every
+    episode. Simulated models with no server go to `sim_url`."""
 
     def __init__(
         self,
@@ -285,8 +287,11 @@ class ClientPool:
         backoff_s: float = 0.5,
         cache_path: str | None = None,
         carried: CallCarriage | None = None,
+        items_in_flight: int = 0,
     ) -> None:
         carried = carried or CallCarriage()
+        #: Calls in flight per simulated model when the run sets none (see `__call__`).
+        self.sim_concurrency = max(64, items_in_flight)
         self.sim_url = sim_url
         self.in_process = in_process  # the simulated server runs in this process
         # Of a call's silence (None: each model's default); the server check takes at most
@@ -307,6 +312,7 @@ class ClientPool:
         }
         #: The run's cost cap, shared by every client (set before the first client is made).
         self.budget: CostBudget | None = None
+        self.connections: SharedConnections | None = None  # made with the first client
         self.clients: dict[ModelSpec, TimedModel] = {}
         self.targets: dict[ModelSpec, ServerTarget] = {}
         self.detected: dict[ModelSpec, Detected] = {}
@@ -343,11 +349,22 @@ class ClientPool:
         spec = model if isinstance(model, ModelSpec) else ModelSpec.parse(model)
         if spec not in self.clients:
             kwargs = dict(self.kwargs)
-            if kwargs["max_concurrency"] is None and spec.needs_sim_server:
-                # The simulator has no slots to report and answers at once.
-                kwargs["max_concurrency"] = 64
+            if kwargs["max_concurrency"] is None and spec.simulated:
+                # The simulator has no slots to report and answers at once: as many calls
+                # as the run has items in flight (at least 64), so that its calls in
+                # flight are never capped below its items.
+                kwargs["max_concurrency"] = self.sim_concurrency
+            # here: aiohttp loads with a client
+            from metanim.llm import OpenAIChatClient, SharedConnections
+
+            if self.connections is None:
+                self.connections = SharedConnections()
             client = OpenAIChatClient(
-                spec.name, target=self.target(spec), budget=self.budget, **kwargs
+                spec.name,
+                target=self.target(spec),
+                budget=self.budget,
+                connections=self.connections,
+                **kwargs,
             )
             client.detected = self.detect(spec)
             self.clients[spec] = TimedModel(client)
@@ -382,6 +399,8 @@ class ClientPool:
     async def aclose(self) -> None:
         for client in self.clients.values():
             await client.inner.aclose()  # type: ignore[attr-defined]
+        if self.connections is not None:
+            await self.connections.aclose()
         if self.cache is not None:
             self.cache.close()
 

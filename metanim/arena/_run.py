@@ -26,14 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from tqdm.auto import tqdm
-
 from metanim.arena._config import RunConfig
 from metanim.arena._forfeits import ForfeitWatch
 from metanim.arena._players import CallCarriage, ClientPool, Side, header_line
 from metanim.arena._preflight import check_servers
 from metanim.llm import CostBudget, InfrastructureError, sim_url_from_env
-from metanim.llm.sim import SimServer
 from metanim.records import (
     AppendLog,
     Record,
@@ -233,6 +230,8 @@ class Run:
     async def _run(self, todo: list[Any], clients: ClientPool) -> bool:
         """Work through `todo`; returns whether Ctrl-C or SIGTERM interrupted it."""
         self.clients = clients
+        from tqdm.auto import tqdm  # here: only a run draws a bar
+
         bar = tqdm(
             total=len(self.planned),
             initial=len(self.planned) - len(todo),
@@ -649,6 +648,7 @@ def serve(job: Job) -> Iterator[ClientPool]:
             timeout_s=config.timeout_s,
             max_retries=config.max_retries,
             cache_path=config.cache,
+            items_in_flight=config.concurrency,
             carried=CallCarriage(
                 provider=config.provider,
                 api=config.api,
@@ -678,6 +678,8 @@ def _sim_server(needed: bool, job: Job) -> Iterator[tuple[str | None, bool]]:
     server_log = logging.getLogger("aiohttp.server")
     server_log.addFilter(_client_left)
     try:
+        from metanim.llm.sim import SimServer  # here: it imports aiohttp's server
+
         with SimServer(seed=job.config.seed, questions=job.questions, session=session) as server:
             yield server.base_url, True
     finally:

@@ -4,7 +4,9 @@ Each subcommand only parses arguments, calls one library function and prints. Ea
 registers itself with `@command(...)` (`metanim.cli._registry`) in its own module:
 `_solve`, `_arena` (play, evaluate, challenging, tournament, demo), `_dataset`,
 `_analysis` (report, ratings, reproduce) and `_serve` (serve-sim, serve-local), imported
-below in the order `metanim --help` lists them.
+below in the order `metanim --help` lists them. A command's flags are added when that
+command is parsed, and its module imports the library where it uses it: `metanim --help`,
+`--version` and `metanim solve --help` import no numba, scipy, pandas or aiohttp.
 """
 
 from __future__ import annotations
@@ -18,11 +20,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from metanim import __version__
 from metanim.cli._registry import COMMANDS, command
-from metanim.llm import InfrastructureError
 from metanim.util import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
@@ -45,24 +44,49 @@ __all__ = ["COMMANDS", "build_parser", "command", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a mistake said in one line (exit code 2), as every other mistake is."""
+    """argparse with a mistake said in one line (exit code 2), as every other mistake is;
+    a command's flags are added the first time its parser is used (`pending`)."""
 
     #: the command parsers by name, so a mistake names the command's own --help.
     commands: dict[str, argparse.ArgumentParser]
+    #: adds this command's flags; run before its parser first parses or prints.
+    pending: Callable[[argparse.ArgumentParser], None] | None = None
+
+    def complete(self) -> None:
+        """Add this parser's flags (a no-op once they are)."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending(self)
+            _exit_codes_below(self)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        self.complete()
+        return super().parse_known_args(*args, **kwargs)
+
+    def format_usage(self) -> str:
+        self.complete()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self.complete()
+        return super().format_help()
 
     def error(self, message: str) -> typing.NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> _Parser:
+def build_parser(*, lazy: bool = False) -> _Parser:
+    """The `metanim` parser; with `lazy`, each command's flags are added only when that
+    command is parsed (what `main` does: `metanim --help` builds no command's flags)."""
     parser = _Parser(prog="metanim", description=__doc__.splitlines()[0], epilog=EXIT_CODES_HELP)
     parser.add_argument("--version", action="version", version=f"metanim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     parser.commands = {}
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help, epilog=EXIT_CODES_HELP)
-        cmd.arguments(p)
-        _exit_codes_below(p)
+        p.pending = cmd.arguments
+        if not lazy:
+            p.complete()
         p.set_defaults(handler=cmd.handler)
         parser.commands[cmd.name] = p
     return parser
@@ -80,7 +104,7 @@ def _exit_codes_below(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (see `metanim --help`)."""
     try:
-        parser = build_parser()
+        parser = build_parser(lazy=True)
     except KeyboardInterrupt:
         print("metanim: interrupted before anything was started", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -89,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     # The command line as typed, so that a failed run can print the command that reruns it.
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    # Here, not at the top: the LLM layer loads only for a command that runs.
+    from metanim.llm import InfrastructureError
+
     previous = _stop_signals_as_interrupt()
     shown = warnings.showwarning
     warnings.showwarning = _warning_line(args.command)
@@ -155,6 +182,8 @@ def _flag(loc: tuple[Any, ...]) -> str:
 
 def _one_line(exc: BaseException) -> str:
     """An error as one line: pydantic's per-field errors joined, a file error with its path."""
+    from pydantic import ValidationError
+
     if isinstance(exc, ValidationError):
         # Each field as its flag (a config file's key is the flag's name too).
         return "; ".join(

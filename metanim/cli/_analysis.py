@@ -7,22 +7,14 @@ import webbrowser
 from collections import Counter
 from pathlib import Path
 
-from metanim.analysis import render_report
-from metanim.analysis.frames import export, missing_module
-from metanim.analysis.plots import need_pyplot
-from metanim.analysis.ratings import BOOTSTRAP, rate, ratings_plot, ratings_terminal
-from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions, identity_bias
-from metanim.analysis.reproduce import plan as plan_reproduce
-from metanim.analysis.reproduce import reproduce as reproduce_artifact
-from metanim.analysis.viewer import PAGE_RECORDS, VIEWER_FILE, serve_viewer
 from metanim.cli._config import add_config_arguments, config_from_args, kind
 from metanim.cli._registry import command
-from metanim.records import iter_logs
-from metanim.stats import PRIOR_SIGMA
-from metanim.util import PositiveFloat, PositiveInt, check_folder, port
+from metanim.util import port
 
 
 def report_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.analysis.viewer import PAGE_RECORDS
+
     p.add_argument("results", help="a results folder (tournament and evaluation logs)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--no-write", action="store_true", help="print only; write no report.md")
@@ -54,6 +46,8 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _page_records(text: str) -> int | None:
+    from metanim.util import PositiveInt
+
     if text.strip().lower() == "all":
         return None
     return kind(PositiveInt)(text)
@@ -67,6 +61,8 @@ def _dry_run_flag(p: argparse.ArgumentParser) -> None:
 
 def _runs_found(folders: list[str]) -> str:
     """What a report or ratings of `folders` would read (a folder with no run is refused)."""
+    from metanim.records import iter_logs
+
     counts = []
     for folder in folders:
         if not Path(folder).is_dir():
@@ -86,6 +82,10 @@ def _runs_found(folders: list[str]) -> str:
     report_arguments,
 )
 def report(args: argparse.Namespace) -> int:
+    from metanim.analysis import render_report
+    from metanim.analysis.frames import export, missing_module
+    from metanim.analysis.viewer import VIEWER_FILE, serve_viewer
+
     if args.serve and args.no_write:
         raise ValueError("--serve shows the page the report writes: drop --no-write")
     if args.dry_run:
@@ -128,6 +128,9 @@ def report(args: argparse.Namespace) -> int:
 
 
 def ratings_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.analysis.ratings import BOOTSTRAP, PRIOR_SIGMA
+    from metanim.util import PositiveFloat, PositiveInt
+
     p.add_argument("results", nargs="+", help="results folders (their tournament logs)")
     p.add_argument(
         "--prior-sigma",
@@ -153,6 +156,10 @@ def ratings_arguments(p: argparse.ArgumentParser) -> None:
     ratings_arguments,
 )
 def ratings(args: argparse.Namespace) -> int:
+    from metanim.analysis.plots import need_pyplot
+    from metanim.analysis.ratings import rate, ratings_plot, ratings_terminal
+    from metanim.util import check_folder
+
     for flag, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:  # refused before the fit, not after it
             try:
@@ -193,6 +200,9 @@ def ratings(args: argparse.Namespace) -> int:
 
 
 def reproduce_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.analysis.reproduce import ARTIFACTS, ReproduceOptions
+    from metanim.util import PositiveInt
+
     p.add_argument(
         "artifact",
         choices=[*ARTIFACTS, "all"],
@@ -218,6 +228,10 @@ def reproduce_arguments(p: argparse.ArgumentParser) -> None:
     reproduce_arguments,
 )
 def reproduce(args: argparse.Namespace) -> int:
+    from metanim.analysis.reproduce import ReproduceOptions, identity_bias
+    from metanim.analysis.reproduce import plan as plan_reproduce
+    from metanim.analysis.reproduce import reproduce as reproduce_artifact
+
     opts = config_from_args(ReproduceOptions, args)
     if args.peers is not None and args.artifact != "identity-bias":
         raise ValueError("--peers is an option of identity-bias")

@@ -4,7 +4,7 @@
 Flags map one-to-one onto `TournamentConfig` / `EvaluationConfig` fields; a profile
 (`--profile agents/<name>.toml`) fills the agent's model, server, method and parameters,
 and flags given on top override it. `play` takes a tournament's flags (one setting, one
-episode) and prints each move as it is made.
+episode) and prints each move as it is made. The arena loads where a command uses it.
 """
 
 from __future__ import annotations
@@ -16,36 +16,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from metanim.analysis import render_report
-from metanim.arena import (
-    ChallengingConfig,
-    EvaluationConfig,
-    TournamentConfig,
-    format_end,
-    format_move,
-    load_profile,
-    merge_profiles,
-    parse_setting,
-    plan_run,
-    play_game,
-    play_hint,
-    profile_fields,
-    run_challenging,
-    run_evaluation,
-    run_tournament,
-)
 from metanim.cli._config import add_config_arguments, config_from_args
 from metanim.cli._registry import command
 from metanim.records import summary_terminal
 from metanim.util import EXIT_FAILED, EXIT_OK
 
-#: The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
-#: (toward the max take), against a ReAct opponent that errs 60% of the time.
-DEMO_MODEL = TournamentConfig.model_fields["model"].default
-DEMO_OPPONENT_MODEL = TournamentConfig.model_fields["opponent_model"].default
+
+def _demo_models() -> tuple[str, str]:
+    """The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
+    (toward the max take), against a ReAct opponent that errs 60% of the time."""
+    from metanim.arena import TournamentConfig
+
+    fields = TournamentConfig.model_fields
+    return fields["model"].default, fields["opponent_model"].default
 
 
 def tournament_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.arena import TournamentConfig
+
     p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
     p.add_argument("--opponent-profile", help="opponent profile, e.g. gpt-4o-react-opponent")
     add_config_arguments(p, TournamentConfig)
@@ -75,6 +63,8 @@ def _refuse_renamed(args: argparse.Namespace) -> None:
 
 
 def _profiles(args: argparse.Namespace) -> dict[str, Any]:
+    from metanim.arena import load_profile, merge_profiles, profile_fields
+
     fields = []
     if getattr(args, "profile", None):
         fields.append(profile_fields(load_profile(args.profile)))
@@ -89,6 +79,8 @@ def _profiles(args: argparse.Namespace) -> dict[str, Any]:
     tournament_arguments,
 )
 def tournament(args: argparse.Namespace) -> int:
+    from metanim.arena import TournamentConfig, run_tournament
+
     _refuse_renamed(args)
     config = config_from_args(TournamentConfig, args, _profiles(args))
     if args.dry_run:
@@ -98,6 +90,8 @@ def tournament(args: argparse.Namespace) -> int:
 
 
 def evaluate_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.arena import EvaluationConfig
+
     p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
     add_config_arguments(p, EvaluationConfig)
     _renamed_flags(p)
@@ -110,6 +104,8 @@ def evaluate_arguments(p: argparse.ArgumentParser) -> None:
     evaluate_arguments,
 )
 def evaluate(args: argparse.Namespace) -> int:
+    from metanim.arena import EvaluationConfig, run_evaluation
+
     _refuse_renamed(args)
     config = config_from_args(EvaluationConfig, args, _profiles(args))
     if args.dry_run:
@@ -119,6 +115,8 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def challenging_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.arena import ChallengingConfig
+
     p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
     add_config_arguments(p, ChallengingConfig)
     _dry_run_flag(p)
@@ -130,6 +128,8 @@ def challenging_arguments(p: argparse.ArgumentParser) -> None:
     challenging_arguments,
 )
 def challenging(args: argparse.Namespace) -> int:
+    from metanim.arena import ChallengingConfig, run_challenging
+
     config = config_from_args(ChallengingConfig, args, _profiles(args))
     if args.dry_run:
         return _dry_run(config)
@@ -142,6 +142,8 @@ def challenging(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ metanim play
 def play_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of `metanim play`: a tournament's, for one setting and one episode."""
+    from metanim.arena import TournamentConfig
+
     p.add_argument("--game", required=True, help="game or preset name, e.g. fibonacci, nim-31-k3")
     p.add_argument(
         "--agent", required=True, dest="method", help="method spec, e.g. dreamad, mad:agents=3"
@@ -165,6 +167,16 @@ def play_arguments(p: argparse.ArgumentParser) -> None:
 def play(args: argparse.Namespace) -> int:
     """The graded transcript, each move as it is made; exit code 3 if a model could not
     be reached."""
+    from metanim.arena import (
+        TournamentConfig,
+        format_end,
+        format_move,
+        parse_setting,
+        plan_run,
+        play_game,
+        play_hint,
+    )
+
     args.games = [args.game]
     args.seat = "second" if args.second else None
     config = config_from_args(TournamentConfig, args, {"name": "play"})
@@ -198,11 +210,14 @@ DEMO_RUN_FLAGS = (
 
 
 def demo_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.arena import TournamentConfig
+
+    model, _ = _demo_models()
     p.add_argument(
         "--base-url",
         help="the agent's OpenAI-compatible server (default: the simulated one, in-process)",
     )
-    p.add_argument("--model", help=f"the agent's model (default {DEMO_MODEL})")
+    p.add_argument("--model", help=f"the agent's model (default {model})")
     p.add_argument(
         "--opponent-model", help="the opponent's model (default: --model, or the simulated one)"
     )
@@ -230,10 +245,14 @@ def demo_arguments(p: argparse.ArgumentParser) -> None:
     demo_arguments,
 )
 def demo(args: argparse.Namespace) -> int:
+    from metanim.analysis import render_report
+    from metanim.arena import TournamentConfig, run_tournament
+
     if args.base_url and not args.model:
         raise ValueError("with --base-url, name the served model with --model")
-    model = args.model or DEMO_MODEL
-    opponent_model = args.opponent_model or (args.model if args.base_url else DEMO_OPPONENT_MODEL)
+    demo_model, demo_opponent = _demo_models()
+    model = args.model or demo_model
+    opponent_model = args.opponent_model or (args.model if args.base_url else demo_opponent)
     # A model and its server are defaulted together: an opponent playing --model plays it
     # where --model is served.
     opponent_url = args.opponent_base_url or (None if args.opponent_model else args.base_url)
@@ -260,6 +279,8 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def _dry_run(config: Any) -> int:
+    from metanim.arena import plan_run
+
     print(plan_run(config))
     return EXIT_OK
 

@@ -12,12 +12,10 @@ import json
 import types
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import PydanticUndefined
-
-from metanim.arena import load_config_file
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def _key_value(text: str, *, bare_text: bool) -> tuple[str, Any]:
@@ -47,6 +45,8 @@ def _json_param(text: str) -> tuple[str, Any]:
 def kind(annotation: Any) -> Callable[[str], Any]:
     """An argparse type from a value kind (`metanim.util.values`): the flag's text is
     checked by the same rule as the config field of that kind."""
+    from pydantic import TypeAdapter, ValidationError  # here: only a command's flags need it
+
     adapter = TypeAdapter(annotation)
 
     def parse(text: str) -> Any:
@@ -74,6 +74,8 @@ def add_config_arguments(
     parser: argparse.ArgumentParser, model: type[BaseModel], *, skip: tuple[str, ...] = ()
 ) -> None:
     """Add one flag per field of `model`; unset flags stay None so defaults live in the model."""
+    from pydantic_core import PydanticUndefined
+
     parser.add_argument("--config", help="a TOML or JSON file of these settings (flags override)")
     for name, field in model.model_fields.items():
         if name in skip:
@@ -119,6 +121,8 @@ def config_from_args(
     """Build `model` from defaults < `--config` < `base` (profiles) < the flags given."""
     values: dict[str, Any] = {}
     if getattr(args, "config", None):
+        from metanim.arena import load_config_file
+
         values.update(load_config_file(args.config))
     values.update(base or {})
     for name, field in model.model_fields.items():

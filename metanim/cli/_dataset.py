@@ -12,38 +12,24 @@ from math import comb, prod
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from metanim.cli._config import kind
 from metanim.cli._registry import command
-from metanim.datasets import (
-    BUILD_PRESETS,
-    DIFFICULTIES,
-    DatasetError,
-    DatasetSpec,
-    build,
-    check_record,
-    load_dataset,
-    play_rule,
-    push_to_hub,
-    sampler_for,
-    write_card,
-    write_jsonl,
-)
-from metanim.games import make_game
-from metanim.util import Folder, Interrupted, StorageError, game_params, int_range
+from metanim.util import Interrupted, StorageError, game_params, int_range
 
 _BAR_FROM = 2_000  # builds at least this big show a progress bar
 
 
 def dataset_arguments(p: argparse.ArgumentParser) -> None:
+    from metanim.util import Folder
+
     sub = p.add_subparsers(dest="dataset_command", required=True)
     b = sub.add_parser(
         "build",
         help="write critical-state JSONL datasets",
         description="Without --game: a named build (--preset default: difficulty mix, no "
-        "forced moves; --preset paper: seed paper Table 5 sizes plus Corner Queen), normal "
-        "and misère, one file per game and variant. With --game: one file.",
+        "forced moves; --preset paper: seed paper Table 5 sizes plus Corner Queen; --preset "
+        "generated: subtraction sets, octal codes and every game disguised), normal and "
+        "misère, one file per game and variant. With --game: one file.",
     )
     b.add_argument(
         "--out", type=kind(Folder), default="datasets", help="output folder (default: datasets)"
@@ -51,10 +37,11 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     b.add_argument(
         "--preset",
-        choices=["default", "paper"],
+        choices=["default", "paper", "generated"],
         default="default",
-        help="without --game: 'default' (difficulty mix, no forced moves) or 'paper' "
-        "(seed paper Table 5 sizes, depth terciles)",
+        help="without --game: 'default' (difficulty mix, no forced moves), 'paper' "
+        "(seed paper Table 5 sizes, depth terciles) or 'generated' (the generated families "
+        "and every game disguised)",
     )
     b.add_argument(
         "--strata",
@@ -135,12 +122,23 @@ def dataset(args: argparse.Namespace) -> int:
     if args.dataset_command == "build":
         return _build(args)
     if args.dataset_command == "push":
+        from metanim.datasets import push_to_hub
+
         print(push_to_hub(args.folder, args.repo_id, private=args.private))
         return 0
     return _show(args)
 
 
 def _build(args: argparse.Namespace) -> int:
+    from metanim.datasets import (
+        BUILD_PRESETS,
+        DatasetSpec,
+        build,
+        play_rule,
+        write_card,
+        write_jsonl,
+    )
+
     if not args.game:
         given = [f for f, v in (("-n", args.n), ("--param", args.param), ("--variant",
                  args.variant), ("--square-boards", args.square_boards)) if v]  # fmt: skip
@@ -173,6 +171,8 @@ def _build(args: argparse.Namespace) -> int:
         print(f"dry run: {total} records in {len(specs)} files under {args.out}: {names}; "
               "nothing was written")  # fmt: skip
         return 0
+    from tqdm.auto import tqdm  # here: only a build draws a bar
+
     bar = None
     if total >= _BAR_FROM and not args.no_progress:
         bar = tqdm(total=total, unit="rec", desc="critical states found")
@@ -226,6 +226,9 @@ def _refuse_unreachable(spec: Any) -> None:
     critical states; asking for more could only end, much later, in the sampler's
     "found only ..." error.
     """
+    from metanim.datasets import sampler_for
+    from metanim.games import make_game
+
     if spec.square_boards:
         games = [make_game("chomp", rows=k, cols=k) for k in spec.square_boards]
     else:
@@ -281,6 +284,7 @@ _non_negative = _at_least(0)
 def _show(args: argparse.Namespace) -> int:
     if args.allow_unverified and not args.verify:
         raise ValueError("--allow-unverified goes with --verify")
+    from metanim.datasets import DIFFICULTIES, DatasetError, check_record, load_dataset
 
     records = load_dataset(args.path)
     games = Counter(f"{r.game}-{r.variant}" for r in records)

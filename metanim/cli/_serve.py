@@ -6,15 +6,13 @@ import argparse
 import os
 
 from metanim.cli._registry import command
-from metanim.datasets.questions import resolve_path
-from metanim.llm.local import serve_local, serve_local_arguments
-from metanim.llm.sim import serve
-from metanim.llm.sim.providers import BEHAVIOURS, ProviderApp
 from metanim.util import port
 
 
 # ------------------------------------------------------------------------ serve-sim
 def _serve_sim_args(p: argparse.ArgumentParser) -> None:
+    from metanim.llm.sim.provider_kinds import BEHAVIOURS
+
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback)")
     p.add_argument("--port", type=port, default=8000, help="port, 0..65535 (0 picks a free one)")
     p.add_argument("--seed", type=int, default=0, help="seed of fault draws and unseeded samples")
@@ -56,6 +54,10 @@ def _serve_sim(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"environment variable {args.api_key_env} is not set")
+    from metanim.datasets.questions import resolve_path
+    from metanim.llm.sim import serve  # here: the server imports aiohttp
+    from metanim.llm.sim.providers import BEHAVIOURS, ProviderApp
+
     questions = [str(resolve_path(p)) for p in args.questions]
     app, banner = None, ""
     if args.provider is not None:
@@ -80,8 +82,18 @@ def _serve_sim(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ serve-local
-command(
+def _serve_local_args(p: argparse.ArgumentParser) -> None:
+    from metanim.llm.local import serve_local_arguments
+
+    serve_local_arguments(p)
+
+
+@command(
     "serve-local",
     "Serve a GGUF model with llama.cpp on 127.0.0.1 (needs the [local] extra; 1 thread)",
-    serve_local_arguments,
-)(serve_local)
+    _serve_local_args,
+)
+def _serve_local(args: argparse.Namespace) -> int:
+    from metanim.llm.local import serve_local
+
+    return serve_local(args)

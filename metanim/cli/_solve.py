@@ -20,7 +20,11 @@ def _state_arg(text: str) -> Any:
 
 
 def _solve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("game", help="nim, fibonacci, kayles, chomp, corner_queen, or a preset name")
+    p.add_argument(
+        "game",
+        help="nim, fibonacci, kayles, chomp, corner_queen, subtraction (-p "
+        "subtraction_set=[1,3,4]), octal (-p code=0.07), or a preset name",
+    )
     p.add_argument(
         "state", type=_state_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\''
     )

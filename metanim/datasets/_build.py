@@ -101,9 +101,12 @@ class DatasetSpec(BaseModel):
 
     @property
     def name(self) -> str:
-        """The file stem: `<game>-<variant>`, a misère preset named once (`kayles-20-misere`)."""
+        """The file stem: `<game>-<variant>`, a misère preset named once (`kayles-20-misere`),
+        `<game>-disguised-<variant>` for the disguised prompt variant."""
         base = self.game.removesuffix("-misere") if self.game in PRESETS else self.game
-        return f"{base}-{self.variant}"
+        # The disguised prompt variant is its own file beside the named one.
+        shown = "-disguised" if self.params.get("disguise") is True else ""
+        return f"{base}{shown}-{self.variant}"
 
 
 #: The seed paper's Table 5 (NIM 20, Fibonacci 11, Chomp 20 over square boards
@@ -159,6 +162,46 @@ DEFAULT_SPECS: tuple[DatasetSpec, ...] = tuple(
             "n": 40,
             "configs": [{"height": 20, "width": 20}, {"height": 50, "width": 50}],
         },
+    )
+)
+
+
+#: The generated families (a rule as data) and the disguised variant of every game:
+#: subtraction sets and octal codes over several sizes and sums; each of the seven games
+#: shown disguised at its default size. Each in normal and misère play.
+GENERATED_SPECS: tuple[DatasetSpec, ...] = tuple(
+    DatasetSpec(**spec, variant=variant)
+    for variant in ("normal", "misere")
+    for spec in (
+        {
+            "game": "subtraction",
+            "n": 40,
+            "configs": [
+                {"heaps": [20], "subtraction_set": [1, 3, 4]},
+                {"heaps": [12, 15], "subtraction_set": [2, 5, 6]},
+                {"heaps": [9, 11, 14], "subtraction_set": [1, 4, 5]},
+            ],
+        },
+        {
+            "game": "octal",
+            "n": 40,
+            "configs": [
+                {"rows": [20], "code": "0.07"},
+                {"rows": [14], "code": "0.137"},
+                {"rows": [8, 10], "code": "0.6"},
+            ],
+        },
+        {"game": "nim", "n": 20, "params": {"heaps": [31], "max_take": 3, "disguise": True}},
+        {"game": "fibonacci", "n": 20, "params": {"n": 31, "disguise": True}},
+        {"game": "kayles", "n": 20, "params": {"rows": [20], "disguise": True}},
+        {"game": "chomp", "n": 20, "params": {"rows": 6, "cols": 6, "disguise": True}},
+        {"game": "corner_queen", "n": 20, "params": {"disguise": True}},
+        {
+            "game": "subtraction",
+            "n": 20,
+            "params": {"heaps": [12, 15], "subtraction_set": [2, 5, 6], "disguise": True},
+        },
+        {"game": "octal", "n": 20, "params": {"rows": [20], "code": "0.07", "disguise": True}},
     )
 )
 
@@ -505,4 +548,5 @@ def build_paper(
 BUILD_PRESETS: dict[str, tuple[DatasetSpec, ...]] = {
     "default": DEFAULT_SPECS,
     "paper": PAPER_SPECS,
+    "generated": GENERATED_SPECS,
 }

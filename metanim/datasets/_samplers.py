@@ -21,7 +21,9 @@ from metanim.games import (
     Game,
     Kayles,
     Nim,
+    Octal,
     SizeLimitError,
+    Subtraction,
     check_listable,
 )
 
@@ -44,16 +46,18 @@ def sampler_for(game: Game[Any, Any], **options: Any) -> Sampler:
         return _chomp_sampler(game, options.get("max_extent_states", CHOMP_MAX_EXTENT_STATES))
     if isinstance(game, CornerQueen):
         return _queen_sampler(game)
+    if isinstance(game, Subtraction | Octal):
+        return _playout_sampler(game)
     raise TypeError(f"no dataset sampler for {type(game).__name__}")
 
 
 def size_left(game: Game[Any, Any], state: Any) -> int:
     """Stones, standing pins, squares, or the queen's row + column distance to the corner."""
-    if isinstance(game, Nim):
+    if isinstance(game, Nim | Subtraction):
         return int(sum(state))
     if isinstance(game, FibonacciNim):
         return int(state[0])
-    if isinstance(game, Kayles):
+    if isinstance(game, Kayles | Octal):
         return sum(row.count("1") for row in state)
     if isinstance(game, Chomp):
         return int(sum(state))
@@ -213,6 +217,31 @@ def _chomp_sampler(game: Chomp, max_extent_states: int) -> Sampler:
                     if (r, c) != (0, 0) and c < shape[r]:
                         shape[r:] = [min(x, c) for x in shape[r:]]
                 out.append(tuple(shape))
+        return out
+
+    return sample
+
+
+def _playout_sampler(game: Game[Any, Any]) -> Sampler:
+    """Reachable states of a generated family by seeded random playouts from the start.
+
+    A rule given as data can leave most heap sizes or pin patterns unreachable (S =
+    {3} reaches only heaps that are the start less a multiple of 3; Dawson's Kayles
+    never leaves one pin knocked down alone), so a state is drawn by playing a random
+    number of uniformly random legal moves, never by drawing a pattern.
+    """
+    longest = game.info.max_game_length
+
+    def sample(rng: np.random.Generator, size: int) -> list[Any]:
+        out = []
+        for steps in rng.integers(0, longest + 1, size=size).tolist():
+            state = game.initial_state()
+            for _ in range(steps):
+                count = game.num_legal_moves(state)
+                if count == 0:
+                    break
+                state = game.child(state, game.legal_move_at(state, int(rng.integers(count))))
+            out.append(state)
         return out
 
     return sample

@@ -16,6 +16,10 @@ rather than imported from the solver:
 * Kayles (normal play): run values from the rules up to 83 pins, then period 12
   from 71 on (Guy & Smith 1956); a position's value is the XOR of its runs.
 
+The generated families (subtraction sets, octal codes) have no closed form written
+here: their records are checked by the reference solver over the game's own rules,
+while the position allows (`REFERENCE_STATES`).
+
 Misère Kayles, where no closed form is known, is searched over positions as the
 multiset of their runs (rows split into independent runs, and equal runs commute),
 with the runs a move leaves taken from the game's rules (`MultisetMisereSearch`).
@@ -37,12 +41,23 @@ from typing import Any, Literal
 
 from metanim.datasets._build import harness_fields
 from metanim.datasets._schema import DatasetRecord
-from metanim.games import Chomp, CornerQueen, FibonacciNim, Game, Kayles, Nim, SizeLimitError
+from metanim.games import (
+    Chomp,
+    CornerQueen,
+    FibonacciNim,
+    Game,
+    Kayles,
+    Nim,
+    Octal,
+    SizeLimitError,
+    Subtraction,
+)
 from metanim.solver.reference import (
     MultisetMisereSearch,
     ReferenceSolver,
     kayles_run_moves,
     mex,
+    partitions_up_to,
 )
 
 #: Positions the reference solver may explore for one record (memoized per game).
@@ -176,8 +191,12 @@ def _closed_form(game: Game[Any, Any], state: Any) -> _Oracle | None:
 
 def _reference_states(game: Game[Any, Any], state: Any) -> int:
     """An upper bound on the positions the reference explores from `state`."""
-    if isinstance(game, Nim):
+    if isinstance(game, Nim | Subtraction):
         return reduce(lambda a, h: a * (h + 1), state, 1)
+    if isinstance(game, Octal):
+        # The reference memoizes on the multiset of groups: at most the partitions of
+        # every pin count up to the standing pins.
+        return partitions_up_to(sum(row.count("1") for row in state))
     if isinstance(game, FibonacciNim):
         return state[0] * (state[0] + 1) // 2 + 1
     if isinstance(game, Chomp):

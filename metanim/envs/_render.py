@@ -35,7 +35,7 @@ _COLOURS = np.array(
 def cells(game: Game[Any, Any], state: Any) -> np.ndarray:
     """The board as a 2-D grid of cell kinds."""
     name = game.name
-    if name == "nim":
+    if name in ("nim", "subtraction"):
         grid = np.full((len(state), game.capacity), EMPTY, dtype=np.int8)  # type: ignore[attr-defined]
         for i, heap in enumerate(state):
             grid[i, :heap] = PIECE
@@ -46,7 +46,7 @@ def cells(game: Game[Any, Any], state: Any) -> np.ndarray:
         grid[0, :remaining] = PIECE
         grid[0, remaining - max_take : remaining] = HIGHLIGHT
         return grid
-    if name == "kayles":
+    if name in ("kayles", "octal"):
         grid = np.full((len(state), game.width), NO_SLOT, dtype=np.int8)  # type: ignore[attr-defined]
         for r, row in enumerate(state):
             grid[r, : len(row)] = [PIECE if c == "1" else EMPTY for c in row]
@@ -69,7 +69,7 @@ def ansi(game: Game[Any, Any], state: Any, status: str) -> str:
     """Title, character board and the state sentence of the prompt."""
     board = "\n".join("".join(_CHARS[int(k)] for k in row) for row in cells(game, state))
     variant = "misère" if game.misere else "normal"
-    return f"{game.title} ({variant}) — {status}\n{board}\n{game.describe(state)}\n"
+    return f"{game.shown_title} ({variant}) — {status}\n{board}\n{game.describe(state)}\n"
 
 
 def rgb(game: Game[Any, Any], state: Any) -> np.ndarray:

@@ -15,8 +15,9 @@ functions below, so the same seeds give the same episodes in both.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from metanim.util.jit import Tiered, njit
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -44,31 +45,31 @@ def episode_key(seed: int, episode: int) -> int:
     return mix((mix((seed + GOLDEN) & MASK) + (episode + 1) * GOLDEN) & MASK)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _episode_key(seed: np.uint64, episode: np.int64) -> np.uint64:  # pragma: no cover
     return _mix(_mix(seed + _G) + np.uint64(episode + 1) * _G)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # pragma: no cover
     word = _mix(key + np.uint64(count) * _G)
     return np.int64(((word >> _S32) * np.uint64(n)) >> _S32)
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
     word = _mix(key + np.uint64(count) * _G)
     return float(word >> _S11) * (1.0 / 9007199254740992.0)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _fill(out, seed_hi, seed_lo, episode, first, size):  # pragma: no cover - compiled
     """`out[2 + j] = word(first + j) >> 11` (53 bits) for `j < size`; `out[0:2]` hold the
     episode key's high and low 32 bits, computed from the seed when `episode >= 0` (the
@@ -84,39 +85,92 @@ def _fill(out, seed_hi, seed_lo, episode, first, size):  # pragma: no cover - co
         out[2 + j] = np.int64(_mix(key + np.uint64(first + j) * _G) >> _S11)
 
 
-def prepare() -> None:
-    """Load the compiled block kernel now (from numba's cache: milliseconds, once per
-    process), so an env's first draw costs what later ones do."""
-    _fill(np.empty(3, dtype=np.int64), 0, 0, 0, 1, 1)
+@njit(cache=True)
+def _fill_episodes(out, seed_hi, seed_lo, episode, episodes):  # pragma: no cover - compiled
+    """Row i of `out` (width FIRST_BLOCK + 2) = what `_fill` writes for episode
+    `episode + i` and its first FIRST_BLOCK draws, for `i < episodes`."""
+    seed = (np.uint64(seed_hi) << _S32) | np.uint64(seed_lo)
+    width = FIRST_BLOCK + 2
+    for i in range(episodes):
+        key = _episode_key(seed, episode + i)
+        out[i * width] = np.int64(key >> _S32)
+        out[i * width + 1] = np.int64(key & np.uint64(_LOW32))
+        for j in range(FIRST_BLOCK):
+            out[i * width + 2 + j] = np.int64(_mix(key + np.uint64(1 + j) * _G) >> _S11)
+
+
+#: The block kernels, run by Python for a process's first calls (a short run never loads
+#: numba: about 25 µs per block of words there), compiled after (under a microsecond).
+_fill_block = Tiered(_fill, 2_000)
+_fill_ahead = Tiered(_fill_episodes, 16)
+
+#: Episodes whose keys and first words `Starts` computes in one call.
+AHEAD = 64
+
+
+class Starts:
+    """The streams of one env's episodes: the key and first words of the next `AHEAD`
+    episodes of a seed come from one kernel call, so a new episode's first draw is a
+    read, where its own key and block would cost a compiled call (about a microsecond
+    with the call's own cost, in an env step of about one). A fresh seed gets one
+    episode's worth first: `reset(seed=...)` before each episode computes no more.
+    """
+
+    __slots__ = ("_filled", "_first", "_list", "_rows", "_seed")
+
+    def __init__(self) -> None:
+        self._seed: int | None = None
+        self._first = self._filled = 0
+        self._rows = np.empty(AHEAD * (FIRST_BLOCK + 2), dtype=np.int64)
+        # The rows as Python ints: a list read costs a draw less than a memoryview's.
+        self._list: list[int] = []
+
+    def restart(self, stream: EpisodeStream, seed: int, episode: int) -> None:
+        """Make `stream` (the env's one stream object) episode `episode`'s under `seed`."""
+        seed &= MASK
+        i = episode - self._first
+        if seed != self._seed or not 0 <= i < self._filled:
+            count = AHEAD if seed == self._seed and i == self._filled else 1
+            _fill_ahead(self._rows, seed >> 32, seed & _LOW32, episode, count)
+            self._seed, self._first, self._filled, i = seed, episode, count, 0
+            self._list = self._rows[: count * (FIRST_BLOCK + 2)].tolist()
+        w = FIRST_BLOCK + 2
+        stream.restart(seed, episode, self._list[i * w : i * w + w])
 
 
 class EpisodeStream:
     """Draws of one episode; has the two `np.random.Generator` methods opponents use.
 
     The words come from `_fill` a block at a time (the key with the first block), read
-    through a memoryview: a draw is then an index and two shifts on small ints, where
-    the 64-bit arithmetic of `mix` in Python costs several big-integer operations.
-    Nothing is computed before the first draw that needs a word. `reuse` hands over
-    the block buffer of a stream its owner is done with (an env's previous episode),
-    which then allocates a new one if it ever draws again.
+    through a memoryview (or a list): a draw is then an index and two shifts on small
+    ints, where the 64-bit arithmetic of `mix` in Python costs several big-integer
+    operations. Nothing is computed before the first draw that needs a word. An env
+    keeps one stream and `restart`s it each episode from the key and first words
+    `Starts` computed ahead, keeping its block buffer.
     """
 
-    __slots__ = ("_base", "_buf", "_end", "_episode", "_keyed", "_seed", "_words", "count")
+    __slots__ = (
+        "_base", "_buf", "_end", "_episode", "_keyed", "_own", "_seed", "_words", "count",
+    )  # fmt: skip
 
-    def __init__(self, seed: int, episode: int, reuse: EpisodeStream | None = None) -> None:
+    def __init__(self, seed: int, episode: int) -> None:
         self._seed = seed & MASK
         self._episode = episode
         self.count = 0
         # Draw k's word is `_words[k - _base]` while `k - _base < _end`; the key sits in
-        # the buffer's first two entries once `_keyed`.
+        # `_words`' first two entries once `_keyed`. `_own` views `_buf`, the block
+        # buffer of this stream's later blocks.
         self._base = self._end = 0
         self._keyed = False
         self._buf: np.ndarray | None = None
-        self._words: memoryview | None = None
-        if reuse is not None and reuse._words is not None:
-            self._buf, self._words = reuse._buf, reuse._words
-            reuse._buf = reuse._words = None
-            reuse._end, reuse._keyed = 0, False
+        self._own: memoryview | None = None
+        self._words: memoryview | list[int] | None = None
+
+    def restart(self, seed: int, episode: int, first: list[int]) -> None:
+        """This stream as episode `episode`'s under `seed`, from its key and first words
+        (`first`, from `Starts`), keeping its block buffer."""
+        self._seed, self._episode, self.count = seed, episode, 0
+        self._words, self._keyed, self._base, self._end = first, True, -1, FIRST_BLOCK + 2
 
     def __getstate__(self) -> tuple[int, int, int]:
         # The words are a pure function of (seed, episode, count): recomputed, not kept.
@@ -128,18 +182,22 @@ class EpisodeStream:
 
     def _word53(self, count: int) -> int:
         """`word(count) >> 11`, from a new block that starts at draw `count`."""
-        if self._words is None:
+        if self._own is None:
             self._buf = np.empty(MAX_BLOCK + 2, dtype=np.int64)
-            self._words = memoryview(self._buf)
+            self._own = memoryview(self._buf)
+        own = self._own
         if self._keyed:
             size, episode = MAX_BLOCK, -1
+            if self._words is not own:  # the key, from the words computed ahead
+                own[0], own[1] = self._words[0], self._words[1]  # type: ignore[index]
         else:
             size, episode = FIRST_BLOCK, self._episode
             self._keyed = True
         seed = self._seed
-        _fill(self._buf, seed >> 32, seed & _LOW32, episode, count, size)
+        _fill_block(self._buf, seed >> 32, seed & _LOW32, episode, count, size)
+        self._words = own
         self._base, self._end = count - 2, size + 2
-        return self._words[2]
+        return own[2]
 
     def integers(self, n: int) -> int:
         """A draw in `[0, n)` (the only form of `Generator.integers` the envs call)."""

@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from metanim.envs import _render, _solve, _stream
+from metanim.envs import _render, _solve, _starts, _stream
 from metanim.envs._stream import EpisodeStream
 from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
@@ -49,11 +49,20 @@ MAX_PLAYOUT_MOVES = 100_000
 # actions would be 2 GB).
 _RECORD_LIMIT = 20_000
 _RECORD_ACTIONS = 20_000_000
+# A record without a mask (past `_KEPT_MASK_ACTIONS`) is a few hundred bytes, and a wide
+# game's states recur seldom (NIM of 10**5 stones has 10**5): it keeps ten times more.
+_WIDE_RECORD_LIMIT = 200_000
 # Past this many actions no mask is kept: each one returned is written fresh by the game's
 # closed form (Gymnasium wants new data from every call, so a kept mask would cost a
 # copy as long as the mask on top of keeping it up to date), and an action's legality
 # comes from the rules (`Game.is_legal`).
 _KEPT_MASK_ACTIONS = 4096
+_INT64 = np.int64
+# Up to this many actions a step goes through state nodes (see `_by_nodes`): a node
+# lists its legal action ids and keeps a child per action played; past it, states
+# rarely repeat their (state, action) pairs (NIM of 1,000 stones has 500,000) and the
+# state-by-state path costs less.
+_NODE_ACTIONS = 512
 # A JSON state holding one of these is rebuilt for each `info`, never kept (see `_record`).
 _NESTED = (list, dict)
 # A random start lists every position's moves along a playout: past this many moves
@@ -222,11 +231,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._legal_of: dict[Any, tuple[Any, ...]] = {}
         self._records: dict[Any, tuple[np.ndarray | None, np.ndarray, Any, int, Any]] = {}
         self._keep_masks = self._num_actions <= _KEPT_MASK_ACTIONS
-        self._record_limit = (
-            max(64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions)))
-            if self._keep_masks
-            else _RECORD_LIMIT
+        # Whatever holds a byte or a move per action (masks, listed moves) is bounded by
+        # the bytes it takes; records without masks only by their count.
+        self._listing_limit = max(
+            64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
         )
+        self._record_limit = self._listing_limit if self._keep_masks else _WIDE_RECORD_LIMIT
         self._counts: dict[Any, int] = {}
         self._mover_wins_at_end = self.game.mover_wins_at_terminal
         self._texts: dict[Any, str] = {}
@@ -239,6 +249,18 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 move = self.game.move_from_action(index)
                 self._actions[index] = (move, self._text(move))
         self._winning = _solve.WinningLookup(self.game)
+        # The step path of kept masks and a built-in opponent: every state met gets an id
+        # and a node, a tuple that extends the record above with the state, its children
+        # by action id (ids, filled as actions are played), its legal action ids and the
+        # opponent's choices there (the legal ids for the random opponent; else the
+        # winning ids, or the legal ones in a P-position). A step is then a few dict and
+        # list reads per move, with no game rule called after a state's first visit.
+        # Nodes hold tuples, ints and arrays only, so the garbage collector does not
+        # track them; past the record limit they are forgotten and made again as met.
+        self._by_nodes = self._keep_masks and self._num_actions <= _NODE_ACTIONS and self._builtin
+        self._ids: dict[Any, int] = {}
+        self._nodes: list[tuple[Any, ...]] = []
+        self._move_texts: list[str] = [text for _, text in self._actions.values()]
         # The k-th legal move for a random reply: the game's closed form where it has one,
         # else its listed moves, cached per state (listing them for every reply costs more).
         closed = type(self.game).legal_move_at is not Game.legal_move_at
@@ -248,11 +270,18 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             # states: let it build its whole-game tables now (Chomp: one table instead of
             # one per new extent), so the first steps cost what the later ones do.
             _solve.prepare(self.game)
-        if self._builtin or not isinstance(self._start, tuple):
-            _stream.prepare()  # the built-in opponents and start sampling draw
         self._stream_seed: int | None = None
         self._episode = 0
         self._draws = EpisodeStream(0, 0)
+        self._starts = _stream.Starts()
+        # How an episode starts without `options["state"]`, planned at the first reset
+        # (`_plan_start`): a fixed start is checked (and warned about) once, a random
+        # one draws from its law's table where it has one (`_start_law`), else plays.
+        self._start_plan: str | None = None
+        self._start_fixed: Any = None
+        self._start_law: _starts.StartLaw | None = None
+        # "N"/"P" of the states an episode starts at (`info["start_outcome"]`).
+        self._start_outcomes: dict[Any, str | None] = {}
         self.action_space = spaces.Discrete(info.num_actions)
         self._encode = ObservationEncoder(self.game, observation)
         self.mask_in_obs = bool(mask_in_obs)
@@ -261,6 +290,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             if self.mask_in_obs
             else self._encode.space
         )
+        # What a step adds past the common case (checked once per step).
+        self._extras = self.mask_in_obs or self.solver_info or render_mode == "human"
         self._set_state(self.game.initial_state())
         self._done = True
         self._status = "call reset() to start"
@@ -276,17 +307,26 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             self._stream_seed, self._episode = int(self.np_random.integers(2**63)), 0
         else:
             self._episode += 1
-        self._draws = EpisodeStream(self._stream_seed, self._episode, reuse=self._draws)
-        options = options or {}
-        start = self._start
-        if "state" in options:
-            start = self.game.validate_state(_as_state(options["state"]))
+        draws = self._draws
+        self._starts.restart(draws, self._stream_seed, self._episode)
         opponent_move = None
-        # The agent's first decision is at an N-position: with the opponent first,
-        # the opponent starts from a P-position.
-        state = resolve_start(
-            self.game, start, self._draws, mover_wins=self.seat == "first", moves=self._moves
-        )
+        if options and "state" in options:
+            start = self.game.validate_state(_as_state(options["state"]))
+            # The agent's first decision is at an N-position: with the opponent first,
+            # the opponent starts from a P-position.
+            state = resolve_start(
+                self.game, start, draws, mover_wins=self.seat == "first", moves=self._moves
+            )
+        else:
+            plan = self._start_plan or self._plan_start()
+            if plan == "fixed":
+                state = self._start_fixed
+            elif plan == "law":
+                state = self._start_law.draw(draws)  # type: ignore[union-attr]
+            else:
+                state = sample_start(
+                    self.game, draws, mover_wins=self.seat == "first", moves=self._moves
+                )
         if self.seat == "second":
             try:
                 if self._builtin:
@@ -316,17 +356,120 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._status = "agent to move"
         info = self._info(agent_move=None, opponent_move=opponent_move, winner=None)
         # The outcome at the agent's first decision, as tournaments record it per episode.
-        try:
-            info["start_outcome"] = _solve.outcome(self.game, state)
-        except SizeLimitError:
-            info["start_outcome"] = None
+        found = self._start_outcomes.get(state, "")
+        if found == "":
+            if len(self._start_outcomes) >= _RECORD_LIMIT:
+                self._start_outcomes.clear()
+            try:
+                found = _solve.outcome(self.game, state)
+            except SizeLimitError:
+                found = None
+            self._start_outcomes[state] = found
+        info["start_outcome"] = found
         if self.render_mode == "human":
             self.render()
         return self._obs(), info
 
+    def _plan_start(self) -> str:
+        """How this env's episodes start without `options["state"]`: "fixed" (one state,
+        checked and warned about now, once), "law" (the start law's table) or "play"."""
+        game, start, mover_wins = self.game, self._start, self.seat == "first"
+        fixed = start if isinstance(start, tuple) or not isinstance(start, str) else None
+        if start == "initial":
+            fixed = game.initial_state()
+        elif start == "auto":
+            initial = game.initial_state()
+            wanted = not game.is_terminal(initial) and (
+                (_solve.outcome(game, initial) == "N") == mover_wins
+            )
+            fixed = initial if wanted else None
+        if fixed is not None:
+            self._start_fixed = resolve_start(game, fixed, self._draws, mover_wins=mover_wins)
+            self._start_plan = "fixed"
+        else:
+            check_playout_length(game)
+            self._start_law = _starts.start_law(game, mover_wins)
+            self._start_plan = "play" if self._start_law is None else "law"
+        return self._start_plan
+
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("the episode is over; call reset() before step()")
+        if not self._by_nodes:
+            return self._step_general(action)
+        node = self._current
+        # An int, or the NumPy int a policy's action array hands out (a bool is not an id).
+        kid = node[6].get(action) if type(action) is int or type(action) is _INT64 else None
+        if kid is None:  # an action not played here before, or not an id, or illegal
+            try:
+                action, kid = self._learn(node, action)
+            except MoveError as err:
+                return self._shown(self._illegal(err))
+        nodes = self._nodes
+        child = nodes[kid]
+        texts = self._move_texts
+        if child[3]:
+            # The built-in opponent's reply, drawn as `_builtin_reply` draws (inline).
+            draws, explore = self._draws, self._explore
+            if explore and explore != 1.0 and draws.random() < explore:
+                choices = child[7]  # epsilon: a random legal move this time
+            else:
+                choices = child[8]
+            n = len(choices)
+            count = draws.count = draws.count + 1
+            if n == 1:
+                reply = choices[0]
+            else:  # `EpisodeStream.integers`, inline
+                j = count - draws._base
+                word = draws._words[j] if j < draws._end else draws._word53(count)  # type: ignore[index]
+                reply = choices[((word >> 21) * n) >> 32]
+            grandchild = child[6].get(reply)
+            if grandchild is None:
+                grandchild = self._child_id(child, reply)
+            node = nodes[grandchild]
+            opponent_move = texts[reply]
+        else:
+            node = child
+            opponent_move = None
+        winner = None
+        reward = 0.0
+        if not node[3]:
+            winner, reward = self._game_over(opponent_move)
+        self._state, self._current = node[5], node
+        value = node[2]
+        info = {
+            "action_mask": node[0].copy(),
+            "state": self.game.to_json(node[5]) if value is None else list(value),
+            "agent_move": texts[action],
+            "opponent_move": opponent_move,
+            "winner": winner,
+            "illegal_action": False,
+        }
+        if self._extras:
+            return self._finish(reward, winner is not None, info)
+        return node[1].copy(), reward, winner is not None, False, info
+
+    def _game_over(self, opponent_move: str | None) -> tuple[str, float]:
+        """(winner, reward) of a step that ended the game, whose last move was the
+        opponent's when it made one: the player to move at the end wins in misère play."""
+        self._done = True
+        agent_wins = self._mover_wins_at_end == (opponent_move is not None)
+        self._status = "agent won" if agent_wins else "agent lost"
+        return ("agent", 1.0) if agent_wins else ("opponent", -1.0)
+
+    def _finish(
+        self, reward: float, terminated: bool, info: dict[str, Any]
+    ) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """A step's result with what the less used options add: solver facts, the
+        observation with its mask inside, the board printed."""
+        if self.solver_info:
+            self._add_solver_info(info)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), reward, terminated, False, info
+
+    def _step_general(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """`step` by states: many actions (no kept masks) or a callable opponent."""
         found = self._actions.get(action) if type(action) is int else None
         if found is None or not self._current[4][action]:
             try:
@@ -339,7 +482,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         counts = self._counts
         count = counts.get(state)
         if count is None:  # `_count`, inline: a fresh env's first steps mostly miss
-            if len(counts) >= _RECORD_LIMIT:
+            if len(counts) >= self._record_limit:
                 counts.clear()
             count = counts[state] = game.num_legal_moves(state)
         if count:
@@ -367,11 +510,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         record = self._records.get(state) or self._record(state)
         winner = None
         reward = 0.0
-        if not record[3]:  # the game is over: the player to move there wins in misère play
-            self._done = True
-            agent_wins = self._mover_wins_at_end == (opponent_move is not None)
-            winner, reward = ("agent", 1.0) if agent_wins else ("opponent", -1.0)
-            self._status = "agent won" if agent_wins else "agent lost"
+        if not record[3]:
+            winner, reward = self._game_over(opponent_move)
         self._state, self._current = state, record
         info = self._info(agent_move, opponent_move, winner)
         if self.render_mode == "human":
@@ -461,9 +601,57 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), self.illegal_reward, False, False, info
 
     def _set_state(self, state: Any) -> None:
-        """Make `state` the current one, with its record."""
+        """Make `state` the current one, with its record (its node on the node path)."""
         self._state = state
-        self._current = self._record(state)
+        self._current = self._nodes[self._id(state)] if self._by_nodes else self._record(state)
+
+    # ------------------------------------------------------------------ nodes
+    def _id(self, state: Any) -> int:
+        """The id of `state`, its node made on first use (past the record limit, every
+        node is forgotten first: a step's ids stay valid, since it asks before it reads)."""
+        found = self._ids.get(state)
+        if found is None:
+            if len(self._nodes) >= self._record_limit:
+                self._ids.clear()
+                self._nodes.clear()
+            mask, obs, value, count, view = self._derive(state)
+            legal = choices = tuple(np.flatnonzero(mask).tolist()) if count else ()
+            if count and self._explore != 1.0:
+                action_id = self.game.action_id
+                choices = tuple(action_id(m) for m in self._winning(state)) or legal
+            found = self._ids[state] = len(self._nodes)
+            self._nodes.append((mask, obs, value, count, view, state, {}, legal, choices))
+        return found
+
+    def _learn(self, node: tuple[Any, ...], action: Any) -> tuple[int, int]:
+        """(action id, child id) of an agent's action not played from `node` before; raises
+        the precise `MoveError` for one that is not legal there."""
+        if type(action) is not int and not isinstance(action, str):
+            index = as_action_index(action)  # a NumPy integer (SB3's actions) is an id too
+            if index is not None:
+                action = index
+                kid = node[6].get(index)
+                if kid is not None:
+                    return index, kid
+        if type(action) is int and 0 <= action < self._num_actions and node[4][action]:
+            return action, self._child_id(node, action)
+        move, _ = self._agent_move(action)
+        index = self.game.action_id(move)
+        kid = node[6].get(index)
+        if kid is None:
+            kid = self._child_id(node, index)
+        return index, kid
+
+    def _child_id(self, node: tuple[Any, ...], index: int) -> int:
+        """The id of the state after legal action `index` in `node`, kept in its children.
+        A forgotten graph (the record limit) drops `node`: it is made again first."""
+        child = self.game.child(node[5], self._actions[index][0])
+        forgets = len(self._nodes) >= self._record_limit
+        kid = self._id(child)
+        if forgets:  # `node` is gone with the rest: its state's node is made again
+            node = self._nodes[self._id(node[5])]
+        node[6][index] = kid
+        return kid
 
     def _fresh_mask(self) -> np.ndarray:
         """A new int8 mask of the current state (the kept one copied, or written anew)."""
@@ -485,24 +673,27 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if found is None:
             if len(self._records) >= self._record_limit:
                 self._records.clear()
-            game = self.game
-            mask = None
-            if self._keep_masks:
-                mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
-            value = game.to_json(state)
-            flat = isinstance(value, list) and not any([isinstance(v, _NESTED) for v in value])
-            # The observation in the env's encoding (raw, onehot or binary).
-            obs = self._encode(game.observation(state))
-            view = None if mask is None else mask.tobytes()
-            found = (mask, obs, tuple(value) if flat else None, game.num_legal_moves(state), view)
-            self._records[state] = found
+            found = self._records[state] = self._derive(state)
         return found
+
+    def _derive(self, state: Any) -> tuple[np.ndarray | None, np.ndarray, Any, int, Any]:
+        """A state's record, made anew (see `_record`)."""
+        game = self.game
+        mask = None
+        if self._keep_masks:
+            mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
+        value = game.to_json(state)
+        flat = isinstance(value, list) and not any([isinstance(v, _NESTED) for v in value])
+        # The observation in the env's encoding (raw, onehot or binary).
+        obs = self._encode(game.observation(state))
+        view = None if mask is None else mask.tobytes()
+        return mask, obs, tuple(value) if flat else None, game.num_legal_moves(state), view
 
     def _count(self, state: Any) -> int:
         """`game.num_legal_moves(state)`, cached (0: the game is over)."""
         found = self._counts.get(state)
         if found is None:
-            if len(self._counts) >= _RECORD_LIMIT:
+            if len(self._counts) >= self._record_limit:
                 self._counts.clear()
             found = self._counts[state] = self.game.num_legal_moves(state)
         return found
@@ -511,7 +702,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """`game.legal_moves(state)` as a tuple, cached."""
         found = self._legal_of.get(state)
         if found is None:
-            if len(self._legal_of) >= self._record_limit:
+            if len(self._legal_of) >= self._listing_limit:
                 self._legal_of.clear()
             found = self._legal_of[state] = tuple(self.game.legal_moves(state))
         return found
@@ -650,9 +841,14 @@ def sample_start(
     so early, middle and late positions are all as likely. For a P-position it also
     requires that no move ends the game, so the other player surely gets a
     non-terminal N-position (in misère play a move can end the game and lose).
-    `moves` is a cached `game.legal_moves` (the playout is most of a reset's cost).
+    A game of at most `metanim.envs._starts.LAW_STATES` reachable states draws from
+    that law computed exactly, with two draws (`_starts.StartLaw.draw`); a larger one
+    plays the playout. `moves` is a cached `game.legal_moves`.
     """
     check_playout_length(game)
+    law = _starts.start_law(game, mover_wins)
+    if law is not None:
+        return law.draw(rng)
     legal_moves = game.legal_moves if moves is None else moves
     outcome = _solve.outcome_lookup(game)
     initial = game.initial_state()

@@ -40,19 +40,20 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-import numba as nb
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
+from metanim.envs._starts import start_law
 from metanim.envs._stream import _episode_key, _integers, _random
 from metanim.envs.env import (
     SEATS,
     START_MODES,
     _as_state,
     _build_game,
+    check_playout_length,
     no_start_error,
     warn_unwinnable_start,
 )
@@ -64,6 +65,10 @@ from metanim.envs.opponents import (
     make_opponent,
 )
 from metanim.games import Game, Kayles, SizeLimitError
+from metanim.util.jit import load_numba
+
+# Kernels of `_stream` are called from the loops below: numba must know them.
+nb = load_numba()
 
 _MASK64 = (1 << 64) - 1
 _MAX_START_TRIES = 1000
@@ -83,9 +88,12 @@ _ST_ROWS = 6
 _SEED, _KEY = range(2)
 #: The configuration row of the kernels (int64): opponent kind, whether the opponent
 #: moves first, the fixed start (-1: sampled), the longest game, the time limit (0:
-#: none), next-step autoreset, whether the mover wins at a terminal state, and for
-#: Kayles on bit masks the full board and the pair bits.
-_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _PAIRS = range(9)
+#: none), next-step autoreset, whether the mover wins at a terminal state, for Kayles
+#: on bit masks the full board and the pair bits, and the columns of the start law's
+#: alias table (0: a sampled start plays a playout).
+_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _PAIRS, _LAW = range(
+    10
+)
 
 
 @nb.njit(cache=True, inline="always")
@@ -135,43 +143,60 @@ def _reply(
     return legal_act[legal_ptr[s] + _index(key, count, n)]
 
 
-# A real call, not inlined: it allocates scratch for sampled starts, and an
-# allocation inlined into the per-board loop costs reference counting on every board.
+@nb.njit(cache=True, inline="always")
+def _law_pick(i, st, words, keep, alias, law):  # pragma: no cover
+    """A start drawn from the start law's alias table (`metanim.envs._starts`) as
+    `StartLaw.draw` draws it: `integers(columns)`, then `random()`."""
+    key = words[_KEY, i]
+    st[_COUNT, i] += 1
+    column = _integers(key, st[_COUNT, i], keep.shape[0])
+    st[_COUNT, i] += 1
+    if _random(key, st[_COUNT, i]) < keep[column]:
+        return law[column]
+    return law[alias[column]]
+
+
+# A real call, not inlined: the per-board loops stay small (see below).
 @nb.njit(cache=True)
 def _start(
-    i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon
-):  # pragma: no cover
+    i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon, keep,
+    alias, law,
+):  # pragma: no cover  # fmt: skip
     """Begin board `i`'s episode `st[_EPISODE, i]` (its key, no draws yet, no steps);
     its state at the agent's first decision.
 
-    `cfg[_START]`, or sampled like `sample_start` (a playout from state 0, the initial
-    state, then a uniform pick among its `wanted` states); then, with the opponent
-    first, its reply. -1: no wanted state found; -2: the opponent's reply ended the game.
+    `cfg[_START]`, or sampled as `sample_start` samples: from the start law (`keep`,
+    `alias`, `law`: state indices), else by a playout from state 0, the initial state,
+    then a uniform pick among its `wanted` states; then, with the opponent first, its
+    reply. -1: no wanted state found; -2: the
+    opponent's reply ended the game.
     """
     words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
     st[_COUNT, i] = 0
     st[_ELAPSED, i] = 0
     s = cfg[_START]
-    if s < 0:
+    if s < 0 and cfg[_LAW] > 0:
+        s = _law_pick(i, st, words, keep, alias, law)
+    elif s < 0:
         # Scratch per sampled start (not per call): boards may run on several threads.
-        trail = np.empty(cfg[_MAX_LEN] + 1, np.int64)
+        row = np.empty(cfg[_MAX_LEN] + 1, np.int64)
         for _ in range(_MAX_START_TRIES):
             s = 0
             length = 0
             while legal_ptr[s + 1] > legal_ptr[s]:
-                trail[length] = s
+                row[length] = s
                 length += 1
                 st[_COUNT, i] += 1
                 pick = _integers(words[_KEY, i], st[_COUNT, i], legal_ptr[s + 1] - legal_ptr[s])
                 s = child[s, legal_act[legal_ptr[s] + pick]]
             found = 0
             for j in range(length):  # compact the wanted states to the front
-                if wanted[trail[j]]:
-                    trail[found] = trail[j]
+                if wanted[row[j]]:
+                    row[found] = row[j]
                     found += 1
             if found > 0:
                 st[_COUNT, i] += 1
-                s = trail[_integers(words[_KEY, i], st[_COUNT, i], found)]
+                s = row[_integers(words[_KEY, i], st[_COUNT, i], found)]
                 break
             s = -1
         if s < 0:
@@ -199,8 +224,8 @@ def _twin(fn: Any, name: str) -> Any:
 
 
 def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg,
-               epsilon, obs_tab, mask_tab, obs, mask, final, rewards, terminated,
-               truncated):  # pragma: no cover  # fmt: skip
+               epsilon, keep, alias, law, obs_tab, mask_tab, obs, mask, final, rewards,
+               terminated, truncated):  # pragma: no cover  # fmt: skip
     """One agent step of every board on the state tables: the agent's action, the
     opponent's reply, reward and flags, autoreset, and the observation and mask rows,
     rewritten only where a board's state changed (`final[i]` where a board ended, with
@@ -208,6 +233,10 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
     opp_kind, mwat, max_steps = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS]
     next_step = cfg[_NEXT_STEP] != 0
     quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
+    # A start drawn from the law's table: two words and two reads, inline (then, with the
+    # opponent first, its reply as `_start` draws it).
+    law_start = cfg[_START] < 0 and cfg[_LAW] > 0
+    opp_first = cfg[_OPP_FIRST] != 0
     num_actions = child.shape[1]
     for i in nb.prange(st.shape[1]):
         s0 = st[_CUR, i]
@@ -216,7 +245,7 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
             st[_PENDING, i] = 0
             st[_EPISODE, i] += 1
             s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted,
-                       cfg, epsilon)  # fmt: skip
+                       cfg, epsilon, keep, alias, law)  # fmt: skip
             rewards[i] = 0.0
             terminated[i] = False
             truncated[i] = False
@@ -264,9 +293,20 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                         st[_COUNT, i] = 0
                         st[_ELAPSED, i] = 0
                         s = cfg[_START]
+                    elif law_start:  # `_start` of a start drawn from the law, inline
+                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+                        st[_COUNT, i] = 0
+                        st[_ELAPSED, i] = 0
+                        s = _law_pick(i, st, words, keep, alias, law)
+                        if opp_first:
+                            s = child[s, _reply(i, s, st, words, legal_ptr, legal_act, win_ptr,
+                                                win_act, opp_kind, epsilon)]  # fmt: skip
+                            if legal_ptr[s + 1] == legal_ptr[s]:
+                                s = -2  # the opponent's reply ended the game
                     else:
                         s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act,
-                                   child, wanted, cfg, epsilon)  # fmt: skip
+                                   child, wanted, cfg, epsilon, keep, alias,
+                                   law)  # fmt: skip
         st[_CUR, i] = s
         if s != s0 and s >= 0:
             for j in range(obs_tab.shape[1]):
@@ -276,13 +316,14 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
 
 
 def _reset_loop(st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon,
-                obs_tab, mask_tab, obs, mask):  # pragma: no cover  # fmt: skip
+                keep, alias, law, obs_tab, mask_tab, obs,
+                mask):  # pragma: no cover  # fmt: skip
     """Every board's first episode after `reset`, with its observation and mask rows."""
     for i in nb.prange(st.shape[1]):
         st[_EPISODE, i] = 0
         st[_PENDING, i] = 0
         s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg,
-                   epsilon)  # fmt: skip
+                   epsilon, keep, alias, law)  # fmt: skip
         st[_CUR, i] = s
         if s >= 0:
             for j in range(obs_tab.shape[1]):
@@ -333,58 +374,75 @@ def _kayles_outcomes(num_bits, pairs, misere):  # pragma: no cover
     return out
 
 
-@nb.njit(cache=True, inline="always")
-def _kayles_num_legal(m, pairs):  # pragma: no cover
-    """Number of legal moves at mask `m`: every standing pin, every standing adjacent pair."""
-    count = 0
-    both = m & (m >> 1) & pairs
-    while m:
-        m &= m - 1
-        count += 1
-    while both:
-        both &= both - 1
-        count += 1
-    return count
+# A set of moves at a mask is one int64 with bit 2p for the pin p alone and bit 2p + 1
+# for the pins p and p + 1: its bits in increasing order are the moves in action-id order,
+# so the k-th legal (or winning) move is its k-th set bit.
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_child(m, k, pairs):  # pragma: no cover
-    """The mask after the k-th legal move at `m`, in action-id order (`legal_moves[k]`)."""
+def _spread(x):  # pragma: no cover
+    """Bits 0..31 of `x` to the even bits 0..62."""
+    x &= 0xFFFFFFFF
+    x = (x | (x << 16)) & 0x0000FFFF0000FFFF
+    x = (x | (x << 8)) & 0x00FF00FF00FF00FF
+    x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0F
+    x = (x | (x << 2)) & 0x3333333333333333
+    return (x | (x << 1)) & 0x5555555555555555
+
+
+@nb.njit(cache=True, inline="always")
+def _compact(x):  # pragma: no cover
+    """The even bits of `x` to bits 0..31 (`_spread` undone)."""
+    x &= 0x5555555555555555
+    x = (x | (x >> 1)) & 0x3333333333333333
+    x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0F
+    x = (x | (x >> 4)) & 0x00FF00FF00FF00FF
+    x = (x | (x >> 8)) & 0x0000FFFF0000FFFF
+    return (x | (x >> 16)) & 0xFFFFFFFF
+
+
+@nb.njit(cache=True, inline="always")
+def _popcount(x):  # pragma: no cover
+    """Set bits of a non-negative int64 (SWAR)."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return ((x * 0x0101010101010101) >> 56) & 0xFF
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_moves(m, pairs):  # pragma: no cover
+    """The legal moves at mask `m`: every standing pin, every standing adjacent pair."""
+    return _spread(m) | (_spread(m & (m >> 1) & pairs) << 1)
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_after(m, moves, k):  # pragma: no cover
+    """The mask after the k-th move (from 0) of the move set `moves` at `m`."""
+    for _ in range(k):
+        moves &= moves - 1
+    low = moves & -moves
+    single = _compact(low)
+    if single:
+        return m ^ single
+    pin = _compact(low >> 1)
+    return m ^ pin ^ (pin << 1)
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_winning(m, pairs, outcome):  # pragma: no cover
+    """The winning moves at `m` (to P-positions), as a move set."""
+    alone = 0  # pins whose fall alone wins
+    both = 0  # pins whose fall with the next pin wins
     rest = m
     while rest:
         low = rest & -rest
         rest ^= low
-        if k == 0:
-            return m ^ low
-        k -= 1
-        if (pairs & low) and (m & (low << 1)):
-            if k == 0:
-                return m ^ low ^ (low << 1)
-            k -= 1
-    return -1
-
-
-@nb.njit(cache=True, inline="always")
-def _kayles_winning(m, pairs, outcome, k):  # pragma: no cover
-    """With `k < 0`, how many winning moves (to P-positions) `m` has; else the mask after
-    the k-th of them, in action-id order (the solver's `winning_moves` order)."""
-    count = 0
-    rest = m
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        c = m ^ low
-        if outcome[c] == 0:
-            if count == k:
-                return c
-            count += 1
-        if (pairs & low) and (m & (low << 1)):
-            c ^= low << 1
-            if outcome[c] == 0:
-                if count == k:
-                    return c
-                count += 1
-    return count
+        if outcome[m ^ low] == 0:
+            alone |= low
+        if (pairs & low) and (m & (low << 1)) and outcome[m ^ low ^ (low << 1)] == 0:
+            both |= low
+    return _spread(alone) | (_spread(both) << 1)
 
 
 @nb.njit(cache=True, inline="always")
@@ -393,10 +451,10 @@ def _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon):  # pragma
     key = words[_KEY, i]
     explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
     st[_COUNT, i] = count
-    n = 0 if explore else _kayles_winning(m, pairs, outcome, -1)
-    if n > 0:
-        return _kayles_winning(m, pairs, outcome, _index(key, count, n))
-    return _kayles_child(m, _index(key, count, _kayles_num_legal(m, pairs)), pairs)
+    moves = 0 if explore else _kayles_winning(m, pairs, outcome)
+    if moves == 0:
+        moves = _kayles_moves(m, pairs)
+    return _kayles_after(m, moves, _index(key, count, _popcount(moves)))
 
 
 @nb.njit(cache=True, inline="always")
@@ -411,36 +469,38 @@ def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
     return outcome[m] == 0 and (m & (m - 1)) != 0
 
 
-# A real call, not inlined: it allocates scratch for sampled starts, and an
-# allocation inlined into the per-board loop costs reference counting on every board.
+# A real call, not inlined: the per-board loops stay small.
 @nb.njit(cache=True)
-def _kayles_start(i, st, words, cfg, outcome, epsilon):  # pragma: no cover
+def _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law):  # pragma: no cover
     """`_start` on masks: begin episode `st[_EPISODE, i]`; the state at the agent's first
-    decision, -1 or -2 as there."""
+    decision, -1 or -2 as there (`law`: the start law's states as masks)."""
     words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
     st[_COUNT, i] = 0
     st[_ELAPSED, i] = 0
     pairs = cfg[_PAIRS]
     m = cfg[_START]
-    if m < 0:
-        trail = np.empty(KAYLES_MAX_PINS + 1, np.int64)
+    if m < 0 and cfg[_LAW] > 0:
+        m = _law_pick(i, st, words, keep, alias, law)
+    elif m < 0:
+        row = np.empty(KAYLES_MAX_PINS + 1, np.int64)
         for _ in range(_MAX_START_TRIES):
             m = cfg[_FULL]
             length = 0
             while m:
-                trail[length] = m
+                row[length] = m
                 length += 1
                 st[_COUNT, i] += 1
-                n = _kayles_num_legal(m, pairs)
-                m = _kayles_child(m, _integers(words[_KEY, i], st[_COUNT, i], n), pairs)
+                moves = _kayles_moves(m, pairs)
+                pick = _integers(words[_KEY, i], st[_COUNT, i], _popcount(moves))
+                m = _kayles_after(m, moves, pick)
             found = 0
             for j in range(length):  # compact the wanted states to the front
-                if _kayles_wanted(trail[j], outcome, cfg[_OPP_FIRST]):
-                    trail[found] = trail[j]
+                if _kayles_wanted(row[j], outcome, cfg[_OPP_FIRST]):
+                    row[found] = row[j]
                     found += 1
             if found > 0:
                 st[_COUNT, i] += 1
-                m = trail[_integers(words[_KEY, i], st[_COUNT, i], found)]
+                m = row[_integers(words[_KEY, i], st[_COUNT, i], found)]
                 break
             m = -1
         if m < 0:
@@ -476,14 +536,17 @@ def _kayles_update(obs, mask, i, old, new, pairs, cell_of_bit):  # pragma: no co
         p += 1
 
 
-def _kayles_step_loop(actions, st, words, cfg, epsilon, outcome, clears, cell_of_bit, obs,
-                      mask, final, rewards, terminated, truncated):  # pragma: no cover  # fmt: skip
+def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcome, clears,
+                      cell_of_bit, obs, mask, final, rewards, terminated,
+                      truncated):  # pragma: no cover  # fmt: skip
     """`_step_loop` on masks; `clears[a]` is the pins action `a` knocks down (0: no such
     pins). Observation cells and mask entries change only for the pins that fell or
     stood up again (`_kayles_update`)."""
     opp_kind, mwat, max_steps, pairs = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS], cfg[_PAIRS]
     next_step = cfg[_NEXT_STEP] != 0
     quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
+    law_start = cfg[_START] < 0 and cfg[_LAW] > 0
+    opp_first = cfg[_OPP_FIRST] != 0
     num_actions = clears.shape[0]
     for i in nb.prange(st.shape[1]):
         m0 = st[_CUR, i]
@@ -491,7 +554,7 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, outcome, clears, cell_of
         if st[_PENDING, i]:  # next-step autoreset: this step only starts the next episode
             st[_PENDING, i] = 0
             st[_EPISODE, i] += 1
-            m = _kayles_start(i, st, words, cfg, outcome, epsilon)
+            m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
             rewards[i] = 0.0
             terminated[i] = False
             truncated[i] = False
@@ -507,12 +570,10 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, outcome, clears, cell_of
                     # The opponent's reply, drawn as `_kayles_reply` does (written out here).
                     key = words[_KEY, i]
                     explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-                    n = 0 if explore else _kayles_winning(m, pairs, outcome, -1)
-                    if n > 0:
-                        m = _kayles_winning(m, pairs, outcome, _index(key, count, n))
-                    else:
-                        n = _kayles_num_legal(m, pairs)
-                        m = _kayles_child(m, _index(key, count, n), pairs)
+                    moves = 0 if explore else _kayles_winning(m, pairs, outcome)
+                    if moves == 0:
+                        moves = _kayles_moves(m, pairs)
+                    m = _kayles_after(m, moves, _index(key, count, _popcount(moves)))
                     st[_COUNT, i] = count
                     if m == 0:  # the opponent moved last
                         reward = 1.0 if mwat else -1.0
@@ -541,20 +602,29 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, outcome, clears, cell_of
                         st[_COUNT, i] = 0
                         st[_ELAPSED, i] = 0
                         m = cfg[_START]
+                    elif law_start:  # `_kayles_start` of a start drawn from the law, inline
+                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
+                        st[_COUNT, i] = 0
+                        st[_ELAPSED, i] = 0
+                        m = _law_pick(i, st, words, keep, alias, law)
+                        if opp_first:
+                            m = _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon)
+                            if m == 0:
+                                m = -2  # the opponent's reply ended the game
                     else:
-                        m = _kayles_start(i, st, words, cfg, outcome, epsilon)
+                        m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
         st[_CUR, i] = m
         if m >= 0:
             _kayles_update(obs, mask, i, max(m0, 0), m, pairs, cell_of_bit)
 
 
 def _kayles_reset_loop(
-    st, words, cfg, epsilon, outcome, cell_of_bit, obs, mask
+    st, words, cfg, epsilon, keep, alias, law, outcome, cell_of_bit, obs, mask
 ):  # pragma: no cover
     for i in nb.prange(st.shape[1]):
         st[_EPISODE, i] = 0
         st[_PENDING, i] = 0
-        m = _kayles_start(i, st, words, cfg, outcome, epsilon)
+        m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
         st[_CUR, i] = m
         if m >= 0:  # the rows are all zeros here
             _kayles_update(obs, mask, i, 0, m, cfg[_PAIRS], cell_of_bit)
@@ -871,7 +941,19 @@ class ImpartialGameVectorEnv(VectorEnv):
             # Every state's observation, encoded once, in the buffers' dtype.
             encoded = self._encode(t.obs).reshape(len(t.states), -1)
             self._obs_table = np.ascontiguousarray(encoded, dtype=obs_dtype)
-        self._cfg = np.zeros(9, np.int64)
+        # A sampled start: from the start law's alias table where the game has one (the
+        # single env draws the same two words from the same table), else a playout.
+        law = None
+        if start_index < 0:
+            check_playout_length(game_)
+            law = start_law(game_, mover_wins=not opp_first)
+        if law is None:
+            self._law = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        else:
+            k_, t_ = self.kayles, self.tables
+            code = k_.mask_of if k_ is not None else t_.index.__getitem__  # type: ignore[union-attr]
+            self._law = (law.keep, law.alias, np.array([code(s) for s in law.states], np.int64))
+        self._cfg = np.zeros(10, np.int64)
         self._cfg[[_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT]] = [
             opp_kind,
             opp_first,
@@ -882,6 +964,7 @@ class ImpartialGameVectorEnv(VectorEnv):
             bool(game_.mover_wins_at_terminal),
         ]
         self._cfg[_FULL], self._cfg[_PAIRS] = full, pairs
+        self._cfg[_LAW] = len(self._law[0])
 
         self.num_envs = num_envs
         self.single_action_space = spaces.Discrete(info.num_actions)
@@ -928,12 +1011,13 @@ class ImpartialGameVectorEnv(VectorEnv):
         k = self.kayles
         if k is not None:
             kernel = _kayles_reset_all if self.num_threads is None else _kayles_reset_all_threads
-            kernel(self._st, self._words, self._cfg, self._epsilon, k.outcome, k.cell_of_bit,
-                   self._obs, self._mask)  # fmt: skip
+            kernel(self._st, self._words, self._cfg, self._epsilon, *self._law,
+                   k.outcome, k.cell_of_bit, self._obs, self._mask)  # fmt: skip
         else:
             kernel = _reset_all if self.num_threads is None else _reset_all_threads
-            kernel(self._st, self._words, *self._tab, self._cfg, self._epsilon,
-                   self._obs_table, self.tables.mask, self._obs, self._mask)  # fmt: skip
+            kernel(self._st, self._words, *self._tab, self._cfg, self._epsilon, *self._law,
+                   self._obs_table, self.tables.mask, self._obs,
+                   self._mask)  # fmt: skip
         self._check_starts()
         obs, mask = self._out()
         return self._observe(obs, mask), {"action_mask": mask}
@@ -960,14 +1044,14 @@ class ImpartialGameVectorEnv(VectorEnv):
         k = self.kayles
         if k is not None:
             kernel = _kayles_step if self.num_threads is None else _kayles_step_threads
-            kernel(acts, self._st, self._words, self._cfg, self._epsilon, k.outcome, k.clears,
-                   k.cell_of_bit, self._obs, self._mask, final, rewards, terminated,
-                   truncated)  # fmt: skip
+            kernel(acts, self._st, self._words, self._cfg, self._epsilon, *self._law,
+                   k.outcome, k.clears, k.cell_of_bit, self._obs, self._mask,
+                   final, rewards, terminated, truncated)  # fmt: skip
         else:
             kernel = _step if self.num_threads is None else _step_threads
             kernel(acts, self._st, self._words, *self._tab, self._cfg, self._epsilon,
-                   self._obs_table, self.tables.mask, self._obs, self._mask, final, rewards,
-                   terminated, truncated)  # fmt: skip
+                   *self._law, self._obs_table, self.tables.mask, self._obs,
+                   self._mask, final, rewards, terminated, truncated)  # fmt: skip
         self._check_starts()
         obs, mask = self._out()
         infos: dict[str, Any] = {"action_mask": mask}

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from metanim.games._base import (
+    DISGUISE_VERSION,
     MAX_LISTED_ACTIONS,
     PROMPT_VERSION,
     Game,
@@ -32,13 +32,19 @@ from metanim.games.errors import (
 from metanim.games.fibonacci import FibonacciNim
 from metanim.games.kayles import Kayles
 from metanim.games.nim import Nim
+from metanim.games.octal import Octal
 from metanim.games.reply import extract_action
+from metanim.games.subtraction import Subtraction
 from metanim.util import MetaNimError
 
 #: Game classes by their short name.
 GAMES: dict[str, type[Game[Any, Any]]] = {
-    cls.name: cls for cls in (Nim, FibonacciNim, Kayles, Chomp, CornerQueen)
+    cls.name: cls for cls in (Nim, FibonacciNim, Kayles, Chomp, CornerQueen, Subtraction, Octal)
 }
+
+#: The generated families: the rule is data (a subtraction set, an octal code), part of
+#: the configuration and drawn per run by `metanim.solver.sample_game`.
+FAMILIES: tuple[str, ...] = (Subtraction.name, Octal.name)
 
 _ALIASES = {
     "fib": "fibonacci",
@@ -129,13 +135,16 @@ def make_game(name: str, **params: Any) -> Game[Any, Any]:
 def game_from_prompt(text: str) -> tuple[Game[Any, Any], Any]:
     """Recover the game configuration and the exact state from a rendered prompt."""
     for cls in GAMES.values():
-        if re.search(re.escape(cls.role_phrase), text):  # type: ignore[attr-defined]
+        # The named or the disguised Game Role (`config_from_text` says which it was).
+        if cls.role_phrase in text or cls.disguised_role in text:
             game = cls(**cls.config_from_text(text))  # type: ignore[attr-defined]
             return game, game.parse_state(text)
     raise InvalidStateError("the text does not contain a MetaNIM game prompt")
 
 
 __all__ = [
+    "DISGUISE_VERSION",
+    "FAMILIES",
     "GAMES",
     "MAX_LISTED_ACTIONS",
     "PRESETS",
@@ -151,7 +160,9 @@ __all__ = [
     "MetaNimError",
     "MoveError",
     "Nim",
+    "Octal",
     "SizeLimitError",
+    "Subtraction",
     "TruncatedReplyError",
     "UnparsableMoveError",
     "check_listable",

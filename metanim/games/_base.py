@@ -17,6 +17,7 @@ Every game gives:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -38,6 +39,57 @@ from metanim.games.reply import extract_action
 
 #: Bumped whenever any prompt text of any game changes (see docs/prompts.md).
 PROMPT_VERSION = "metanim-prompts/1"
+#: The disguised prompt variant (`Game(disguise=True)`): every text a game shows, with
+#: its name and the words that point to its known theory swapped for a neutral story.
+#: Bumped whenever a disguised name or a swapped word changes.
+DISGUISE_VERSION = "metanim-disguise/1"
+
+#: The texts a game shows to a reader: a disguised game swaps their words.
+_SHOWN_TEXTS = ("rules_text", "describe", "task_text", "action_schema", "why_illegal", "move_words")
+
+
+def _swap(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    for old, new in pairs:
+        text = re.sub(rf"\b{re.escape(old)}\b", new, text)
+    return text
+
+
+def _presented(method: Any) -> Any:
+    """`method`, whose text a disguised game shows with its neutral words."""
+
+    @functools.wraps(method)
+    def shown(self: Game[Any, Any], *args: Any, **kwargs: Any) -> str:
+        text = method(self, *args, **kwargs)
+        return _swap(text, self.disguise_words) if self.disguise else text
+
+    return shown
+
+
+def _read_back(method: Any) -> Any:
+    """`parse_state`, reading a disguised game's text with its named words restored."""
+
+    @functools.wraps(method)
+    def parse(self: Game[Any, Any], text: str) -> Any:
+        return method(self, self.named_text(text) if self.disguise else text)
+
+    return parse
+
+
+def _config_read_back(method: Any) -> Any:
+    """`config_from_text` that also reads a disguised prompt (and says it is one)."""
+
+    @functools.wraps(method)
+    def config(cls: type[Game[Any, Any]], text: str) -> dict[str, Any]:
+        if cls.disguised_role not in text:
+            return method(cls, text)  # type: ignore[no-any-return]
+        return {**method(cls, _swap(text, _reversed(cls.disguise_words))), "disguise": True}
+
+    return classmethod(config)
+
+
+def _reversed(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(new, old) for old, new in pairs]
+
 
 StateT = TypeVar("StateT", bound=Hashable)
 MoveT = TypeVar("MoveT", bound=Hashable)
@@ -91,11 +143,36 @@ class Game(ABC, Generic[StateT, MoveT]):
     title: ClassVar[str]
     #: How the Game Role line names the game (one word can change an LLM's play).
     role_phrase: ClassVar[str]
+    #: The Game Role line's name in the disguised variant: an invented name with no word
+    #: of the game's known theory (distinct per game, so `game_from_prompt` reads it).
+    disguised_role: ClassVar[str]
+    #: (named word, neutral word) pairs a disguised game swaps in every text it shows
+    #: (`_SHOWN_TEXTS`), longest first; no neutral word occurs in the named texts, so the
+    #: swap reads back exactly (`named_text`).
+    disguise_words: ClassVar[tuple[tuple[str, str], ...]] = ()
 
-    def __init__(self, *, misere: bool = False) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Each game writes its texts once, in the named words; the disguised variant is
+        # the same texts with the words swapped, and read back by swapping them again.
+        for name in _SHOWN_TEXTS:
+            if name in cls.__dict__:
+                setattr(cls, name, _presented(cls.__dict__[name]))
+        if "parse_state" in cls.__dict__:
+            cls.parse_state = _read_back(cls.__dict__["parse_state"])  # type: ignore[method-assign]
+        if "config_from_text" in cls.__dict__:
+            original = cls.__dict__["config_from_text"].__func__
+            cls.config_from_text = _config_read_back(original)  # type: ignore[method-assign]
+
+    def __init__(self, *, misere: bool = False, disguise: bool = False) -> None:
         if not isinstance(misere, bool | np.bool_):
             raise ValueError(f"misere must be true or false, got {misere!r}")
+        if not isinstance(disguise, bool | np.bool_):
+            raise ValueError(f"disguise must be true or false, got {disguise!r}")
         self.misere = bool(misere)
+        #: Whether prompts present the game without its name or theory words (the
+        #: "disguised" prompt variant, `DISGUISE_VERSION`); the rules are the same.
+        self.disguise = bool(disguise)
 
     # ----------------------------------------------------------------- metadata
     @property
@@ -103,9 +180,20 @@ class Game(ABC, Generic[StateT, MoveT]):
     def info(self) -> GameInfo: ...
 
     @property
+    def shown_title(self) -> str:
+        """The game's title as a reader sees it (the disguised name when disguised)."""
+        return self.disguised_role.split(" called ")[-1] if self.disguise else self.title
+
+    def named_text(self, text: str) -> str:
+        """A disguised text with the game's named words restored (what its parser reads)."""
+        return _swap(text, _reversed(self.disguise_words))
+
+    @property
     def params(self) -> dict[str, Any]:
         """JSON-friendly constructor arguments; `type(game)(**game.params)` rebuilds it."""
-        return {**self.info.params, "misere": self.misere}
+        # `disguise` appears only when set, so a named game keeps its identity.
+        extra = {"disguise": True} if self.disguise else {}
+        return {**self.info.params, "misere": self.misere, **extra}
 
     @property
     def mover_wins_at_terminal(self) -> bool:
@@ -239,7 +327,8 @@ class Game(ABC, Generic[StateT, MoveT]):
         The Output Format section belongs to the prompting method (agents layer).
         """
         return (
-            f"#Game Role: You are {agent_name}, a participant in {self.role_phrase}.\n"
+            f"#Game Role: You are {agent_name}, a participant in "
+            f"{self.disguised_role if self.disguise else self.role_phrase}.\n"
             f"{self.rules_text()}\n"
             f"#Current State: {self.describe(state)}\n"
             f"#Task: {self.task_text(state)}"

@@ -64,9 +64,13 @@ class Chomp(Game[ChompState, ChompMove]):
     name = "chomp"
     title = "Chomp"
     role_phrase = "a game of Chomp"
+    disguised_role = "a two-player game called Grid Clearing"
+    disguise_words = (("poisoned", "marked"),)
 
-    def __init__(self, rows: int = 5, cols: int = 5, *, misere: bool = False) -> None:
-        super().__init__(misere=misere)
+    def __init__(
+        self, rows: int = 5, cols: int = 5, *, misere: bool = False, disguise: bool = False
+    ) -> None:
+        super().__init__(misere=misere, disguise=disguise)
         rows, cols = param_int(rows, "rows", low=1), param_int(cols, "cols", low=1)
         if rows * cols < 2:
             raise ValueError(f"Chomp needs a board of at least 2 squares, got {rows}x{cols}")

@@ -58,6 +58,8 @@ class CornerQueen(Game[QueenState, QueenMove]):
     name = "corner_queen"
     title = "Corner Queen"
     role_phrase = "a Corner-Queen game"
+    disguised_role = "a two-player game called Corner Walk"
+    disguise_words = (("queen's", "token's"), ("queen", "token"))
 
     def __init__(
         self,
@@ -66,8 +68,9 @@ class CornerQueen(Game[QueenState, QueenMove]):
         start: tuple[int, int] | list[int] | None = None,
         *,
         misere: bool = False,
+        disguise: bool = False,
     ) -> None:
-        super().__init__(misere=misere)
+        super().__init__(misere=misere, disguise=disguise)
         height, width = param_int(height, "height", low=1), param_int(width, "width", low=1)
         if height * width < 2:
             raise ValueError(f"the board needs at least 2 squares, got {height}x{width}")

@@ -55,9 +55,10 @@ class FibonacciNim(Game[FibState, FibMove]):
     name = "fibonacci"
     title = "Fibonacci Nim"
     role_phrase = "a simple Fibonacci game"
+    disguised_role = "a two-player game called Growing Takes"
 
-    def __init__(self, n: int = 20, *, misere: bool = False) -> None:
-        super().__init__(misere=misere)
+    def __init__(self, n: int = 20, *, misere: bool = False, disguise: bool = False) -> None:
+        super().__init__(misere=misere, disguise=disguise)
         self.n = param_int(n, "n (stones in the pile)", low=2)
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -19,9 +19,24 @@ from metanim.games.errors import (
     UnparsableMoveError,
 )
 
-KaylesState = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing pin
-KaylesMove = tuple[int, int, int]  # (row, first pin, width 1 or 2)
+PinRows = tuple[str, ...]  # one '1'/'0' string per row; '1' is a standing pin
+PinMove = tuple[int, int, int]  # (row, first pin, width)
+KaylesState = PinRows
+KaylesMove = PinMove  # width 1 or 2
 
+
+#: The disguised variant's story for rows of pins (`Game.disguise_words`): a row of lamps
+#: switched off, not pins knocked down (pins point to bowling, hence to Kayles).
+LAMP_WORDS: tuple[tuple[str, str], ...] = (
+    ("knocked-down", "switched-off"),
+    ("knocked down", "switched off"),
+    ("knocks down", "switches off"),
+    ("knock down", "switch off"),
+    ("already down", "already off"),
+    ("standing", "lit"),
+    ("pins", "lamps"),
+    ("pin", "lamp"),
+)
 
 # '0'/'1' bytes to 0/1 bytes: an observation row is one C-level translate away.
 _PIN_BYTES = bytes.maketrans(b"01", b"\x00\x01")
@@ -46,7 +61,110 @@ def run_spans(row: str) -> list[tuple[int, int]]:
     return spans
 
 
-class Kayles(Game[KaylesState, KaylesMove]):
+class PinRowGame(Game[PinRows, PinMove]):
+    """What the games on rows of pins share (Kayles, octal games): states are one
+    '0'/'1' string per row, a move knocks down a block of adjacent pins in one row; the
+    texts of a state and of a move, and the run (group) structure."""
+
+    rows: tuple[int, ...]
+    width: int
+    #: How errors name a state of the game ("a Kayles state").
+    state_what: ClassVar[str]
+
+    @staticmethod
+    def rows_from_text(text: str) -> list[int]:
+        """The row lengths a prompt's Current State shows."""
+        match = re.search(r"Current state: ([01]+)", text)
+        if match:
+            return [len(match.group(1))]
+        return [len(row) for _, row in re.findall(r"Row (\d+): ([01]+)", text)]
+
+    @property
+    def single_row(self) -> bool:
+        return len(self.rows) == 1
+
+    def initial_state(self) -> PinRows:
+        return tuple("1" * r for r in self.rows)
+
+    def validate_state(self, state: Any) -> PinRows:
+        if isinstance(state, str):
+            state = (state,)
+        if not isinstance(state, list | tuple) or not all(isinstance(r, str) for r in state):
+            raise InvalidStateError(
+                f"{self.state_what} is a list of '0'/'1' pin strings, one per row, got {state!r}"
+            )
+        rows = tuple(state)
+        if len(rows) != len(self.rows):
+            raise InvalidStateError(f"expected {len(self.rows)} row(s), got {len(rows)}")
+        for i, (row, size) in enumerate(zip(rows, self.rows, strict=True)):
+            if len(row) != size or set(row) - {"0", "1"}:
+                raise InvalidStateError(
+                    f"row {i} must be {size} character{'s' * (size != 1)} of '0'/'1', got {row!r}"
+                )
+        return rows
+
+    def child(self, state: PinRows, move: PinMove) -> PinRows:
+        r, i, w = move
+        row = state[r][:i] + "0" * w + state[r][i + w :]
+        return (*state[:r], row, *state[r + 1 :])
+
+    def why_illegal(self, state: PinRows, move: PinMove) -> str:
+        r, i, w = move
+        if not 0 <= r < len(state):
+            return f"there is no row {r}"
+        row = state[r]
+        pins = list(range(i, i + w))
+        if any(not 0 <= p < len(row) for p in pins):
+            return f"pins are numbered 0 to {len(row) - 1}; {self.move_text(move)} is off the row"
+        down = [p for p in pins if row[p] == "0"]
+        if down:
+            return f"pin {down[0]} has already been knocked down"
+        return self._why_block(state, move)
+
+    def _why_block(self, state: PinRows, move: PinMove) -> str:
+        """Why a block of standing pins on the row may not go (the game's own rule)."""
+        return f"{self.move_text(move)} is not a legal move"
+
+    def state_key(self, state: PinRows) -> tuple[int, ...]:
+        return tuple(sorted(n for row in state for n in runs(row)))
+
+    def observation(self, state: PinRows) -> np.ndarray:
+        width = self.width
+        pins = "".join([row.ljust(width, "0") for row in state]).encode().translate(_PIN_BYTES)
+        return np.frombuffer(pins, np.uint8).astype(np.int64).reshape(len(state), width)
+
+    def to_json(self, state: PinRows) -> list[str]:
+        return list(state)
+
+    def move_text(self, move: PinMove) -> str:
+        # The pins knocked down, in order: "3", "[3, 4]"; with several rows the row first.
+        r, i, w = move
+        if self.single_row:
+            return str(i) if w == 1 else "[" + ", ".join(map(str, range(i, i + w))) + "]"
+        return "[" + ", ".join(map(str, [r, *range(i, i + w)])) + "]"
+
+    def describe(self, state: PinRows) -> str:
+        head = (
+            "The pins are shown as a binary string: '1' is a standing pin, '0' a knocked-down pin."
+        )
+        if self.single_row:
+            return f"{head} Current state: {state[0]}"
+        body = "\n".join(f"Row {r}: {row}" for r, row in enumerate(state))
+        return f"{head} Current state:\n{body}"
+
+    def parse_state(self, text: str) -> PinRows:
+        if self.single_row:
+            match = re.search(r"Current state: ([01]+)", text)
+            if match is None:
+                raise InvalidStateError("could not find the pin string in the state text")
+            return self.validate_state((match.group(1),))
+        found = dict((int(r), row) for r, row in re.findall(r"Row (\d+): ([01]+)", text))
+        if sorted(found) != list(range(len(self.rows))):
+            raise InvalidStateError(f"expected pin strings for rows 0..{len(self.rows) - 1}")
+        return self.validate_state(tuple(found[r] for r in range(len(self.rows))))
+
+
+class Kayles(PinRowGame):
     """Kayles (Dudeney 1908; octal game 0.77) on one or more rows of pins.
 
     ## Description
@@ -74,12 +192,19 @@ class Kayles(Game[KaylesState, KaylesMove]):
 
     name = "kayles"
     title = "Kayles"
+    state_what = "a Kayles state"
     role_phrase = "a game of Kayles"
+    disguised_role = "a two-player game called Lantern Row"
+    disguise_words = LAMP_WORDS
 
     def __init__(
-        self, rows: tuple[int, ...] | list[int] | int = (20,), *, misere: bool = False
+        self,
+        rows: tuple[int, ...] | list[int] | int = (20,),
+        *,
+        misere: bool = False,
+        disguise: bool = False,
     ) -> None:
-        super().__init__(misere=misere)
+        super().__init__(misere=misere, disguise=disguise)
         self.rows = param_ints(rows, "rows (pins per row)", low=1)
         self.width = max(self.rows)
         self._flat: list[list[KaylesMove]] | None = None
@@ -109,30 +234,6 @@ class Kayles(Game[KaylesState, KaylesMove]):
             params={"rows": list(self.rows)},
             misere=self.misere,
         )
-
-    @property
-    def single_row(self) -> bool:
-        return len(self.rows) == 1
-
-    def initial_state(self) -> KaylesState:
-        return tuple("1" * r for r in self.rows)
-
-    def validate_state(self, state: Any) -> KaylesState:
-        if isinstance(state, str):
-            state = (state,)
-        if not isinstance(state, list | tuple) or not all(isinstance(r, str) for r in state):
-            raise InvalidStateError(
-                f"a Kayles state is a list of '0'/'1' pin strings, one per row, got {state!r}"
-            )
-        rows = tuple(state)
-        if len(rows) != len(self.rows):
-            raise InvalidStateError(f"expected {len(self.rows)} row(s), got {len(rows)}")
-        for i, (row, size) in enumerate(zip(rows, self.rows, strict=True)):
-            if len(row) != size or set(row) - {"0", "1"}:
-                raise InvalidStateError(
-                    f"row {i} must be {size} character{'s' * (size != 1)} of '0'/'1', got {row!r}"
-                )
-        return rows
 
     def is_terminal(self, state: KaylesState) -> bool:
         return "1" not in "".join(state)
@@ -189,27 +290,6 @@ class Kayles(Game[KaylesState, KaylesMove]):
             flat[start + 1 : start + 2 * n : 2] = pairs
         return out
 
-    def child(self, state: KaylesState, move: KaylesMove) -> KaylesState:
-        r, i, w = move
-        row = state[r][:i] + "0" * w + state[r][i + w :]
-        return (*state[:r], row, *state[r + 1 :])
-
-    def why_illegal(self, state: KaylesState, move: KaylesMove) -> str:
-        r, i, w = move
-        if not 0 <= r < len(state):
-            return f"there is no row {r}"
-        row = state[r]
-        pins = list(range(i, i + w))
-        if any(not 0 <= p < len(row) for p in pins):
-            return f"pins are numbered 0 to {len(row) - 1}; {self.move_text(move)} is off the row"
-        down = [p for p in pins if row[p] == "0"]
-        if down:
-            return f"pin {down[0]} has already been knocked down"
-        return f"{self.move_text(move)} is not a legal move"
-
-    def state_key(self, state: KaylesState) -> tuple[int, ...]:
-        return tuple(sorted(n for row in state for n in runs(row)))
-
     def action_id(self, move: KaylesMove) -> int:
         r, i, w = move
         return (r * self.width + i) * 2 + (w - 1)
@@ -218,21 +298,6 @@ class Kayles(Game[KaylesState, KaylesMove]):
         cell, w = divmod(int(action), 2)
         r, i = divmod(cell, self.width)
         return (r, i, w + 1)
-
-    def observation(self, state: KaylesState) -> np.ndarray:
-        width = self.width
-        pins = "".join([row.ljust(width, "0") for row in state]).encode().translate(_PIN_BYTES)
-        return np.frombuffer(pins, np.uint8).astype(np.int64).reshape(len(state), width)
-
-    def to_json(self, state: KaylesState) -> list[str]:
-        return list(state)
-
-    def move_text(self, move: KaylesMove) -> str:
-        r, i, w = move
-        pins = [i] if w == 1 else [i, i + 1]
-        if self.single_row:
-            return str(i) if w == 1 else f"[{i}, {i + 1}]"
-        return "[" + ", ".join(str(x) for x in [r, *pins]) + "]"
 
     def move_words(self, move: KaylesMove) -> str:
         r, i, w = move
@@ -259,35 +324,9 @@ class Kayles(Game[KaylesState, KaylesMove]):
             + ". 3. You cannot knock down pins that are not adjacent or that are already down."
         )
 
-    def describe(self, state: KaylesState) -> str:
-        head = (
-            "The pins are shown as a binary string: '1' is a standing pin, '0' a knocked-down pin."
-        )
-        if self.single_row:
-            return f"{head} Current state: {state[0]}"
-        body = "\n".join(f"Row {r}: {row}" for r, row in enumerate(state))
-        return f"{head} Current state:\n{body}"
-
-    def parse_state(self, text: str) -> KaylesState:
-        if self.single_row:
-            match = re.search(r"Current state: ([01]+)", text)
-            if match is None:
-                raise InvalidStateError("could not find the pin string in the state text")
-            return self.validate_state((match.group(1),))
-        found = dict((int(r), row) for r, row in re.findall(r"Row (\d+): ([01]+)", text))
-        if sorted(found) != list(range(len(self.rows))):
-            raise InvalidStateError(f"expected pin strings for rows 0..{len(self.rows) - 1}")
-        return self.validate_state(tuple(found[r] for r in range(len(self.rows))))
-
     @classmethod
     def config_from_text(cls, text: str) -> dict[str, Any]:
-        misere = "last pin(s) loses" in text
-        match = re.search(r"Current state: ([01]+)", text)
-        if match:
-            rows = [len(match.group(1))]
-        else:
-            rows = [len(row) for _, row in re.findall(r"Row (\d+): ([01]+)", text)]
-        return {"rows": rows, "misere": misere}
+        return {"rows": cls.rows_from_text(text), "misere": "last pin(s) loses" in text}
 
     def task_text(self, state: KaylesState) -> str:
         return "Based on the current state, decide which pin or pair of adjacent pins you will knock down."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -22,11 +22,99 @@ from metanim.games.errors import (
     InvalidStateError,
 )
 
-NimState = tuple[int, ...]
-NimMove = tuple[int, int]  # (heap index, count taken)
+HeapState = tuple[int, ...]
+HeapMove = tuple[int, int]  # (heap index, count taken)
+NimState = HeapState
+NimMove = HeapMove
 
 
-class Nim(Game[NimState, NimMove]):
+class HeapGame(Game[HeapState, HeapMove]):
+    """What the games on heaps of items share (NIM, subtraction games): states are heap
+    sizes, each heap holding up to the largest initial heap; a move takes items from one
+    heap; the texts of a state and of a move."""
+
+    heaps: tuple[int, ...]
+    capacity: int
+    #: How errors name a state of the game ("a NIM state").
+    state_what: ClassVar[str]
+
+    @staticmethod
+    def heaps_from_text(text: str) -> list[int]:
+        """The heap sizes a prompt's Current State shows (at least 1 each: capacities)."""
+        if "single pile" in text:
+            heaps = [find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size")]
+        else:
+            heaps = [int(h) for _, h in re.findall(r"heap (\d+): (\d+)", text)]
+        return [max(h, 1) for h in heaps]
+
+    @property
+    def single_heap(self) -> bool:
+        return len(self.heaps) == 1
+
+    def initial_state(self) -> HeapState:
+        return self.heaps
+
+    def validate_state(self, state: Any) -> HeapState:
+        if is_int(state):
+            state = (state,)
+        heaps = state_ints(state, f"{self.state_what} (heap sizes)")
+        if len(heaps) != len(self.heaps):
+            raise InvalidStateError(f"expected {len(self.heaps)} heap(s), got {len(heaps)}")
+        for h in heaps:
+            if not 0 <= h <= self.capacity:
+                raise InvalidStateError(
+                    f"heap size {h} is not allowed: heaps hold 0 to {self.capacity} items "
+                    "(the largest initial heap)"
+                )
+        return heaps
+
+    def child(self, state: HeapState, move: HeapMove) -> HeapState:
+        i, c = move
+        if len(state) == 1:  # one heap (the papers' setting): no slicing
+            return (state[0] - c,)
+        return (*state[:i], state[i] - c, *state[i + 1 :])
+
+    def state_key(self, state: HeapState) -> tuple[int, ...]:
+        return tuple(sorted(h for h in state if h))
+
+    def observation(self, state: HeapState) -> np.ndarray:
+        return np.asarray(state, dtype=np.int64)
+
+    def to_json(self, state: HeapState) -> list[int]:
+        return list(state)  # states and moves alike are flat tuples of ints
+
+    def move_text(self, move: HeapMove) -> str:
+        return str(move[1]) if self.single_heap else f"[{move[0]}, {move[1]}]"
+
+    def move_words(self, move: HeapMove) -> str:
+        heap, count = move
+        return f"take {count}" if self.single_heap else f"take {count} from heap {heap}"
+
+    def describe(self, state: HeapState) -> str:
+        if self.single_heap:
+            return f"{there_are(state[0], 'item')} remaining in the pile."
+        listing = ", ".join(f"heap {i}: {h}" for i, h in enumerate(state))
+        return f"The heaps hold these numbers of items: {listing}."
+
+    def parse_state(self, text: str) -> HeapState:
+        if self.single_heap:
+            return self.validate_state(
+                (find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size"),)
+            )
+        found = dict((int(i), int(h)) for i, h in re.findall(r"heap (\d+): (\d+)", text))
+        if sorted(found) != list(range(len(self.heaps))):
+            raise InvalidStateError(f"expected heap sizes for heaps 0..{len(self.heaps) - 1}")
+        return self.validate_state(tuple(found[i] for i in range(len(self.heaps))))
+
+    def _move_from_value(self, value: Any, state: HeapState) -> HeapMove:
+        if self.single_heap:
+            (count,) = ints(value, 1, "the number of items to take")
+            return (0, count)
+        heap, count = ints(value, 2, "[heap, count]")
+        return (heap, count)
+
+
+class Nim(HeapGame):
     """NIM with one or more heaps and an optional maximum take per move.
 
     ## Description
@@ -56,7 +144,9 @@ class Nim(Game[NimState, NimMove]):
 
     name = "nim"
     title = "NIM"
+    state_what = "a NIM state"
     role_phrase = "a game of Nim variants"
+    disguised_role = "a two-player game called Pile Taking"
 
     def __init__(
         self,
@@ -64,8 +154,9 @@ class Nim(Game[NimState, NimMove]):
         max_take: int | None = 3,
         *,
         misere: bool = False,
+        disguise: bool = False,
     ) -> None:
-        super().__init__(misere=misere)
+        super().__init__(misere=misere, disguise=disguise)
         heaps_t = param_ints(heaps, "heaps (initial heap sizes)", low=1)
         self.heaps = heaps_t
         self.max_take = None if max_take is None else param_int(max_take, "max_take", low=1)
@@ -84,28 +175,6 @@ class Nim(Game[NimState, NimMove]):
             params={"heaps": list(self.heaps), "max_take": self.max_take},
             misere=self.misere,
         )
-
-    @property
-    def single_heap(self) -> bool:
-        return len(self.heaps) == 1
-
-    # rules
-    def initial_state(self) -> NimState:
-        return self.heaps
-
-    def validate_state(self, state: Any) -> NimState:
-        if is_int(state):
-            state = (state,)
-        heaps = state_ints(state, "a NIM state (heap sizes)")
-        if len(heaps) != len(self.heaps):
-            raise InvalidStateError(f"expected {len(self.heaps)} heap(s), got {len(heaps)}")
-        for h in heaps:
-            if not 0 <= h <= self.capacity:
-                raise InvalidStateError(
-                    f"heap size {h} is not allowed: heaps hold 0 to {self.capacity} items "
-                    "(the largest initial heap)"
-                )
-        return heaps
 
     def is_terminal(self, state: NimState) -> bool:
         return not any(state)
@@ -145,12 +214,6 @@ class Nim(Game[NimState, NimMove]):
         i, c = move
         return 0 <= i < len(state) and 1 <= c <= self.take_limit(state[i])
 
-    def child(self, state: NimState, move: NimMove) -> NimState:
-        i, c = move
-        if len(state) == 1:  # one heap (the papers' setting): no slicing
-            return (state[0] - c,)
-        return (*state[:i], state[i] - c, *state[i + 1 :])
-
     def why_illegal(self, state: NimState, move: NimMove) -> str:
         i, c = move
         if not 0 <= i < len(state):
@@ -161,9 +224,6 @@ class Nim(Game[NimState, NimMove]):
             return f"you may take at most {self.max_take} items per turn, not {c}"
         return f"heap {i} has only {state[i]} item(s), so you cannot take {c}"
 
-    def state_key(self, state: NimState) -> tuple[int, ...]:
-        return tuple(sorted(h for h in state if h))
-
     # encodings
     def action_id(self, move: NimMove) -> int:
         i, c = move
@@ -172,20 +232,6 @@ class Nim(Game[NimState, NimMove]):
     def move_from_action(self, action: int) -> NimMove:
         i, c = divmod(int(action), self._take_slots)
         return (i, c + 1)
-
-    def observation(self, state: NimState) -> np.ndarray:
-        return np.asarray(state, dtype=np.int64)
-
-    def to_json(self, state: NimState) -> list[int]:
-        return list(state)  # states and moves alike are flat tuples of ints
-
-    # text
-    def move_text(self, move: NimMove) -> str:
-        return str(move[1]) if self.single_heap else f"[{move[0]}, {move[1]}]"
-
-    def move_words(self, move: NimMove) -> str:
-        heap, count = move
-        return f"take {count}" if self.single_heap else f"take {count} from heap {heap}"
 
     def _take_phrase(self) -> str:
         if self.max_take is None:
@@ -210,22 +256,6 @@ class Nim(Game[NimState, NimMove]):
             f"#Game Rule: {pile} On your turn you take {self._take_phrase()}{where}."
         )
 
-    def describe(self, state: NimState) -> str:
-        if self.single_heap:
-            return f"{there_are(state[0], 'item')} remaining in the pile."
-        listing = ", ".join(f"heap {i}: {h}" for i, h in enumerate(state))
-        return f"The heaps hold these numbers of items: {listing}."
-
-    def parse_state(self, text: str) -> NimState:
-        if self.single_heap:
-            return self.validate_state(
-                (find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size"),)
-            )
-        found = dict((int(i), int(h)) for i, h in re.findall(r"heap (\d+): (\d+)", text))
-        if sorted(found) != list(range(len(self.heaps))):
-            raise InvalidStateError(f"expected heap sizes for heaps 0..{len(self.heaps) - 1}")
-        return self.validate_state(tuple(found[i] for i in range(len(self.heaps))))
-
     @classmethod
     def config_from_text(cls, text: str) -> dict[str, Any]:
         misere = "takes the last item loses" in text
@@ -233,11 +263,7 @@ class Nim(Game[NimState, NimMove]):
         match = re.search(r"you take between 1 and (\d+) items", text)
         if match:
             max_take = int(match.group(1))
-        if "single pile" in text:
-            heaps = [find_int(r"There (?:are|is) (\d+) items? remaining", text, "the pile size")]
-        else:
-            heaps = [int(h) for _, h in re.findall(r"heap (\d+): (\d+)", text)]
-        return {"heaps": [max(h, 1) for h in heaps], "max_take": max_take, "misere": misere}
+        return {"heaps": cls.heaps_from_text(text), "max_take": max_take, "misere": misere}
 
     def task_text(self, state: NimState) -> str:
         if self.single_heap:
@@ -249,10 +275,3 @@ class Nim(Game[NimState, NimMove]):
         if self.single_heap:
             return f"integer // how many items you take, between 1 and {self.take_limit(state[0])}"
         return "[heap, count] // the heap index and how many items you take from it"
-
-    def _move_from_value(self, value: Any, state: NimState) -> NimMove:
-        if self.single_heap:
-            (count,) = ints(value, 1, "the number of items to take")
-            return (0, count)
-        heap, count = ints(value, 2, "[heap, count]")
-        return (heap, count)

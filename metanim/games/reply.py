@@ -28,13 +28,12 @@ status, never read loosely.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Protocol
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 from metanim.games.errors import TruncatedReplyError, UnparsableMoveError
 
@@ -78,13 +77,35 @@ def with_format(problem: str, style: str, schema: str) -> str:
     return f"{problem}\n{output_format(style, schema)}"
 
 
-class ActionReply(BaseModel):
-    """The strict reply schema: an object with an `action` (and optional reasoning)."""
+@functools.cache
+def _action_reply() -> Any:
+    """`ActionReply`, made on first use: a pydantic model costs a tenth of a second of
+    pydantic's own imports, which `import metanim` (an env, a solver query) never needs."""
+    from pydantic import BaseModel, ConfigDict
 
-    model_config = ConfigDict(extra="allow")
+    class ActionReply(BaseModel):
+        """The strict reply schema: an object with an `action` (and optional reasoning)."""
 
-    action: Any
-    reasoning: str | None = None
+        model_config = ConfigDict(extra="allow")
+
+        action: Any
+        reasoning: str | None = None
+
+    ActionReply.__module__ = __name__
+    ActionReply.__qualname__ = "ActionReply"
+    return ActionReply
+
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    ActionReply: type[BaseModel]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ActionReply":
+        return _action_reply()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
@@ -188,9 +209,12 @@ class StrictStage:
     reads_truncated: ClassVar[bool] = True  # a complete, validated block is an answer
 
     def extract(self, reply: Reply) -> Found | None:
+        from pydantic import ValidationError
+
+        model = _action_reply()
         for obj in reversed(fenced_objects(reply.text)):
             try:
-                return Found(ActionReply.model_validate(obj).action)
+                return Found(model.model_validate(obj).action)
             except ValidationError:
                 continue
         return None

@@ -1,8 +1,12 @@
 """The LLM layer: one async OpenAI-compatible chat client, its cache and price table,
 and the records every method reads (`ChatModel`, `Completion`, `Usage`).
 
-The simulated server lives in `metanim.llm.sim`.
+The simulated server lives in `metanim.llm.sim`. The client loads on first use
+(`OpenAIChatClient`): aiohttp costs a quarter of a second to import, which a command that
+sends nothing (`--help`, `--dry-run`) never pays.
 """
+
+from typing import TYPE_CHECKING
 
 from metanim.llm._types import (
     AUTO,
@@ -20,7 +24,6 @@ from metanim.llm._types import (
 )
 from metanim.llm.budget import BudgetExhausted, CostBudget
 from metanim.llm.cache import ResponseCache, cache_key
-from metanim.llm.client import OpenAIChatClient
 from metanim.llm.dialect import Api, ApiSetting
 from metanim.llm.model_spec import (
     SIM_IN_PROCESS,
@@ -60,6 +63,12 @@ from metanim.llm.target import (
     model_api_key,
     server_target,
 )
+from metanim.util.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from metanim.llm.client import OpenAIChatClient, SharedConnections
+
+__getattr__, __dir__ = lazy_exports(__name__, {"client": ["OpenAIChatClient", "SharedConnections"]})
 
 __all__ = [
     "AUTO",
@@ -94,6 +103,7 @@ __all__ = [
     "Provider",
     "ResponseCache",
     "ServerTarget",
+    "SharedConnections",
     "StructuredChoice",
     "StructuredOutput",
     "StructuredOutputSetting",

@@ -119,6 +119,8 @@ class OpenAIChatClient:
             and codex models), else chat completions.
         stream: stream replies (server-sent events); None: on, except on the simulator.
         budget: a `CostBudget` every call reserves its worst case from before it is sent.
+        connections: a `SharedConnections` whose pool this client's calls use (with the
+            other clients given it), instead of a pool of its own.
 
     Raises:
         ValueError: at construction, an empty model name, a base URL that is not an
@@ -154,6 +156,7 @@ class OpenAIChatClient:
         api: ApiSetting = "auto",
         stream: bool | None = None,
         budget: CostBudget | None = None,
+        connections: SharedConnections | None = None,
     ) -> None:
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -193,6 +196,7 @@ class OpenAIChatClient:
         self._api: ApiSetting = api
         self._stream = stream
         self.budget = budget
+        self.connections = connections
         given = provider_named(provider) if isinstance(provider, str) else provider
         #: The server's profile and how it was found; detected on the first call when
         #: not given (or known from the host, without a request).
@@ -274,6 +278,7 @@ class OpenAIChatClient:
         state["_target"] = dataclasses.replace(self._target, headers={}, api_key="")
         state["_per_loop"] = None
         state["budget"] = None
+        state["connections"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -305,7 +310,8 @@ class OpenAIChatClient:
                 # The same cached probe the run header asked (one request per server).
                 self.detected = await asyncio.to_thread(detect_provider, self._target)
             if state.session is None:
-                state.session = self._new_session()
+                shared = await self.connections.connector() if self.connections else None
+                state.session = self._new_session(shared)
                 # Closes the session when this loop shuts down (asyncio.run's
                 # shutdown_asyncgens), or when the client is dropped while its loop runs
                 # (the loop's finalizer hook), so a notebook's repeated asyncio.run calls
@@ -331,20 +337,20 @@ class OpenAIChatClient:
                 state.endpoints = endpoints
         return state
 
-    def _new_session(self) -> aiohttp.ClientSession:
+    def _new_session(self, shared: aiohttp.TCPConnector | None = None) -> aiohttp.ClientSession:
         # One pool for every replica, as large as the calls that may be in flight (the
         # per-replica limit times the replicas, plus the two server checks), so a call
         # holding a semaphore slot never waits for a connection. With the limit taken from
         # the servers' slot counts (not known yet), the pool is left unbounded: the
-        # semaphores alone bound it.
-        limit = self.max_concurrency
-        connector = aiohttp.TCPConnector(
-            limit=limit * len(self.base_urls) + 2 if limit else 0,
-            limit_per_host=0,
-            ttl_dns_cache=None,
-        )
+        # semaphores alone bound it. A shared pool is unbounded too (`SharedConnections`).
+        if shared is not None:
+            connector, owned = shared, False
+        else:
+            limit = self.max_concurrency
+            connector, owned = _connector(limit * len(self.base_urls) + 2 if limit else 0), True
         return aiohttp.ClientSession(
             connector=connector,
+            connector_owner=owned,
             headers={
                 **self._target.headers,
                 "Content-Type": "application/json",
@@ -918,6 +924,46 @@ def _by_host(target: ServerTarget) -> Detected | None:
     return None
 
 
+class SharedConnections:
+    """One connection pool per event loop for several clients (a run's models).
+
+    Two models on one server (a tournament's agent and opponent) each with a pool of its
+    own open a connection for every call in flight of each, though an episode's calls
+    alternate between them: with the pool shared, a connection freed by one model's call
+    carries the other's next, and a server sees as many connections as calls in flight,
+    not twice as many. Unbounded: each client's semaphores bound its calls in flight.
+    Closed with its event loop, or by `aclose`.
+    """
+
+    def __init__(self) -> None:
+        self._per_loop: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop,
+            tuple[aiohttp.TCPConnector, AsyncGenerator[None, None]],
+        ] = weakref.WeakKeyDictionary()
+
+    async def connector(self) -> aiohttp.TCPConnector:
+        """The current event loop's pool (made on first use)."""
+        loop = asyncio.get_running_loop()
+        held = self._per_loop.get(loop)
+        if held is None or held[0].closed:
+            connector = _connector(0)
+            closer = _close_with_loop(connector)
+            await closer.__anext__()  # suspended until the loop shuts down (or `aclose`)
+            held = self._per_loop[loop] = (connector, closer)
+        return held[0]
+
+    async def aclose(self) -> None:
+        """Close the current event loop's pool (its clients' sessions first)."""
+        held = self._per_loop.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await held[1].aclose()
+
+
+def _connector(limit: int) -> aiohttp.TCPConnector:
+    """A connection pool of at most `limit` connections (0: unbounded), any host."""
+    return aiohttp.TCPConnector(limit=limit, limit_per_host=0, ttl_dns_cache=None)
+
+
 @dataclass
 class _Answer:
     """A reply and, if a refusal changed the request, what the last attempt sent."""
@@ -956,17 +1002,19 @@ class _LoopState:
             await self.closer.aclose()  # runs its `finally`: closes the session
 
 
-# Every open session, by event loop. Held here, not only by its client, so that a client
-# collected in a reference cycle never takes its open session into the same garbage
-# (aiohttp's destructors warn there, before the closer below can run); each leaves the set
-# as its closer closes it, and a loop's set goes with the loop.
-_OPEN_SESSIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[aiohttp.ClientSession]] = (
-    weakref.WeakKeyDictionary()
-)
+# Every open session (and shared pool), by event loop. Held here, not only by its client,
+# so that a client collected in a reference cycle never takes its open session into the
+# same garbage (aiohttp's destructors warn there, before the closer below can run); each
+# leaves the set as its closer closes it, and a loop's set goes with the loop.
+_OPEN_SESSIONS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, set[aiohttp.ClientSession | aiohttp.TCPConnector]
+] = weakref.WeakKeyDictionary()
 
 
-async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
-    """Suspended for the life of the session; closes it when finalized.
+async def _close_with_loop(
+    session: aiohttp.ClientSession | aiohttp.TCPConnector,
+) -> AsyncGenerator[None, None]:
+    """Suspended for the life of the session (or pool); closes it when finalized.
 
     asyncio finalizes the async generators a loop started (`shutdown_asyncgens` in
     `asyncio.run`, or its finalizer hook when one is dropped while the loop runs), which

@@ -2,7 +2,7 @@
 
 The answer is never read from reasoning. What counts as reasoning, per server
 (docs/llm.md, "Reply shapes"; each shape reproduced by a fake in
-`metanim.llm.sim.providers`, whose `SOURCES` cite the documentation):
+`metanim.llm.sim.provider_kinds`, whose `SOURCES` cite the documentation):
 
 - `reasoning_content` (DeepSeek, llama.cpp, SGLang, vLLM before 0.17) and `reasoning`
   (vLLM 0.17 and later, Ollama, OpenRouter) beside `content`;

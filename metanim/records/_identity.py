@@ -65,10 +65,28 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.is_file() else path
 
 
-def current_prompt_versions() -> dict[str, str]:
-    """The prompt versions this code sends: the methods' templates and the game prompts."""
+def current_prompt_versions(disguised: bool = False) -> dict[str, str]:
+    """The prompt versions this code sends: the methods' templates and the game prompts,
+    and the disguised variant's words when a game is shown disguised."""
     # Read when asked, not at import: the versions are module constants a test may change.
-    return {"method": prompts.METHOD_PROMPT_VERSION, "game": metanim.games.PROMPT_VERSION}
+    versions = {"method": prompts.METHOD_PROMPT_VERSION, "game": metanim.games.PROMPT_VERSION}
+    if disguised:
+        versions["disguise"] = metanim.games.DISGUISE_VERSION
+    return versions
+
+
+def is_disguised(config: Mapping[str, Any]) -> bool:
+    """Whether a tournament's game settings (`NAME:JSON`) show any game disguised (an
+    evaluation's dataset enters by its digest, which covers its prompts)."""
+    for setting in config.get("games") or []:
+        _, sep, raw = str(setting).partition(":")
+        try:
+            params = json.loads(raw) if sep else {}
+        except ValueError:
+            continue
+        if isinstance(params, dict) and params.get("disguise") is True:
+            return True
+    return False
 
 
 Servers = Mapping[str, str | None]
@@ -133,7 +151,9 @@ def run_identity(
 def config_identity(config: Mapping[str, Any], servers: Servers | None = None) -> dict[str, Any]:
     """The identity of a run about to be run by this code (its current prompt versions)."""
     servers = side_servers(config) if servers is None else servers
-    versions = current_prompt_versions() if uses_prompts(config, servers) else None
+    versions = (
+        current_prompt_versions(is_disguised(config)) if uses_prompts(config, servers) else None
+    )
     return run_identity(config, versions, servers=servers)
 
 

@@ -227,6 +227,10 @@ class _GroupTally:
                 "moves": moves,
                 "optimal_moves": t["optimal_moves"],
                 "optimal_rate": t["optimal_moves"] / moves if moves else math.nan,
+                # Illegal and unparsable replies per model call: a rule misread (a drawn
+                # rule, a disguised story) shows here, apart from poor play.
+                "illegal_rate": t["illegal"] / t["calls"] if t["calls"] else math.nan,
+                "unparsable_rate": t["unparsable"] / t["calls"] if t["calls"] else math.nan,
                 # The sums from illegal replies to cost as they are (the times become means).
                 **{name: t[name] for name in _SIDE_SUMS[2:-2]},
                 # A decision's wall time, waits for a server slot included.
@@ -514,6 +518,19 @@ def _failed(g: Any) -> int:
     return g.infrastructure_errors + g.errors + g.not_run
 
 
+def _failures(unit: str, never: str) -> list[Metric]:
+    """What did not finish, counted alike for episodes and decisions."""
+    return [
+        Metric("infrastructure_errors", "infra err", "count",
+               f"{unit} the model could not be reached in ({never})",
+               lambda g: g.infrastructure_errors),
+        Metric("errors", "errors", "count", f"{unit} a bug stopped", lambda g: g.errors),
+        Metric("not_run", "not run", "count", f"planned {unit} not run", lambda g: g.not_run),
+        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
+               _failed, json=False, table=False, terminal=True),
+    ]  # fmt: skip
+
+
 def _both(g: Any, name: str) -> Any:
     return getattr(g.agent, name) + getattr(g.opponent, name)
 
@@ -561,17 +578,17 @@ TOURNAMENT_TABLE = Table(
                "wins by the opponent's forfeit", lambda g: g.wins_by_forfeit),
         Metric("start N/P", "start N/P", "text", "episodes starting at an N- / a P-position",
                lambda g: f"{g.start_outcomes.N}/{g.start_outcomes.P}", json=False),
-        Metric("infrastructure_errors", "infra err", "count",
-               "episodes the model could not be reached in (never a loss)",
-               lambda g: g.infrastructure_errors),
-        Metric("errors", "errors", "count", "episodes a bug stopped", lambda g: g.errors),
-        Metric("not_run", "not run", "count", "planned episodes not run", lambda g: g.not_run),
-        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
-               _failed, json=False, table=False, terminal=True),
+        *_failures("episodes", "never a loss"),
         Metric("agent replies", "agent illegal/unparsable/truncated/forfeit/fallback", "text",
                "the agent's invalid replies by kind, forfeits and fallbacks",
                lambda g: "/".join(str(getattr(g.agent, k)) for k in
                                   ("illegal", "unparsable", "truncated", "forfeits", "fallbacks")),
+               json=False),
+        Metric("agent replies %", "agent illegal/unparsable % of replies", "text",
+               "the agent's illegal and unparsable replies per model call: a misread rule (a "
+               "drawn rule, a disguised story) shows here, apart from poor play",
+               lambda g: f"{pct(getattr(g.agent, 'illegal_rate', math.nan))}/"
+                         f"{pct(getattr(g.agent, 'unparsable_rate', math.nan))}",
                json=False),
         Metric("agent.optimal_rate", "agent optimal", "rate",
                "the agent's moves the solver grades optimal", lambda g: g.agent.optimal_rate,
@@ -675,13 +692,7 @@ EVALUATION_TABLE = Table(
         Metric("forfeits", "forfeit", "count", "decisions forfeited", lambda g: g.forfeits),
         Metric("fallbacks", "fallback", "count", "decisions given the random fallback",
                lambda g: g.fallbacks),
-        Metric("infrastructure_errors", "infra err", "count",
-               "decisions the model could not be reached in (never wrong)",
-               lambda g: g.infrastructure_errors),
-        Metric("errors", "errors", "count", "decisions a bug stopped", lambda g: g.errors),
-        Metric("not_run", "not run", "count", "planned decisions not run", lambda g: g.not_run),
-        Metric("failed", "failed", "count", "infrastructure errors + errors + not run",
-               _failed, json=False, table=False, terminal=True),
+        *_failures("decisions", "never wrong"),
         Metric("calls", "calls", "count", "model calls", lambda g: g.calls, terminal=True),
         Metric("tokens", "tokens", "tokens", "prompt + completion tokens",
                lambda g: g.prompt_tokens + g.completion_tokens, json=False),

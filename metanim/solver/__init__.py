@@ -39,12 +39,14 @@ from metanim.solver._solvers import (
     MAX_TABLE_BYTES,
     MAX_TABLE_STATES,
     NIM_TABLE_WORK,
+    OCTAL_MISERE_POSITIONS,
     TABLE,
     Solver,
     fibonacci_table_limit,
     solver_for,
 )
 from metanim.solver.check import CheckReport, GameCheckError, check_game
+from metanim.solver.generate import sample_game
 from metanim.solver.reference import ReferenceSolver
 
 
@@ -100,6 +102,7 @@ __all__ = [
     "MAX_TABLE_BYTES",
     "MAX_TABLE_STATES",
     "NIM_TABLE_WORK",
+    "OCTAL_MISERE_POSITIONS",
     "SOLVE_SCHEMA",
     "TABLE",
     "CheckReport",
@@ -120,6 +123,7 @@ __all__ = [
     "octal_period",
     "optimal_move",
     "outcome",
+    "sample_game",
     "solve_state",
     "solver_for",
     "winning_moves",

@@ -23,13 +23,13 @@ height h has rank prefix[r] + C[h][c] - C[r][c] + (rank - prefix[h]): O(1).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 # Numba's cache tracks this file only: after editing these helpers in _fast.py, clear
 # __pycache__ (or touch this file) so that chomp_p_bits is compiled again.
 from metanim.games import SizeLimitError
 from metanim.solver import kernels
 from metanim.solver._fast import chomp_terms, next_shape, shape_prefix
+from metanim.util.jit import njit
 
 #: Largest box side the outcome kernel accepts (rows, cols <= 16: ranks < 2**30).
 CHOMP_OUTCOME_LIMIT = 16

@@ -10,23 +10,30 @@ for its mover".
 Numba only caches a kernel that takes another kernel as an argument when both
 have explicit signatures (a first-class function type), so the signatures below
 are fixed and the kernels are compiled on first use, then loaded from numba's
-on-disk cache by later processes.
+on-disk cache by later processes. numba itself is imported then, not before
+(`metanim.util.jit`); `solve_dag(compiled=False)` runs the same engine in Python, for
+tables small enough that compiling would cost more.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import numpy as np
-from numba import njit, types
 
-#: `succ(code, params, out) -> number of successors written to out`.
-SUCCESSOR_SIG = types.int64(types.int64, types.int64[::1], types.int64[::1])
-SuccessorType = types.FunctionType(SUCCESSOR_SIG)
 
-_ENGINE_SIG = types.Tuple((types.int32[::1], types.uint8[::1]))(
-    types.int64, SuccessorType, types.int64[::1], types.int64
-)
+@cache
+def _signatures() -> tuple[Any, Any]:
+    """(successor signature, engine signature): `succ(code, params, out) -> number of
+    successors written to out`, and the engine's over it."""
+    from numba import types
+
+    successor = types.int64(types.int64, types.int64[::1], types.int64[::1])
+    engine = types.Tuple((types.int32[::1], types.uint8[::1]))(
+        types.int64, types.FunctionType(successor), types.int64[::1], types.int64
+    )
+    return successor, engine
 
 
 def _solve_dag(n_states, succ, params, max_succ):  # pragma: no cover - compiled by numba
@@ -55,18 +62,29 @@ def _solve_dag(n_states, succ, params, max_succ):  # pragma: no cover - compiled
     return grundy, mover_wins_misere
 
 
+def solve_dag(compiled: bool = True) -> Any:
+    """The engine: `solve_dag()(n_states, succ, params, max_succ) -> (grundy, misere_win)`,
+    compiled (`succ` a compiled successor kernel), or run by Python (`compiled=False`,
+    `succ` the kernel's `metanim.util.jit.interpreted` function)."""
+    return _compiled_engine() if compiled else _solve_dag
+
+
 @cache
-def solve_dag():
-    """The compiled engine: `solve_dag()(n_states, succ, params, max_succ) -> (grundy, misere_win)`."""
-    return njit(_ENGINE_SIG, cache=True, nogil=True)(_solve_dag)
+def _compiled_engine() -> Any:
+    from numba import njit
+
+    return njit(_signatures()[1], cache=True, nogil=True)(_solve_dag)
 
 
-def kernel(pyfunc):
-    """Compile a successor kernel with the engine's fixed signature (lazily, cached on disk)."""
+def kernel(pyfunc: Any) -> Any:
+    """A successor kernel: `kernel()` compiles it with the engine's fixed signature (once,
+    cached on disk); `interpreted(kernel.py_func)` is the same function run by Python."""
 
     @cache
-    def compiled():
-        return njit(SUCCESSOR_SIG, cache=True, nogil=True)(pyfunc)
+    def compiled() -> Any:
+        from numba import njit
+
+        return njit(_signatures()[0], cache=True, nogil=True)(pyfunc)
 
     compiled.py_func = pyfunc  # type: ignore[attr-defined]
     return compiled

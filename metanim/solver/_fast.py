@@ -10,7 +10,8 @@ compare to.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from metanim.util.jit import njit
 
 
 # ---------------------------------------------------------------------- Fibonacci Nim

@@ -17,9 +17,9 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import njit
 
 from metanim.games import SizeLimitError
+from metanim.util.jit import INTERPRET_WORK, Tiered, njit, run
 
 #: Most work a misère Kayles table may cost: positions x moves scanned at each.
 KAYLES_MISERE_WORK = 1_500_000_000
@@ -185,11 +185,17 @@ def _solve(parts, k, s, wins, counts, offsets, rest, suffix, shifted):  # pragma
 def _tables(n_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not 0 <= n_max <= KAYLES_MISERE_LIMIT:
         raise SizeLimitError(kayles_misere_refusal(n_max))
-    counts = _partition_counts(n_max)
+    # A unit of work is about 0.3 µs in Python: up to 200,000 interpreted (24 pins).
+    compiled = kayles_misere_work(n_max) > 4 * INTERPRET_WORK
+    counts = run(_partition_counts, n_max, compiled=compiled)
     offsets = np.zeros(n_max + 2, np.int64)
     for s in range(n_max + 1):
         offsets[s + 1] = offsets[s] + counts[s, s]
-    return kayles_misere_table(n_max, counts, offsets), counts, offsets
+    return run(kayles_misere_table, n_max, counts, offsets, compiled=compiled), counts, offsets
+
+
+#: A position's index, run by Python for the first queries of a process, compiled after.
+_position = Tiered(_index, 2_000)
 
 
 def kayles_misere_refusal(need: int) -> str:
@@ -209,7 +215,7 @@ def kayles_misere_mover_wins(runs: list[int] | tuple[int, ...], n_max: int) -> b
     if sum(parts) + len(parts) - 1 > n_max:
         return None
     wins, counts, offsets = _tables(n_max)
-    value = wins[_index(np.array(parts, dtype=np.int64), len(parts), counts, offsets)]
+    value = wins[_position(np.array(parts, dtype=np.int64), len(parts), counts, offsets)]
     return bool(value == 1)
 
 
@@ -219,5 +225,5 @@ def kayles_misere_outcomes(n_max: int) -> np.ndarray:
     out = np.zeros(n_max + 1, np.uint8)
     for n in range(n_max + 1):
         parts = np.array([n] if n else [], dtype=np.int64)
-        out[n] = wins[_index(parts, len(parts), counts, offsets)]
+        out[n] = wins[_position(parts, len(parts), counts, offsets)]
     return out

@@ -10,15 +10,18 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import njit
 
 from metanim.games import SizeLimitError
 from metanim.solver.kernels import parse_octal
+from metanim.util.jit import njit, run
 
 #: Largest heap the direct O(n^2) method computes (its cost: docs/benchmarks.md).
 OCTAL_DIRECT_LIMIT = 1_000_000
 #: Values are computed up to this heap size while looking for a certified period.
 OCTAL_PERIOD_SEARCH = 1 << 16
+#: The first values the period search computes, run by Python (about 0.04 s, less than
+#: numba takes to compile or load the kernel): Kayles' period is certified within them.
+_FIRST_SEARCH = 256
 
 
 @njit(cache=True, nogil=True)
@@ -309,7 +312,7 @@ def octal_values(code: str, n_max: int) -> np.ndarray:
             f"(metanim.solver._octal.OCTAL_DIRECT_LIMIT); got {n_max:,}"
         )
     g = np.zeros(n_max + 1, np.int32)
-    octal_extend(octal_digits(code), g, 0)
+    run(octal_extend, octal_digits(code), g, 0, compiled=n_max >= _FIRST_SEARCH)
     return g
 
 
@@ -317,11 +320,11 @@ def octal_values(code: str, n_max: int) -> np.ndarray:
 def _period_search(code: str) -> tuple[np.ndarray, int, int]:
     digits = octal_digits(code)
     t = len(digits) - 1
-    size = 256
+    size = _FIRST_SEARCH
     g = np.zeros(size, np.int32)
-    octal_extend(digits, g, 0)
+    run(octal_extend, digits, g, 0, compiled=False)
     while True:
-        n0, p = find_period(g, t)
+        n0, p = run(find_period, g, t, compiled=size > _FIRST_SEARCH)
         if p > 0 or size >= OCTAL_PERIOD_SEARCH:
             return g, int(n0), int(p)
         grown = np.zeros(min(2 * size, OCTAL_PERIOD_SEARCH), np.int32)

@@ -158,7 +158,10 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
     * Fibonacci Nim: a bare number n is a pile at its start, [n, n - 1], in a game of
       n stones; [r, k] is a game of r stones when k < r, else of r + 1 (a max take equal
       to the pile comes only after the first move);
-    * Kayles: one row per pin string, as long as the string;
+    * Subtraction: one heap per number, each holding up to its size; the set S from
+      `subtraction_set` (default [1, 3, 4]);
+    * Kayles and Octal: one row per pin string, as long as the string (Octal: the rule
+      from `code`, default "0.07");
     * Chomp: as many rows as row lengths given, as wide as the longest (at least 2);
     * Corner Queen: the paper's 20x20 board (a [row, col] position means a different
       game on a board of another height), or the board given with height and width.
@@ -166,10 +169,10 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
     cls = game_class(name)
     fitted: dict[str, Any] = {}
     try:
-        if cls.name == "nim":
+        if cls.name in ("nim", "subtraction"):
             if not isinstance(state, int | list | tuple):
                 raise InvalidStateError(
-                    f"cannot read {state!r} as a NIM state: give {STATE_FORMATS['nim']}"
+                    f"cannot read {state!r} as a {cls.title} state: give {STATE_FORMATS[cls.name]}"
                 )
             heaps = [state] if isinstance(state, int) else list(state)
             for h in heaps:
@@ -177,7 +180,9 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
                     raise InvalidStateError(
                         f"NIM heap sizes are whole numbers >= 0, got {h!r} in {state!r}"
                     )
-            fitted = {"heaps": [max(h, 1) for h in heaps], "max_take": None}
+            fitted = {"heaps": [max(h, 1) for h in heaps]}
+            if cls.name == "nim":
+                fitted["max_take"] = None
         elif cls.name == "fibonacci":
             if isinstance(state, int) and not isinstance(state, bool):
                 if state < 2:
@@ -189,10 +194,11 @@ def fit_params(name: str, state: Any, params: dict[str, Any]) -> tuple[Any, dict
                 state = [state, state - 1]
             remaining, max_take = (int(x) for x in state)
             fitted = {"n": max(remaining if max_take < remaining else remaining + 1, 2)}
-        elif cls.name == "kayles":
+        elif cls.name in ("kayles", "octal"):
             if isinstance(state, int):
                 raise InvalidStateError(
-                    f"Kayles pins are a string per row; write them as JSON, e.g. '[\"{state}\"]'"
+                    f"{cls.title} pins are a string per row; write them as JSON, "
+                    f"e.g. '[\"{state}\"]'"
                 )
             rows = [state] if isinstance(state, str) else [str(r) for r in state]
             fitted = {"rows": [max(len(r), 1) for r in rows]}
@@ -221,7 +227,9 @@ STATE_FORMATS = {
     "nim": "heap sizes as a number or a JSON list such as [3, 4, 5]",
     "fibonacci": "the stones left and the largest take allowed, [remaining, max_take], "
     "such as [20, 19], or a number n for a pile at its start",
+    "subtraction": "heap sizes as a number or a JSON list such as [10, 7]",
     "kayles": "a JSON list of '0'/'1' pin strings, one per row, such as [\"1111\"]",
+    "octal": "a JSON list of '0'/'1' pin strings, one per row, such as [\"1111111111\"]",
     "chomp": "the row lengths from the top (each row no longer than the one above) as a "
     "JSON list of numbers, such as [4, 3, 1]",
     "corner_queen": "the queen's square as [row, col], such as [0, 19] (row 0 is the top row)",

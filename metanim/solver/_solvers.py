@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from bisect import bisect_left
 from collections.abc import Callable
 from functools import cache, reduce
 from math import comb, isqrt
@@ -20,11 +21,15 @@ from metanim.games import (
     Game,
     Kayles,
     Nim,
+    Octal,
     SizeLimitError,
+    Subtraction,
 )
-from metanim.games.kayles import run_spans
+from metanim.games.kayles import run_spans, runs
 from metanim.solver import _fast, _misere, _octal, closed_forms, kernels
 from metanim.solver._engine import solve_dag
+from metanim.solver.reference import MultisetMisereSearch, partitions_up_to
+from metanim.util.jit import INTERPRET_WORK, Tiered, interpreted, run
 
 #: Largest table (number of encoded states) the table methods will allocate.
 MAX_TABLE_STATES = 60_000_000
@@ -41,6 +46,17 @@ CHOMP_TABLE_WORK = 2_000_000_000
 CHOMP_TWO_ROW_TABLE_WORK = 200_000_000
 #: Most takes Fibonacci Nim's closed form scans for winning moves beyond the table.
 FIBONACCI_SCAN_LIMIT = 200_000
+
+#: Misère subtraction and octal sums are searched over multisets of heaps in Python
+#: (misère play does not decompose): a position whose heaps leave at most this many
+#: multisets below it (the product of (heap + 1) when no move splits a heap, the
+#: partitions of the total below it when one can) is searched, a larger one refused.
+OCTAL_MISERE_POSITIONS = 200_000
+#: Heaps up to this size take their values from a table computed directly (no period
+#: search); a larger heap reads its value through the certified period (`_octal`).
+OCTAL_DIRECT_GROW = 4096
+#: Most moves the misère search of one query may scan (a second guard, rarely reached).
+OCTAL_MISERE_WORK = 20_000_000
 
 #: How a query is answered (see `Solver.method`).
 TABLE, CLOSED_FORM = "table", "closed-form"
@@ -91,10 +107,13 @@ def subtraction_table(max_take: int, size: int) -> tuple[np.ndarray, np.ndarray]
     _check_size(size + 1, f"a NIM heap of {size}")
     params = np.array([max_take], dtype=np.int64)
     limit = size if max_take == 0 else min(size, max_take)
-    return _persisted(
-        f"nim-k{max_take}-{size}",
-        lambda: solve_dag()(size + 1, kernels.subtraction_successors(), params, limit),
-    )  # type: ignore[return-value]
+    successors = kernels.subtraction_successors
+    # A visit is a few list reads in Python (0.3 µs): up to 150,000 of them interpreted.
+    if (size + 1) * limit > 3 * INTERPRET_WORK:
+        engine, succ = solve_dag(), successors()
+    else:
+        engine, succ = solve_dag(compiled=False), interpreted(successors.py_func)
+    return _persisted(f"nim-k{max_take}-{size}", lambda: engine(size + 1, succ, params, limit))  # type: ignore[return-value]
 
 
 @cache
@@ -105,7 +124,11 @@ def fibonacci_table(n: int) -> tuple[np.ndarray, np.ndarray]:
     if n >= 32767:  # the kernel stores values (at most the max take) as int16
         raise SizeLimitError(f"Fibonacci Nim tables hold at most 32,766 stones, got {n}")
     # "v2": the misère table became one threshold per row; never read an old file.
-    return _persisted(f"fibonacci-v2-{n}", lambda: _fast.fibonacci_tables(n))  # type: ignore[return-value]
+    # The kernel's rows are NumPy slices: a state costs Python about 0.5 µs.
+    compiled = states > INTERPRET_WORK
+    return _persisted(
+        f"fibonacci-v2-{n}", lambda: run(_fast.fibonacci_tables, n, compiled=compiled)
+    )  # type: ignore[return-value]
 
 
 def wythoff_table_bytes(width: int, height: int) -> int:
@@ -132,11 +155,18 @@ def wythoff_table(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     return _persisted(f"wythoff-{width}x{height}", lambda: _wythoff(width, height))  # type: ignore[return-value]
 
 
+#: Cells a Wythoff table may have and still be built by Python (about 2.5 µs each there:
+#: bitset words per column and diagonal).
+_WYTHOFF_INTERPRET_CELLS = INTERPRET_WORK // 5
+
+
 def _wythoff(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     size = max(width, height)
     if size * size > 2 * width * height:  # a thin board: the symmetric square would waste work
-        return _fast.wythoff_tables(width, height)
-    grundy, wins = _fast.wythoff_square(size)
+        compiled = width * height > _WYTHOFF_INTERPRET_CELLS
+        return run(_fast.wythoff_tables, width, height, compiled=compiled)  # type: ignore[no-any-return]
+    compiled = size * size > _WYTHOFF_INTERPRET_CELLS
+    grundy, wins = run(_fast.wythoff_square, size, compiled=compiled)
     if width == height:
         return grundy, wins
     crop = (slice(0, height), slice(0, width))
@@ -184,11 +214,12 @@ def _chomp_extent(used: int, width: int) -> tuple[int, int]:
 
 def _chomp(params: np.ndarray, states: int) -> tuple[np.ndarray, np.ndarray]:
     rows, cols = int(params[0]), int(params[1])
+    compiled = states * rows * cols > INTERPRET_WORK
     if rows * cols > 256:  # a value may not fit the packed byte: 32-bit entries
-        packed32 = _fast.chomp_packed_wide(params, states)
+        packed32 = run(_fast.chomp_packed_wide, params, states, compiled=compiled)
         grundy32 = (packed32 & 0x7FFFFFFF).astype(np.int32)
         return grundy32, (1 - (packed32 >> 31)).astype(np.uint8)
-    packed = _fast.chomp_packed(params, states)
+    packed = run(_fast.chomp_packed, params, states, compiled=compiled)
     grundy = (packed & 255).astype(np.uint8)  # mex <= number of bites <= 255
     mover_wins = (1 - (packed >> 8)).astype(np.uint8)
     return grundy, mover_wins
@@ -210,6 +241,11 @@ def octal_table(code: str, size: int) -> np.ndarray:
     """Grundy values of single heaps 0..size (by the certified period when there is one)."""
     return _octal.octal_table(code, size)
 
+
+#: The per-query Chomp kernels, run by Python for the first calls of a process (a small
+#: board's env asks once per shape it meets), compiled after.
+_chomp_rank = Tiered(kernels.chomp_rank, 2_000)
+_chomp_losing_bites = Tiered(_fast.chomp_losing_bites, 2_000)
 
 #: Tables up to this many states are also kept as Python lists for the move queries:
 #: indexing a list costs a fraction of indexing a numpy array from Python.
@@ -292,11 +328,19 @@ class NimSolver(Solver):
         self.has_table = cap + 1 <= MAX_TABLE_STATES and work <= NIM_TABLE_WORK
         self._values: list[int] | None = None
         self._misere_values: list[int] | None = None
+        # The table indexed by value: the heaps of value v are `_heaps[_first[v]:_first[v+1]]`,
+        # in increasing order, so a winning move's rest is a search, not a scan of every take.
+        self._heaps: list[int] = []
+        self._first: list[int] = []
 
     def _tables(self) -> tuple[list[int], list[int]]:
         if self._values is None:
             grundy, misere = subtraction_table(self._k, self.game.capacity)
             self._values, self._misere_values = grundy.tolist(), misere.tolist()
+            self._heaps = np.argsort(grundy, kind="stable").tolist()
+            self._first = np.searchsorted(
+                grundy[self._heaps], np.arange(int(grundy.max()) + 2)
+            ).tolist()
         return self._values, self._misere_values  # type: ignore[return-value]
 
     def method(self, state: tuple[int, ...], query: str = "outcome") -> str:
@@ -322,13 +366,16 @@ class NimSolver(Solver):
         if total == 0:
             return []
         moves = []
-        limit = self._k
+        limit, heaps, first = self._k, self._heaps, self._first
         for i, h in enumerate(state):
             target = values[h] ^ total
+            if target + 1 >= len(first):
+                continue  # no heap of the table has that value
             lowest = 0 if limit == 0 else max(0, h - limit)
-            for rest in range(h - 1, lowest - 1, -1):  # takes in increasing order
-                if values[rest] == target:
-                    moves.append((i, h - rest))
+            # The rests in [lowest, h - 1] of value `target`, largest first: takes increasing.
+            lo = bisect_left(heaps, lowest, first[target], first[target + 1])
+            hi = bisect_left(heaps, h, lo, first[target + 1])
+            moves += [(i, h - rest) for rest in reversed(heaps[lo:hi])]
         return moves
 
     def grundy(self, state: tuple[int, ...]) -> int:
@@ -619,7 +666,7 @@ class ChompSolver(Solver):
     def _lookup(self, state: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
         used = _rows_used(state)
         grundy, misere, params = chomp_table(*_chomp_extent(used, state[0]))
-        rank = kernels.chomp_rank(params, _lengths(state, int(params[0])))
+        rank = _chomp_rank(params, _lengths(state, int(params[0])))
         return grundy, misere, int(rank)
 
     def winning_moves(self, state: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -627,7 +674,7 @@ class ChompSolver(Solver):
         if self._board is not None:  # every shape of the board is in its table
             params, lost = self._board
             out = np.empty(len(state) * cols, dtype=np.int64)
-            count = _fast.chomp_losing_bites(params, np.array(state, dtype=np.int64), lost, out)
+            count = _chomp_losing_bites(params, np.array(state, dtype=np.int64), lost, out)
             return [divmod(e, cols) for e in out[:count].tolist()]
         used = _rows_used(state)
         if used == 0:
@@ -638,7 +685,7 @@ class ChompSolver(Solver):
         _, _, params = chomp_table(rows, cols)
         lost = _chomp_lost(rows, cols, self.game.misere)
         out = np.empty(rows * cols, dtype=np.int64)
-        count = _fast.chomp_losing_bites(params, _lengths(state, rows), lost, out)
+        count = _chomp_losing_bites(params, _lengths(state, rows), lost, out)
         # Bites come back as r * cols + c with the extent's own width (no fixed field).
         return [divmod(e, cols) for e in out[:count].tolist()]
 
@@ -759,12 +806,125 @@ class CornerQueenSolver(Solver):
         return bool(self._tables()[1][self._code(state)])
 
 
+def octal_heap_moves(digits: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
+    """The heaps each move of the octal game `digits` leaves in one heap of `n`."""
+    out: list[tuple[int, ...]] = []
+    for k in range(1, min(len(digits) - 1, n) + 1):
+        d, rest = digits[k], n - k
+        if rest == 0:
+            if d & 1:
+                out.append(())
+            continue
+        if d & 2:
+            out.append((rest,))
+        if d & 4:
+            out += [(a, rest - a) for a in range(1, rest // 2 + 1)]
+    return out
+
+
+@cache
+def _octal_direct(code: str, size: int) -> list[int]:
+    """Values of heaps 0..size - 1 of the octal game `code`, computed directly."""
+    return _octal.octal_values(code, size - 1).tolist()
+
+
+class OctalSumSolver(Solver):
+    """The generated families: each heap (Subtraction) or group of pins (Octal) is a heap
+    of the octal game `game.code` (a subtraction set S is the code with d_s = 3).
+
+    Normal play XORs the heap values, computed directly up to `OCTAL_DIRECT_GROW` and
+    read through the certified period beyond it (Guy–Smith, "closed-form"). Misère play searches the
+    multisets of heaps (`MultisetMisereSearch`) while `OCTAL_MISERE_POSITIONS` allows.
+    """
+
+    game: Subtraction | Octal
+
+    def __init__(self, game: Subtraction | Octal) -> None:
+        super().__init__(game)
+        code = game.code
+        self._code = code
+        # Values computed directly, grown as heaps need them: a code without a known
+        # period (0.007) never pays for the period search unless a heap passes
+        # OCTAL_DIRECT_GROW.
+        self._base_list: list[int] = _octal_direct(code, 32)
+        self._digits = tuple(int(d) for d in _octal.octal_digits(code))
+        self._splits = any(d & 4 for d in self._digits)
+        self._search: MultisetMisereSearch | None = None
+
+    def components(self, state: Any) -> list[int]:
+        """The non-empty heaps of a position (a Subtraction state's heaps, an Octal
+        state's groups of standing pins)."""
+        if isinstance(self.game, Subtraction):
+            return [h for h in state if h]
+        return [n for row in state for n in runs(row)]
+
+    def _value(self, n: int) -> int:
+        base = self._base_list
+        if n < len(base):
+            return base[n]
+        if n <= OCTAL_DIRECT_GROW:
+            size = 32
+            while size <= n:
+                size *= 2
+            self._base_list = base = _octal_direct(self._code, min(size, OCTAL_DIRECT_GROW + 1))
+            return base[n]
+        return _octal.octal_grundy(self._code, n)
+
+    def method(self, state: Any, query: str = "outcome") -> str:
+        parts = self.components(state)
+        if query == "grundy" or not self.game.misere:
+            longest = max(parts, default=0)
+            if longest <= OCTAL_DIRECT_GROW:
+                return TABLE
+            if _octal.octal_period(self._code) is None and longest > _octal.OCTAL_DIRECT_LIMIT:
+                raise _no_path(
+                    f"the octal game {self._code}",
+                    f"no period certified below {_octal.OCTAL_PERIOD_SEARCH:,} and a heap of "
+                    f"{longest:,} is past OCTAL_DIRECT_LIMIT ({_octal.OCTAL_DIRECT_LIMIT:,})",
+                )
+            return CLOSED_FORM
+        if self._splits:
+            positions = partitions_up_to(sum(parts))
+            why = f"the partitions of {sum(parts)} (its heaps' total)"
+        else:
+            positions = reduce(lambda a, h: a * (h + 1), parts, 1)
+            why = "the product of (heap + 1) over its heaps"
+        if positions > OCTAL_MISERE_POSITIONS:
+            raise _no_path(
+                f"misère {self.game.title} {self._code}",
+                f"the search over multisets of heaps may visit {positions:,} positions "
+                f"({why}); the limit is {OCTAL_MISERE_POSITIONS:,} "
+                "(metanim.solver.OCTAL_MISERE_POSITIONS); misère play has no XOR rule",
+            )
+        return TABLE
+
+    def grundy(self, state: Any) -> int:
+        self.method(state, "grundy")
+        return reduce(xor, (self._value(n) for n in self.components(state)), 0)
+
+    def _misere_mover_wins(self, state: Any) -> bool:
+        self.method(state, "outcome")
+        if self._search is None:
+            digits = self._digits
+            self._search = MultisetMisereSearch(
+                lambda n: octal_heap_moves(digits, n), max_work=OCTAL_MISERE_WORK
+            )
+        self._search.work = 0
+        return self._search.mover_wins(self.components(state))
+
+    def winning_moves(self, state: Any) -> list[Any]:
+        self.method(state, "winning_moves")
+        return super().winning_moves(state)
+
+
 SOLVERS: dict[type[Game[Any, Any]], type[Solver]] = {
     Nim: NimSolver,
     FibonacciNim: FibonacciSolver,
     Kayles: KaylesSolver,
     Chomp: ChompSolver,
     CornerQueen: CornerQueenSolver,
+    Subtraction: OctalSumSolver,
+    Octal: OctalSumSolver,
 }
 
 

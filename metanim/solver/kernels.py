@@ -9,9 +9,9 @@ from __future__ import annotations
 from math import comb
 
 import numpy as np
-from numba import njit
 
 from metanim.solver._engine import kernel
+from metanim.util.jit import njit
 
 
 # --------------------------------------------------------------------------- NIM heap

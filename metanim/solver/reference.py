@@ -23,6 +23,17 @@ def mex(values: set[int]) -> int:
     return m
 
 
+@cache
+def partitions_up_to(total: int) -> int:
+    """The number of multisets of positive integers summing to at most `total` (the
+    positions a search over multisets of heaps may meet below a total of `total`)."""
+    ways = [1] + [0] * total
+    for part in range(1, total + 1):
+        for n in range(part, total + 1):
+            ways[n] += ways[n - part]
+    return sum(ways)
+
+
 class ReferenceSolver:
     """Grundy values (normal play) and outcomes (normal or misère) by memoized recursion."""
 

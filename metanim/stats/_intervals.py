@@ -16,7 +16,6 @@ from statistics import NormalDist
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy import special
 
 
 class Interval(BaseModel):
@@ -67,6 +66,8 @@ def t_quantile(p: float, df: int) -> float:
     """Quantile of Student's t distribution (`scipy.special.stdtrit`)."""
     if df < 1:
         raise ValueError("df must be >= 1")
+    from scipy import special  # here: scipy costs ~1 s to import, and most runs never ask
+
     return float(special.stdtrit(df, p))
 
 
@@ -141,6 +142,8 @@ def binom_two_sided(k: int, n: int) -> float:
     (the binomial CDF from `scipy.special.bdtr`)."""
     if n == 0:
         return 1.0
+    from scipy import special  # here: scipy costs ~1 s to import, and most runs never ask
+
     return min(1.0, 2 * float(special.bdtr(min(k, n - k), n, 0.5)))
 
 

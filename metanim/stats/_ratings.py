@@ -7,9 +7,6 @@ lives in `metanim.analysis.ratings`, which maps the fit onto anchored ratings.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
 #: σ of the Gaussian prior on θ and h, in log-odds (weak: a player 3σ = 12 log-odds above
 #: another wins all but 6 in a million of their games).
@@ -35,6 +32,11 @@ def fit_bradley_terry(
     `wins` and `games` of shape (B, cells), B independent data sets (bootstrap
     replicates) are fitted in one call and the modes come back as (B, parameters).
     """
+    # Here, not at the top: scipy costs ~1 s to import, and only rating needs it.
+    from scipy.optimize import minimize
+    from scipy.special import expit
+    from threadpoolctl import threadpool_limits
+
     batch = np.ndim(wins) == 2
     wins, games = np.atleast_2d(wins).astype(float), np.atleast_2d(games).astype(float)
     precision = 1.0 / prior_sigma**2

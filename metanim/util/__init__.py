@@ -7,6 +7,8 @@ with the standard library's rules) and `metanim.util.aio` (the event loop and co
 settings runs use).
 """
 
+from typing import TYPE_CHECKING
+
 from metanim.util.edge import (
     EXIT_CODES,
     EXIT_CODES_HELP,
@@ -27,23 +29,46 @@ from metanim.util.edge import (
     port,
     strict_json,
 )
+from metanim.util.lazy import lazy_exports
 from metanim.util.seeds import derive_seed
-from metanim.util.values import (
-    MAX_PER_DECISION,
-    AgentCount,
-    FileName,
-    FiniteFloat,
-    Folder,
-    NonNegativeInt,
-    PositiveCounts,
-    PositiveFloat,
-    PositiveInt,
-    Probability,
-    RoundCount,
-    Temperature,
-    check_file_name,
-    check_folder,
+
+if TYPE_CHECKING:
+    from metanim.util.values import (
+        MAX_PER_DECISION,
+        AgentCount,
+        FileName,
+        FiniteFloat,
+        Folder,
+        NonNegativeInt,
+        PositiveCounts,
+        PositiveFloat,
+        PositiveInt,
+        Probability,
+        RoundCount,
+        Temperature,
+        check_file_name,
+        check_folder,
+    )
+
+# The value kinds load on first use: they are pydantic types, which `import metanim`
+# (games, envs) never needs.
+_VALUE_KINDS = (
+    "MAX_PER_DECISION",
+    "AgentCount",
+    "FileName",
+    "FiniteFloat",
+    "Folder",
+    "NonNegativeInt",
+    "PositiveCounts",
+    "PositiveFloat",
+    "PositiveInt",
+    "Probability",
+    "RoundCount",
+    "Temperature",
+    "check_file_name",
+    "check_folder",
 )
+__getattr__, __dir__ = lazy_exports(__name__, {"values": _VALUE_KINDS})
 
 __all__ = [
     "EXIT_CODES",

@@ -127,12 +127,17 @@ def strict_json(text: str, what: str, *, bare_text: bool = False) -> Any:
 
 
 def game_params(items: list[str], flag: str = "--param") -> dict[str, Any]:
-    """`KEY=JSON` game parameters: integers, lists of integers, booleans or null."""
+    """`KEY=JSON` game parameters: integers, lists of integers, booleans or null; the
+    octal game's `code` as text (`code=0.07`)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{flag} {item!r}: expected KEY=JSON, e.g. {flag} max_take=4")
+        if key.strip() == "code":
+            # An octal game's code is text ("0.07" read as JSON would be a float).
+            out["code"] = value.strip().strip('"')
+            continue
         parsed = strict_json(value, f"{flag} {item}")
         if not _whole(parsed):
             raise ValueError(

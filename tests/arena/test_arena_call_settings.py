@@ -7,10 +7,16 @@ import typing
 
 import pytest
 
-from metanim.arena import AgentProfile, TournamentConfig, merge_profiles, profile_fields
+from metanim.arena import (
+    AgentProfile,
+    ClientPool,
+    TournamentConfig,
+    merge_profiles,
+    profile_fields,
+)
 from metanim.arena._config import ProviderSetting
 from metanim.arena.tournament import run_tournament
-from metanim.llm import PROVIDER_KINDS, forget_probes
+from metanim.llm import PROVIDER_KINDS, ModelSpec, forget_probes
 from metanim.llm.sim.providers import ProviderServer
 
 
@@ -47,3 +53,16 @@ def test_profiles_set_run_settings_and_two_that_differ_are_refused():
         merge_profiles(profile_fields(a), profile_fields(b, prefix="opponent_"))
     with pytest.raises(ValueError, match="unknown option"):
         AgentProfile(name="c", model="m", method="react", options={"episodes": 3})
+
+
+@pytest.mark.parametrize(("items", "calls"), [(256, 256), (8, 64)])
+def test_a_simulated_model_takes_as_many_calls_as_items_in_flight(items: int, calls: int) -> None:
+    # The simulator answers at once and reports no slots: a run of 256 episodes in flight
+    # must not wait on 64 call slots (at least 64 however few the items).
+    pool = ClientPool(
+        "http://127.0.0.1:9/v1", max_concurrency=None, timeout_s=1, max_retries=0,
+        items_in_flight=items,
+    )  # fmt: skip
+    assert pool("sim-optimal").inner.max_concurrency == calls
+    # A real model's default is its server's (its slot count, else 8), not the run's.
+    assert pool(ModelSpec.parse("gpt-4o", "http://127.0.0.1:9/v1")).inner.max_concurrency is None

@@ -43,15 +43,17 @@ def documented_fit(name: str, state: Any, given: dict[str, Any]) -> tuple[Any, d
     if name in PRESETS:
         return state, given
     fitted: dict[str, Any]
-    if name == "nim":
+    if name in ("nim", "subtraction"):
         heaps = [state] if isinstance(state, int) else list(state)
-        fitted = {"heaps": [max(h, 1) for h in heaps], "max_take": None}
+        fitted = {"heaps": [max(h, 1) for h in heaps]}
+        if name == "nim":
+            fitted["max_take"] = None
     elif name == "fibonacci":
         if isinstance(state, int):
             state = [state, state - 1]
         r, k = state
         fitted = {"n": max(r if k < r else r + 1, 2)}
-    elif name == "kayles":
+    elif name in ("kayles", "octal"):
         rows = [state] if isinstance(state, str) else state
         fitted = {"rows": [len(row) for row in rows]}
     elif name == "chomp":
@@ -228,6 +230,13 @@ BASE_CASES: list[tuple[str, Any, dict[str, Any]]] = [
     ("corner_queen", [3, 5], {"height": 8, "width": 12}),
     ("corner_queen", [0, 999_999], {"height": 10**6, "width": 10**6}),
     ("corner_queen", [24, 16], {}),
+    ("subtraction", [10, 7], {"subtraction_set": [1, 3, 4]}),
+    ("subtraction", 25, {}),
+    ("subtraction", [0, 1], {"subtraction_set": [2, 5]}),
+    ("octal", ["1111111111"], {"code": "0.07"}),
+    ("octal", ["1101110111", "111"], {"code": "0.137"}),
+    ("octal", ["1" * 60], {"code": "0.07"}),
+    ("octal", ["1" * 5000], {}),
 ]
 
 
@@ -266,7 +275,8 @@ def check_build(
     assert code == 0, (argv, err)
     (path,) = out.glob("*.jsonl")
     stem = name.removesuffix("-misere") if name in PRESETS else name
-    assert path.name == f"{stem}-{want.info.variant}.jsonl"
+    shown = "-disguised" if want.disguise else ""  # docs/envs.md, "The disguised variant"
+    assert path.name == f"{stem}{shown}-{want.info.variant}.jsonl"
     records = load_dataset(path)
     assert len(records) == n
     for record in records:
@@ -307,6 +317,9 @@ BUILD_CASES: list[tuple[str, dict[str, Any]]] = [
     ("chomp", {"rows": 6, "cols": 6}),
     ("corner_queen", {}),
     ("corner_queen", {"height": 50, "width": 50}),
+    ("subtraction", {"heaps": [9, 11], "subtraction_set": [1, 4, 5]}),
+    ("octal", {"rows": [12], "code": "0.07"}),
+    ("nim", {"disguise": True}),
 ]
 
 

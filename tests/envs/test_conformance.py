@@ -27,6 +27,8 @@ RESIZED: dict[str, dict[str, Any]] = {
     "MetaNIM/Kayles-v0": {"rows": [7, 9]},
     "MetaNIM/Chomp-v0": {"rows": 3, "cols": 7},
     "MetaNIM/CornerQueen-v0": {"height": 8, "width": 12},
+    "MetaNIM/Subtraction-v0": {"heaps": [7, 9, 4], "subtraction_set": [2, 5, 6]},
+    "MetaNIM/Octal-v0": {"rows": [6, 11], "code": "0.137"},
 }
 
 CONFIGS: list[tuple[str, dict[str, Any]]] = (
@@ -35,6 +37,7 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = (
     + [(env_id, {"preset": preset}) for env_id, preset in PRESET_IDS]
     + [(env_id, {"misere": True, "seat": "second"}) for env_id in ENV_IDS]
     + [(env_id, {"observation": kind}) for env_id in ENV_IDS for kind in ("onehot", "binary")]
+    + [(env_id, {"disguise": True}) for env_id in ENV_IDS]
 )
 IDS = [f"{env_id}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for env_id, kw in CONFIGS]
 
@@ -69,6 +72,8 @@ def test_every_id_and_preset_is_listed() -> None:
         "MetaNIM/Kayles-v0",
         "MetaNIM/Chomp-v0",
         "MetaNIM/CornerQueen-v0",
+        "MetaNIM/Subtraction-v0",
+        "MetaNIM/Octal-v0",
     ]
     assert all(env_id in gym.registry for env_id in ENV_IDS)
     assert {preset for _, preset in PRESET_IDS} == set(metanim.PRESETS)

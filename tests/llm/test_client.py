@@ -20,6 +20,7 @@ from metanim.llm import (
     Price,
     PriceTable,
     ResponseCache,
+    SharedConnections,
     Usage,
     cache_key,
 )
@@ -394,3 +395,40 @@ def test_an_options_record_is_never_stale_or_shared() -> None:
     before = extra.record()
     extra.extra_body["top_k"] = 9  # the model is frozen, its dict is not
     assert before["extra_body"] == {"top_k": 5} and extra.record()["extra_body"] == {"top_k": 9}
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_clients_on_shared_connections_carry_each_others_calls(shared: bool) -> None:
+    from tests.loopback import RecordingServer, reply
+
+    async def answer(seen: dict) -> tuple[int, bytes]:
+        await asyncio.sleep(0.02)  # the calls of a wave overlap
+        return 200, reply('{"action": 1}')
+
+    # Four chains at once, each alternating between two models on one server (a
+    # tournament's agent and opponent): never more than four calls in flight.
+    with RecordingServer(answer) as server:
+
+        async def chains() -> None:
+            pool = SharedConnections() if shared else None
+            url = server.url() + "/v1"
+            a, b = (
+                OpenAIChatClient(m, base_url=url, api_key="k", check_server=False, connections=pool)
+                for m in ("model-a", "model-b")
+            )
+
+            async def chain() -> None:
+                for step in range(4):
+                    await (a if step % 2 == 0 else b).chat(MESSAGES)
+
+            await asyncio.gather(*(chain() for _ in range(4)))
+            await a.aclose()
+            await b.aclose()
+            if pool is not None:
+                await pool.aclose()
+
+        asyncio.run(chains())
+    assert len(server.requests) == 16
+    # One pool: a connection freed by one model's call carries the other's next, so the
+    # server sees as many connections as calls in flight; a pool each: twice as many.
+    assert len({r["peer"] for r in server.requests}) == (4 if shared else 8)

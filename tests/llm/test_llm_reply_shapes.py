@@ -1,7 +1,7 @@
 """Every reply shape a server sends, read right: the answer never comes from reasoning.
 
 Each message below is written as its server documents it (the sources are in
-`metanim.llm.sim.providers.SOURCES`); the expected answer and reasoning are written out by
+`metanim.llm.sim.provider_kinds.SOURCES`); the expected answer and reasoning are written out by
 hand, not taken from the code under test.
 """
 

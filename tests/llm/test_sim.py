@@ -282,7 +282,7 @@ def test_a_resumed_run_gets_a_new_simulator_session(tmp_path, monkeypatch):
             sessions.append(kwargs.get("session"))
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(run, "SimServer", Spy)
+    monkeypatch.setattr("metanim.llm.sim.SimServer", Spy)  # _run imports it where it starts one
     log = tmp_path / "run.jsonl"
     job = SimpleNamespace(log_path=log, config=SimpleNamespace(seed=3), questions=[])
     with run._sim_server(True, job):

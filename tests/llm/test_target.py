@@ -309,9 +309,8 @@ def test_queue_wait_and_latency_are_measured_apart(monkeypatch):
     # A clock only the server moves: serving request 1 takes 100 units, request 2 takes 7.
     # With one slot, call 2 (created while call 1 is served) waits 100 for the slot.
     clock = [0.0]
-    monkeypatch.setattr(
-        "metanim.llm.client.time", types.SimpleNamespace(perf_counter=lambda: clock[0])
-    )
+    fake_time = types.SimpleNamespace(perf_counter=lambda: clock[0], monotonic=lambda: clock[0])
+    monkeypatch.setattr("metanim.llm.client.time", fake_time)
     release = threading.Event()
 
     async def answer(seen):

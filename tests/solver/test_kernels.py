@@ -10,27 +10,7 @@ from metanim.solver import _chomp16, _fast, _misere, _octal, kernels
 from metanim.solver._engine import solve_dag
 from metanim.solver._solvers import _chomp, _wythoff
 from metanim.solver.reference import MultisetMisereSearch, kayles_run_moves
-
-
-def octal_reference(code: str, n_max: int) -> list[int]:
-    """Plain-Python octal recurrence, straight from the definition of the digits."""
-    digits = [0, *(int(ch) for ch in code.split(".")[1])]
-    g = [0] * (n_max + 1)
-    for n in range(1, n_max + 1):
-        options = set()
-        for k in range(1, min(len(digits) - 1, n) + 1):
-            d, rest = digits[k], n - k
-            if rest == 0 and d & 1:
-                options.add(0)
-            if rest > 0 and d & 2:
-                options.add(g[rest])
-            if d & 4:
-                options.update(g[a] ^ g[rest - a] for a in range(1, rest // 2 + 1))
-        m = 0
-        while m in options:
-            m += 1
-        g[n] = m
-    return g
+from tests.oracles import octal_reference
 
 
 def test_kayles_period_is_detected_and_certified() -> None:

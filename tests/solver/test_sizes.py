@@ -38,6 +38,7 @@ from metanim.solver import (
 )
 from metanim.solver import closed_forms as cf
 from metanim.solver.reference import mex
+from tests.oracles import smallest_zeckendorf_part
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 
@@ -387,26 +388,15 @@ def test_kayles_ten_million_pins() -> None:
 # ---------------------------------------------------------------------- Fibonacci Nim
 
 
-def zeckendorf_smallest(n: int) -> int:
-    fibs = [1, 2]
-    while fibs[-1] <= n:
-        fibs.append(fibs[-1] + fibs[-2])
-    smallest = n
-    while n:
-        largest = max(f for f in fibs if f <= n)
-        smallest, n = largest, n - largest
-    return smallest
-
-
 def test_fibonacci_beyond_the_table() -> None:
     game = FibonacciNim(20_000)
     for state in [(19_999, 300), (17_711, 500), (15_000, 1000), (12_000, 40)]:
         assert method(game, state) == "closed-form"
-        z = zeckendorf_smallest(state[0])
+        z = smallest_zeckendorf_part(state[0])
         assert (outcome(game, state) == "N") == (z <= state[1])
 
         def lost(c: tuple[int, int]) -> bool:
-            return c[0] == 0 or zeckendorf_smallest(c[0]) > c[1]
+            return c[0] == 0 or smallest_zeckendorf_part(c[0]) > c[1]
 
         assert winning_moves(game, state) == rule_winning_moves(game, state, lost)
     with pytest.raises(SizeLimitError, match="10,952 stones"):
@@ -421,7 +411,7 @@ def test_fibonacci_beyond_the_table() -> None:
 def test_a_p_position_beyond_the_scan_limit_has_no_winning_move(r: int, data) -> None:
     # Issue 24 item 4: `outcome` said P and `winning_moves` raised SizeLimitError. A
     # P-position (smallest Zeckendorf part above the max take, Whinihan 1963) has none.
-    z = zeckendorf_smallest(r)
+    z = smallest_zeckendorf_part(r)
     if z <= 200_001:
         r, z = 832_040, 832_040  # a Fibonacci number: its own Zeckendorf form
     k = data.draw(st.integers(200_001, min(z - 1, r)))

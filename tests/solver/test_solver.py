@@ -35,6 +35,7 @@ from metanim.solver import (
     winning_moves,
 )
 from metanim.solver.reference import mex
+from tests.oracles import fibonacci_numbers, smallest_zeckendorf_part
 
 # ----------------------------------------------------------------- brute forces
 
@@ -266,32 +267,16 @@ def test_single_heap_modular_rule(k: int) -> None:
         assert outcome(misere, (n,)) == ("P" if n % (k + 1) == 1 else "N")
 
 
-def _fibonacci_numbers(limit: int) -> list[int]:
-    fibs = [1, 2]
-    while fibs[-1] <= limit:
-        fibs.append(fibs[-1] + fibs[-2])
-    return fibs
-
-
-def _smallest_zeckendorf_part(n: int) -> int:
-    fibs = _fibonacci_numbers(n)
-    part = n
-    while part:
-        largest = max(f for f in fibs if f <= part)
-        smallest, part = largest, part - largest
-    return smallest
-
-
 def test_fibonacci_losing_piles_and_zeckendorf_rule() -> None:
     """Whinihan (1963): the first player loses iff n is a Fibonacci number; (n, k) is an
     N-position iff the smallest Zeckendorf part of n is at most k, and taking it wins."""
     n_max = 120
     game = FibonacciNim(n_max)
-    fibs = set(_fibonacci_numbers(n_max))
+    fibs = set(fibonacci_numbers(n_max))
     for n in range(2, n_max):
         start = FibonacciNim(n)
         assert (outcome(start, start.initial_state()) == "P") == (n in fibs), n
-        part = _smallest_zeckendorf_part(n)
+        part = smallest_zeckendorf_part(n)
         for k in range(1, n + 1):
             assert outcome(game, (n, k)) == ("N" if part <= k else "P"), (n, k)
             if part <= k:

@@ -10,7 +10,15 @@ Needs the optional extra `pettingzoo`.
 
 from __future__ import annotations
 
-from metanim.envs.pettingzoo import chomp_v0, corner_queen_v0, fibonacci_v0, kayles_v0, nim_v0
+from metanim.envs.pettingzoo import (
+    chomp_v0,
+    corner_queen_v0,
+    fibonacci_v0,
+    kayles_v0,
+    nim_v0,
+    octal_v0,
+    subtraction_v0,
+)
 
 #: Module by game name.
 MODULES = {
@@ -19,6 +27,17 @@ MODULES = {
     "kayles": kayles_v0,
     "chomp": chomp_v0,
     "corner_queen": corner_queen_v0,
+    "subtraction": subtraction_v0,
+    "octal": octal_v0,
 }
 
-__all__ = ["MODULES", "chomp_v0", "corner_queen_v0", "fibonacci_v0", "kayles_v0", "nim_v0"]
+__all__ = [
+    "MODULES",
+    "chomp_v0",
+    "corner_queen_v0",
+    "fibonacci_v0",
+    "kayles_v0",
+    "nim_v0",
+    "octal_v0",
+    "subtraction_v0",
+]

@@ -23,7 +23,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 
 from metanim.agents.parsing import parse_reply
 from metanim.agents.tasks import GameTask, Question, QuestionTask, load_questions
-from metanim.datasets import DEFAULT_SPECS, DatasetRecord, build, load_dataset
+from metanim.datasets import DEFAULT_SPECS, GENERATED_SPECS, DatasetRecord, build, load_dataset
 from metanim.games import game_class
 from metanim.games.reply import with_format
 from metanim.integrations._grading import game_and_state, grade_reply
@@ -107,21 +107,36 @@ def question_sample(item: Question) -> Sample:
 
 
 def game_records(
-    game: str, variant: str, dataset: str | None, seed: int, limit_n: int | None
+    game: str,
+    variant: str,
+    dataset: str | None,
+    seed: int,
+    limit_n: int | None,
+    disguise: bool = False,
 ) -> list[DatasetRecord]:
-    """The records of one game and variant: from a file or build folder, else built."""
+    """The records of one game and variant: from a file or build folder, else built
+    (the default build; the generated build for the families and disguised games)."""
     name = game_class(game).name
     if variant not in ("normal", "misere"):
         raise ValueError(f"variant must be 'normal' or 'misere', got {variant!r}")
+    shown = "-disguised" if disguise else ""
     if dataset is not None:
         path = Path(dataset)
         if path.is_dir():
-            path = path / f"{name}-{variant}.jsonl"
+            path = path / f"{name}{shown}-{variant}.jsonl"
         if not path.is_file():
             raise FileNotFoundError(f"no dataset file {path}")
-        records = [r for r in load_dataset(path) if r.game == name and r.variant == variant]
+        records = [
+            r
+            for r in load_dataset(path)
+            if r.game == name
+            and r.variant == variant
+            and bool(r.game_params.get("disguise")) == disguise
+        ]
     else:
-        spec = next(s for s in DEFAULT_SPECS if s.game == name and s.variant == variant)
+        spec = next(
+            s for s in (*DEFAULT_SPECS, *GENERATED_SPECS) if s.name == f"{name}{shown}-{variant}"
+        )
         records = build(spec, seed=seed)
     return records[:limit_n] if limit_n is not None else records
 
@@ -234,10 +249,12 @@ def game_task(
     limit_n: int | None = None,
     style: str = "react",
     samples: int = 1,
+    disguise: bool = False,
 ) -> Task:
-    """The inspect `Task` of one game and variant (see the module docstring)."""
-    records = game_records(game, variant, dataset, seed, limit_n)
-    name = f"{game_class(game).name}-{variant}"
+    """The inspect `Task` of one game and variant (see the module docstring); with
+    `disguise`, the game's disguised prompt variant."""
+    records = game_records(game, variant, dataset, seed, limit_n, disguise)
+    name = f"{game_class(game).name}{'-disguised' if disguise else ''}-{variant}"
     return Task(
         dataset=MemoryDataset([record_sample(r) for r in records], name=name),
         solver=_plan(style, samples),
@@ -256,9 +273,11 @@ def metanim(
     limit_n: int | None = None,
     style: str = "react",
     samples: int = 1,
+    disguise: bool = False,
 ) -> Task:
-    """Critical states of any game (`game`: nim, fibonacci, kayles, chomp, corner_queen)."""
-    return game_task(game, variant, dataset, seed, limit_n, style, samples)
+    """Critical states of any game (`game`: nim, fibonacci, kayles, chomp, corner_queen,
+    subtraction, octal), named or disguised (`disguise`)."""
+    return game_task(game, variant, dataset, seed, limit_n, style, samples, disguise)
 
 
 @task(name=_registered_name("nim"))
@@ -296,6 +315,20 @@ def corner_queen(variant: str = "normal", dataset: str | None = None, seed: int 
     return game_task("corner_queen", variant, dataset, seed, limit_n, style, samples)
 
 
+@task(name=_registered_name("subtraction"))
+def subtraction(variant: str = "normal", dataset: str | None = None, seed: int = 0,
+                limit_n: int | None = None, style: str = "react", samples: int = 1) -> Task:  # fmt: skip
+    """Subtraction-game critical states (default: sets {1,3,4}, {2,5,6}, {1,4,5})."""
+    return game_task("subtraction", variant, dataset, seed, limit_n, style, samples)
+
+
+@task(name=_registered_name("octal"))
+def octal(variant: str = "normal", dataset: str | None = None, seed: int = 0,
+          limit_n: int | None = None, style: str = "react", samples: int = 1) -> Task:  # fmt: skip
+    """Octal-game critical states (default: codes 0.07, 0.137 and 0.6 on rows of pins)."""
+    return game_task("octal", variant, dataset, seed, limit_n, style, samples)
+
+
 @task(name=_registered_name("questions"))
 def questions(
     path: str | None = None, limit_n: int | None = None, style: str = "react", samples: int = 1
@@ -320,6 +353,8 @@ GAME_TASKS = {
     "kayles": kayles,
     "chomp": chomp,
     "corner_queen": corner_queen,
+    "subtraction": subtraction,
+    "octal": octal,
 }
 
 __all__ = [

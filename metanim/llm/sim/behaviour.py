@@ -188,7 +188,8 @@ def cue_present(spec: SimModelSpec, task: Task, messages: list[Message], layout:
     """Whether the agent's instructions carry its cue word.
 
     Only what the method or the agent wrote counts: the game prompt, the game's name and
-    the answers quoted from the debate are taken out before looking; with `spread=1` the
+    the answers quoted from the debate are taken out before looking (with
+    `cue_in_prompt=1` the game prompt stays, so the game's name can cue); with `spread=1` the
     peers' answers (and anonymized opinions) stay, so an argument naming the cue cues its
     reader.
     """
@@ -196,7 +197,7 @@ def cue_present(spec: SimModelSpec, task: Task, messages: list[Message], layout:
     if not cue:
         return False
     removed = [*layout.own] if spec["spread"] else [*layout.own, *layout.peers, *layout.opinions]
-    if task.game is not None:
+    if task.game is not None and not spec["cue_in_prompt"]:
         removed += [task.game.prompt(task.state), task.game.title]
     for message in messages:
         if message.get("role") == "assistant":

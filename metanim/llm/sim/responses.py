@@ -4,7 +4,11 @@ Tools that speak the Responses API (inspect_ai's default `openai/` provider, the
 openai SDK's `client.responses.create`) get the same simulated answers as chat
 completions: the request is translated into a chat-completions body, answered by the
 server's own chat handler (policies, faults, request log and all), and the reply is
-translated back. Only text in and text out; tools and streaming are refused clearly.
+translated back. Function tools pass through as the chat handler's forced tool calls
+(`metanim.llm.sim.wire`): a forced call comes back as a `function_call` output item, and
+`function_call` / `function_call_output` input items are read as the assistant's call
+and its result (https://platform.openai.com/docs/guides/function-calling, the Responses
+API's items). Streaming is refused clearly.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
+
+from metanim.llm.sim.wire import function_call_item
 
 ChatHandler = Callable[[Any], Awaitable[web.StreamResponse]]
 
@@ -69,6 +75,10 @@ def chat_messages(body: dict[str, Any]) -> list[dict[str, str]]:
             # The Responses API calls the system role "developer" for newer models.
             role = "system" if role == "developer" else role
             messages.append({"role": role, "content": _text_of(item.get("content"))})
+        elif kind == "function_call":
+            messages.append({"role": "assistant", "content": str(item.get("arguments") or "")})
+        elif kind == "function_call_output":
+            messages.append({"role": "tool", "content": _text_of(item.get("output"))})
         # Reasoning items and other non-message items carry nothing a policy reads.
     return messages
 
@@ -98,12 +108,28 @@ def responses_handler(chat: ChatHandler) -> Callable[[web.Request], Awaitable[we
                 chat_body[key] = body[key]
         if body.get("max_output_tokens") is not None:
             chat_body["max_tokens"] = body["max_output_tokens"]
+        if body.get("tools") and body.get("tool_choice") is not None:
+            # Flat function tools and {"type": "function", "name": ...}: `forced_function`
+            # reads both shapes.
+            chat_body["tools"] = body["tools"]
+            chat_body["tool_choice"] = body["tool_choice"]
         answer = await chat(_ChatRequest(request.headers, json.dumps(chat_body).encode()))
         if not isinstance(answer, web.Response) or answer.status != 200:
             return answer  # type: ignore[return-value]  # errors pass through unchanged
         completion = json.loads(answer.body)  # type: ignore[arg-type]
         choice = completion["choices"][0]
         text = choice["message"]["content"]
+        output = [
+            function_call_item(call) for call in choice["message"].get("tool_calls") or []
+        ] or [
+            {
+                "type": "message",
+                "id": f"msg_sim_{uuid.uuid4().hex[:16]}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ]
         usage = completion.get("usage", {})
         truncated = choice.get("finish_reason") == "length"
         return web.json_response(
@@ -116,18 +142,10 @@ def responses_handler(chat: ChatHandler) -> Callable[[web.Request], Awaitable[we
                 "error": None,
                 "model": model,
                 "instructions": body.get("instructions"),
-                "output": [
-                    {
-                        "type": "message",
-                        "id": f"msg_sim_{uuid.uuid4().hex[:16]}",
-                        "status": "completed",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": text, "annotations": []}],
-                    }
-                ],
+                "output": output,
                 "parallel_tool_calls": False,
-                "tool_choice": "none",
-                "tools": [],
+                "tool_choice": chat_body.get("tool_choice", "none"),
+                "tools": chat_body.get("tools", []),
                 "temperature": body.get("temperature"),
                 "top_p": body.get("top_p"),
                 "max_output_tokens": body.get("max_output_tokens"),

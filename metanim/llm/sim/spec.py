@@ -35,6 +35,9 @@ _PARAMS: dict[str, tuple[type, Any]] = {
     # probability `insight` (at T = 0.7).
     "cue": (str, ""),
     "cue_p": (float, None),
+    # cue_in_prompt=1: the game prompt counts as instructions, so a cue word in it (the
+    # game's name: "Fibonacci") cues the agent; its disguised prompt names no game.
+    "cue_in_prompt": (int, 0),
     "insight": (float, 0.0),
     # spread=1: a cued agent's reasoning names its cue, and a peer's argument (or an
     # anonymized opinion) that names it cues its reader too (arguments, not votes, persuade).
@@ -111,8 +114,9 @@ def parse_model_spec(name: str) -> SimModelSpec:
         raise ModelSpecError(f"cue_p must be a probability in [0, 1], got {params['cue_p']}")
     if params["cue"] and not re.fullmatch(r"[\w-]+", params["cue"]):
         raise ModelSpecError(f"cue must be one word, got {params['cue']!r}")
-    if params["spread"] not in (0, 1):
-        raise ModelSpecError(f"spread must be 0 or 1, got {params['spread']}")
+    for flag in ("spread", "cue_in_prompt"):
+        if params[flag] not in (0, 1):
+            raise ModelSpecError(f"{flag} must be 0 or 1, got {params[flag]}")
     if params["conf"] <= 0:
         raise ModelSpecError(f"conf must be in (0, 1], got {params['conf']}")
     for key in ("otherwise", "base"):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -84,6 +85,19 @@ def as_tool_call(message: dict[str, Any], name: str, call_id: str) -> dict[str, 
         }
     ]
     return out
+
+
+def function_call_item(call: dict[str, Any]) -> dict[str, Any]:
+    """A chat completion's tool call as a Responses API `function_call` output item
+    (https://platform.openai.com/docs/guides/function-calling)."""
+    return {
+        "type": "function_call",
+        "id": f"fc_{uuid.uuid4().hex[:16]}",
+        "call_id": call["id"],
+        "name": call["function"]["name"],
+        "arguments": call["function"]["arguments"],
+        "status": "completed",
+    }
 
 
 def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:

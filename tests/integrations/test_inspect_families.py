@@ -1,0 +1,36 @@
+"""inspect tasks of the generated families and of a disguised game, against the simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import need
+
+need("inspect_ai")
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+
+from metanim.integrations.inspect_ai import game_task, octal, subtraction  # noqa: E402
+
+
+@pytest.mark.slow
+def test_family_and_disguised_tasks_are_solved_by_the_optimal_simulator(
+    sim_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The simulated optimal player reads each prompt back (a disguised one too) and
+    # answers the solver's move: every item graded correct means the prompt, the rule
+    # stored in the record and the grader agree.
+    monkeypatch.setenv("OPENAI_BASE_URL", sim_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sim")
+    tasks = [
+        subtraction(limit_n=3),
+        octal(variant="misere", limit_n=3),
+        game_task("kayles", limit_n=3, disguise=True),
+    ]
+    logs = inspect_eval(tasks, model="openai/sim-optimal", log_dir=str(tmp_path), display="none")
+    for log in logs:
+        assert log.status == "success", log.error
+        assert log.results.scores[0].metrics["accuracy"].value == 1.0
+    assert [log.eval.task for log in logs][-1].endswith("kayles-disguised-normal")
