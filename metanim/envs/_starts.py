@@ -109,12 +109,8 @@ def _law(game: Game[Any, Any], mover_wins: bool) -> StartLaw | None:
     weight = 1.0 / (ways[:, None] + ways[None, :] + 1.0)
     raw = wanted * np.einsum("sa,ab,sb->s", before, weight, after)
     total = raw.sum()
-    if total <= 0.0:
-        want = "N" if mover_wins else "P"
-        raise ValueError(
-            f"found no {want}-position reachable from {game.initial_state()!r} that a random "
-            "start can pick; pass start='initial' or an explicit state"
-        )
+    if total <= 0.0:  # every reachable state is weighed: none is a start
+        raise no_start_error(game, mover_wins=mover_wins, exists=False)
     support = np.flatnonzero(raw > 0.0)
     chance = raw[support] / total
     keep, alias = _alias(chance)
@@ -188,3 +184,25 @@ def _alias(chance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         (small if scaled[g] < 1.0 else large).append(g)
     # What is left holds 1 up to rounding: it keeps itself.
     return keep, alias
+
+
+def no_start_error(
+    game: Any, *, mover_wins: bool, exists: bool | None, tries: int = 1000
+) -> ValueError:
+    """Why no random start was found, the same from the single and the batched env: the
+    start rule for the seat, and whether no reachable state meets it (`exists` False)
+    or none turned up in the playouts (`exists` None: too many states to know)."""
+    if mover_wins:
+        rule = "an N-position for the agent, who moves first"
+        fix = "pass start='initial' or a state"
+    else:
+        rule = (
+            "a P-position for the opponent, who moves first (seat='second'), from which no "
+            "move ends the game, so that the agent's first decision is an N-position"
+        )
+        fix = "use seat='first', or pass start='initial' or a state"
+    if exists is False:
+        return ValueError(f"{game!r} cannot start this seat: no reachable state is {rule}; {fix}")
+    return ValueError(
+        f"found no start in {tries} random playouts of {game!r}: a start is {rule}; {fix}"
+    )

@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from metanim.envs import _render, _solve, _starts, _stream
+from metanim.envs._starts import no_start_error
 from metanim.envs._stream import EpisodeStream
 from metanim.envs.observations import ObservationEncoder, masked_space
 from metanim.envs.opponents import (
@@ -868,7 +869,12 @@ def sample_start(
         ]
         if candidates:
             return candidates[int(rng.integers(len(candidates)))]
-    raise no_start_error(game, mover_wins=mover_wins, exists=_any_start(game, mover_wins, moves))
+    raise no_start_error(
+        game,
+        mover_wins=mover_wins,
+        exists=_any_start(game, mover_wins, moves),
+        tries=_MAX_START_TRIES,
+    )
 
 
 #: States a failed start search walks, at most, to tell "none exists" from "none found".
@@ -900,27 +906,6 @@ def _any_start(
                 seen.add(child)
                 todo.append(child)
     return False
-
-
-def no_start_error(game: Game[Any, Any], *, mover_wins: bool, exists: bool | None) -> ValueError:
-    """Why no random start was found, the same from the single and the batched env: the
-    start rule for the seat, and whether no reachable state meets it (`exists` False)
-    or none turned up in the playouts (`exists` None: too many states to know)."""
-    if mover_wins:
-        rule = "an N-position for the agent, who moves first"
-        fix = "pass start='initial' or a state"
-    else:
-        rule = (
-            "a P-position for the opponent, who moves first (seat='second'), from which no "
-            "move ends the game, so that the agent's first decision is an N-position"
-        )
-        fix = "use seat='first', or pass start='initial' or a state"
-    if exists is False:
-        return ValueError(f"{game!r} cannot start this seat: no reachable state is {rule}; {fix}")
-    return ValueError(
-        f"found no start in {_MAX_START_TRIES} random playouts of {game!r}: a start is {rule}; "
-        f"{fix}"
-    )
 
 
 def check_playout_length(game: Game[Any, Any]) -> None:

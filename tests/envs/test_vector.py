@@ -393,16 +393,23 @@ def _rules_outcome_of_starts(game: Any) -> tuple[bool, bool]:
 def test_an_unstartable_seat_says_the_rule_the_same_in_both_envs() -> None:
     # Misère Chomp 2x8: no P-position from which no move ends the game (by the rules).
     kwargs = dict(rows=2, cols=8, misere=True, seat="second")
-    single = gym.make("MetaNIM/Chomp-v0", **kwargs)
-    n_start, p_start = _rules_outcome_of_starts(single.unwrapped.game)
+    from metanim.games import make_game
+
+    n_start, p_start = _rules_outcome_of_starts(make_game("chomp", rows=2, cols=8, misere=True))
     assert n_start and not p_start
-    batched = gym.make_vec(
-        "MetaNIM/Chomp-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs
-    )
+
+    def single() -> None:
+        gym.make("MetaNIM/Chomp-v0", **kwargs).reset(seed=0)
+
+    def batched() -> None:
+        gym.make_vec(
+            "MetaNIM/Chomp-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs
+        ).reset(seed=0)
+
     messages = []
-    for env in (single, batched):
+    for start in (single, batched):  # refused when made or when reset, as each env does
         with pytest.raises(ValueError) as info:
-            env.reset(seed=0)
+            start()
         messages.append(str(info.value))
     assert messages[0] == messages[1]
     assert (
