@@ -80,6 +80,21 @@ def test_an_endpoint_url_is_called_at_its_base_url_with_one_warning(
         assert split_base_urls(None) == [sim_server.base_url]
 
 
+def _against(chat_body: bytes, run_metanim, tmp_path, *flags: str):
+    """A Standard tournament on Nim 7 (take 1-3) of model `m` on a loopback server that
+    lists models and answers every chat call with `chat_body`."""
+
+    def answer(seen):
+        return 200, listing(None) if seen["path"].endswith("/models") else chat_body
+
+    with RecordingServer(answer) as server:
+        return run_metanim(
+            "tournament", "--game", 'nim:{"heaps":[7],"max_take":3}', "--method", "standard",
+            "--opponent", "optimal", "--model", "m", "--base-url", server.url() + "/v1",
+            "--results-dir", str(tmp_path), "--no-progress", *flags,
+        )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("usage", "named"),
     [({"prompt_tokens": -16_000_000, "completion_tokens": -80}, "prompt_tokens=-16000000"),
@@ -87,19 +102,8 @@ def test_an_endpoint_url_is_called_at_its_base_url_with_one_warning(
      ({"prompt_tokens": 5, "completion_tokens": 2.5}, "completion_tokens=2.5")],
 )  # fmt: skip
 def test_impossible_usage_counts_are_a_server_fault_named(tmp_path, run_metanim, usage, named):
-    def answer(seen):
-        if seen["path"].endswith("/models"):
-            return 200, listing(None)
-        body = json.loads(reply("I take 1 stone."))
-        return 200, json.dumps(body | {"usage": usage}).encode()
-
-    with RecordingServer(answer) as server:
-        result = run_metanim(
-            "tournament", "--game", 'nim:{"heaps":[7],"max_take":3}', "--method", "standard",
-            "--opponent", "optimal", "--model", "m", "--base-url", server.url() + "/v1",
-            "--episodes", "1", "--max-retries", "0", "--results-dir", str(tmp_path),
-            "--no-progress",
-        )  # fmt: skip
+    body = json.dumps(json.loads(reply("I take 1 stone.")) | {"usage": usage}).encode()
+    result = _against(body, run_metanim, tmp_path, "--episodes", "1", "--max-retries", "0")
     assert result.returncode == 3, result.stderr
     assert "infrastructure_error (bad_response)" in result.stderr
     assert f"the server reported usage {named}" in result.stderr
@@ -134,18 +138,8 @@ def test_a_malformed_state_is_answered_with_the_format_and_an_example(
 def test_replies_in_digits_of_another_script_are_named_in_the_hint(
     tmp_path, run_metanim, digit
 ) -> None:
-    def answer(seen):
-        if seen["path"].endswith("/models"):
-            return 200, listing(None)
-        return 200, reply(f'```json\n{{"action": "{digit}"}}\n```')
-
-    with RecordingServer(answer) as server:
-        result = run_metanim(
-            "tournament", "--game", 'nim:{"heaps":[7],"max_take":3}', "--method", "standard",
-            "--opponent", "optimal", "--model", "m", "--base-url", server.url() + "/v1",
-            "--episodes", "6", "--concurrency", "1", "--results-dir", str(tmp_path),
-            "--no-progress",
-        )  # fmt: skip
+    body = reply(f'```json\n{{"action": "{digit}"}}\n```')
+    result = _against(body, run_metanim, tmp_path, "--episodes", "6", "--concurrency", "1")
     assert result.returncode == 3
     hint = next(line for line in result.stderr.splitlines() if line.startswith("hint: "))
     assert f"digits of another script (such as {digit!r})" in hint

@@ -63,34 +63,31 @@ def _serving(handler: type[_Server]) -> Iterator[str]:
         server.server_close()
 
 
-def _tournament(url: str, *extra: str) -> list[str]:
-    return ["tournament", "--episodes", "1", "--method", "react", "--model", "m",
-            "--base-url", url, "--opponent", "optimal", *extra]  # fmt: skip
+def _bar(handler: type[_Server], run_metanim, tmp_path, *flags: str) -> str:
+    """stderr (the progress bar) of a one-episode ReAct tournament of model `m` against
+    `handler`'s server, which fails it (exit 3)."""
+    with _serving(handler) as url:
+        result = run_metanim(
+            "tournament", "--episodes", "1", "--method", "react", "--model", "m",
+            "--base-url", url, "--opponent", "optimal", *flags, cwd=tmp_path,
+        )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    return result.stderr
 
 
 @pytest.mark.slow
 def test_a_reply_that_does_not_come_is_named_with_its_timeout(tmp_path, run_metanim, monkeypatch):
     monkeypatch.setattr(llm_client, "WAIT_SHOWN_S", 1.0)  # the test's waits are short
-    with _serving(_Silent) as url:
-        result = run_metanim(*_tournament(url, "--timeout-s", "3"), cwd=tmp_path)
-    assert result.returncode == 3, result.stderr
+    err = _bar(_Silent, run_metanim, tmp_path, "--timeout-s", "3")
     # Said on the bar while the episode was still running (0/1).
-    assert re.search(
-        r"0/1 \[.*1 call\(s\) waiting [1-3] s for a reply \(timeout: 3 s of silence, "
-        r"--timeout-s\)",
-        result.stderr,
-    ), result.stderr
+    pattern = r"0/1 \[.*1 call\(s\) waiting [1-3] s for a reply \(timeout: 3 s of silence, "
+    assert re.search(pattern + r"--timeout-s\)", err), err
 
 
 @pytest.mark.slow
 def test_a_retry_after_wait_is_named_as_the_server_asked(tmp_path, run_metanim, monkeypatch):
     monkeypatch.setattr(llm_client, "WAIT_SHOWN_S", 1.0)
     monkeypatch.setattr(llm_client, "_MAX_RETRY_AFTER_S", 3.0)  # 3600 s asked, 3 s waited
-    with _serving(_RetryLater) as url:
-        result = run_metanim(*_tournament(url, "--max-retries", "1"), cwd=tmp_path)
-    assert result.returncode == 3, result.stderr
-    assert re.search(
-        r"0/1 \[.*a call is sent again in [0-3] s: the server asked for 3600 s "
-        r"\(Retry-After; at most 3 s at a time\)",
-        result.stderr,
-    ), result.stderr
+    err = _bar(_RetryLater, run_metanim, tmp_path, "--max-retries", "1")
+    pattern = r"0/1 \[.*a call is sent again in [0-3] s: the server asked for 3600 s "
+    assert re.search(pattern + r"\(Retry-After; at most 3 s at a time\)", err), err

@@ -98,3 +98,18 @@ def test_text_view_and_misere_rewards() -> None:
     assert "There are 2 items remaining" in aec.prompt()
     aec.step(aec.parse_action("2"))  # player_0 takes the last item: loses in misère
     assert aec._cumulative_rewards == {"player_0": -1.0, "player_1": 1.0}
+
+
+def test_the_docs_pettingzoo_example_runs_to_the_end_of_a_game() -> None:
+    """The example of docs/envs.md ("Two external agents: PettingZoo") as it stands: every
+    name it uses is defined, and its loop plays one game to its end."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "envs.md").read_text()
+    section = text[text.index("## Two external agents: PettingZoo") :]
+    code = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)[0]
+    namespace: dict = {}
+    exec(compile(code, "docs/envs.md[pettingzoo]", "exec"), namespace)
+    aec = namespace["aec"]
+    assert not aec.agents  # the game ended: every agent is done

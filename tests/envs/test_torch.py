@@ -197,3 +197,26 @@ def test_a_missing_required_module_fails_instead_of_skipping(monkeypatch) -> Non
     monkeypatch.setenv("METANIM_REQUIRE", f"torch, {missing}")
     with pytest.raises(pytest.fail.Exception, match="METANIM_REQUIRE"):
         need(missing)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_check_env_specs_as_the_docs_run_it_before_action_mask(env_id: str) -> None:
+    """docs/envs.md runs torchrl's `check_env_specs` on the masked env before `ActionMask`
+    (after it, a game that ends within the check's rollout samples an empty mask): its
+    block runs as written, and the same check passes on every id."""
+    need("torch")
+    need("torchrl")
+    import re
+    from pathlib import Path
+
+    from torchrl.envs import GymEnv
+    from torchrl.envs.utils import check_env_specs
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "envs.md").read_text()
+    section = text[text.index("### Masks inside the observation") :]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    (code,) = [b for b in blocks if "check_env_specs(" in b]
+    exec(compile(code, "docs/envs.md[check_env_specs]", "exec"), {})
+    env = GymEnv(env_id, mask_in_obs=True, categorical_action_encoding=True)
+    check_env_specs(env, seed=0)
