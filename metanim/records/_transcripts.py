@@ -60,7 +60,11 @@ def _cut(text: str, limit: int, where: str, cuts: list[dict[str, Any]]) -> str:
 
 
 def compact(decision: dict[str, Any]) -> dict[str, Any]:
-    """A decision's JSON as stored: caps applied, each reply once (see the module)."""
+    """A decision's JSON as stored: caps applied, each reply once (see the module).
+
+    A message or sample that neither repeats a reply nor needs a cut is kept as it is,
+    not copied (the result is serialised at once, never changed).
+    """
     cuts: list[dict[str, Any]] = []
     replies: dict[str, list[int]] = {}
     calls = []
@@ -69,13 +73,12 @@ def compact(decision: dict[str, Any]) -> dict[str, Any]:
         messages = []
         for m, message in enumerate(call.get("messages") or []):
             content = message.get("content")
-            if isinstance(content, str) and content in replies:
-                message = {**message, "content": {"reply": replies[content]}}
-            elif isinstance(content, str):
-                message = {
-                    **message,
-                    "content": _cut(content, MAX_REPLY_CHARS, f"calls.{i}.messages.{m}", cuts),
-                }
+            if isinstance(content, str):
+                if content in replies:
+                    message = {**message, "content": {"reply": replies[content]}}
+                elif len(content) > MAX_REPLY_CHARS:
+                    where = f"calls.{i}.messages.{m}"
+                    message = {**message, "content": _cut(content, MAX_REPLY_CHARS, where, cuts)}
             messages.append(message)
         call["messages"] = messages
         texts = []
@@ -85,17 +88,18 @@ def compact(decision: dict[str, Any]) -> dict[str, Any]:
                 text = _cut(text, MAX_REPLY_CHARS, f"calls.{i}.texts.{k}", cuts)
             texts.append(text)
         call["texts"] = texts
-        for key, value in list(call.items()):
-            if key.startswith("reasoning"):
-                call[key] = _cap_reasoning(value, f"calls.{i}.{key}", cuts)
+        for key in [key for key in call if key.startswith("reasoning")]:
+            call[key] = _cap_reasoning(call[key], f"calls.{i}.{key}", cuts)
         calls.append(call)
     samples = []
     for j, sample in enumerate(decision.get("samples") or []):
         text = sample.get("text")
-        if isinstance(text, str) and text in replies:
-            sample = {**sample, "text": {"reply": replies[text]}}
-        elif isinstance(text, str):
-            sample = {**sample, "text": _cut(text, MAX_REPLY_CHARS, f"samples.{j}.text", cuts)}
+        if isinstance(text, str):
+            if text in replies:
+                sample = {**sample, "text": {"reply": replies[text]}}
+            elif len(text) > MAX_REPLY_CHARS:
+                where = f"samples.{j}.text"
+                sample = {**sample, "text": _cut(text, MAX_REPLY_CHARS, where, cuts)}
         samples.append(sample)
     out = {**decision, "calls": calls, "samples": samples}
     if cuts:
