@@ -72,14 +72,7 @@ def compact(decision: dict[str, Any]) -> dict[str, Any]:
         call = dict(call)
         messages = []
         for m, message in enumerate(call.get("messages") or []):
-            content = message.get("content")
-            if isinstance(content, str):
-                if content in replies:
-                    message = {**message, "content": {"reply": replies[content]}}
-                elif len(content) > MAX_REPLY_CHARS:
-                    where = f"calls.{i}.messages.{m}"
-                    message = {**message, "content": _cut(content, MAX_REPLY_CHARS, where, cuts)}
-            messages.append(message)
+            messages.append(_stored(message, "content", replies, f"calls.{i}.messages.{m}", cuts))
         call["messages"] = messages
         texts = []
         for k, text in enumerate(call.get("texts") or []):
@@ -93,18 +86,26 @@ def compact(decision: dict[str, Any]) -> dict[str, Any]:
         calls.append(call)
     samples = []
     for j, sample in enumerate(decision.get("samples") or []):
-        text = sample.get("text")
-        if isinstance(text, str):
-            if text in replies:
-                sample = {**sample, "text": {"reply": replies[text]}}
-            elif len(text) > MAX_REPLY_CHARS:
-                where = f"samples.{j}.text"
-                sample = {**sample, "text": _cut(text, MAX_REPLY_CHARS, where, cuts)}
-        samples.append(sample)
+        samples.append(_stored(sample, "text", replies, f"samples.{j}.text", cuts))
     out = {**decision, "calls": calls, "samples": samples}
     if cuts:
         out["stored_cuts"] = cuts
     return out
+
+
+def _stored(
+    item: dict[str, Any], key: str, replies: dict[str, list[int]], where: str, cuts: list[Any]
+) -> dict[str, Any]:
+    """`item` (a message, a sample) with its text at `key` as stored: a pointer to the
+    reply it repeats, or cut at the cap; `item` itself where neither applies."""
+    text = item.get(key)
+    if not isinstance(text, str):
+        return item
+    if text in replies:
+        return {**item, key: {"reply": replies[text]}}
+    if len(text) > MAX_REPLY_CHARS:
+        return {**item, key: _cut(text, MAX_REPLY_CHARS, where, cuts)}
+    return item
 
 
 def _cap_reasoning(value: Any, where: str, cuts: list[dict[str, Any]]) -> Any:
