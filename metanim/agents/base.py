@@ -262,12 +262,17 @@ class Context:
         reask_temperature: float = 0.7,
         max_chars: int = schemas.DEFAULT_MAX_CHARS,
         given_phase_caps: Collection[str] = (),
+        capped: dict[int, tuple[CallOptions, CallOptions]] | None = None,
     ) -> None:
         self.task = task
         self.seed = seed
         self._rng: random.Random | None = None
         self.max_reasks = max_reasks
         self.options = options or CallOptions()
+        # `options` with each cap, made once: its record is then dumped once too
+        # (`CallOptions.record`), not per call (a method passes one dict for all its
+        # decisions).
+        self._capped = {} if capped is None else capped
         self.phase_max_tokens = dict(phase_max_tokens or {})
         # Phases whose cap the run gave (the others are the method's defaults, sized for a
         # model that does not think first).
@@ -387,12 +392,18 @@ class Context:
                 cap = int(defaults.cap)
             else:
                 cap = DEFAULT_MAX_COMPLETION_TOKENS
-            options = options.with_(max_tokens=cap)
+            options = self._with_cap(cap)
         elif phase in self.phase_max_tokens:
-            options = options.with_(max_tokens=self.phase_max_tokens[phase])
+            options = self._with_cap(self.phase_max_tokens[phase])
         if options.structured_output != "off":
             options = options.with_(schema=schema)
         return options
+
+    def _with_cap(self, cap: int) -> CallOptions:
+        hit = self._capped.get(cap)
+        if hit is None or hit[0] is not self.options:  # made from other options
+            hit = self._capped[cap] = (self.options, self.options.with_(max_tokens=cap))
+        return hit[1]
 
     def record_sample(
         self, call: int, agent: str, phase: str, round: int, attempt: int, text: str, parsed: Parsed
@@ -628,6 +639,8 @@ class Method:
         self.phase_max_tokens = {**self.default_phase_max_tokens, **(phase_max_tokens or {})}
         self.reask_temperature = reask_temperature
         self.max_chars = max_chars
+        # cap -> (`self.options`, it with that cap), shared by its decisions (`Context`).
+        self._capped: dict[int, tuple[CallOptions, CallOptions]] = {}
 
     @property
     def params(self) -> dict[str, Any]:
@@ -680,6 +693,7 @@ class Method:
             reask_temperature=self.reask_temperature,
             max_chars=self.max_chars,
             given_phase_caps=self.given_phase_caps,
+            capped=self._capped,
         )
         start = time.perf_counter()
         try:

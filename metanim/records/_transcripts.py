@@ -60,7 +60,11 @@ def _cut(text: str, limit: int, where: str, cuts: list[dict[str, Any]]) -> str:
 
 
 def compact(decision: dict[str, Any]) -> dict[str, Any]:
-    """A decision's JSON as stored: caps applied, each reply once (see the module)."""
+    """A decision's JSON as stored: caps applied, each reply once (see the module).
+
+    A message or sample that neither repeats a reply nor needs a cut is kept as it is,
+    not copied (the result is serialised at once, never changed).
+    """
     cuts: list[dict[str, Any]] = []
     replies: dict[str, list[int]] = {}
     calls = []
@@ -68,15 +72,7 @@ def compact(decision: dict[str, Any]) -> dict[str, Any]:
         call = dict(call)
         messages = []
         for m, message in enumerate(call.get("messages") or []):
-            content = message.get("content")
-            if isinstance(content, str) and content in replies:
-                message = {**message, "content": {"reply": replies[content]}}
-            elif isinstance(content, str):
-                message = {
-                    **message,
-                    "content": _cut(content, MAX_REPLY_CHARS, f"calls.{i}.messages.{m}", cuts),
-                }
-            messages.append(message)
+            messages.append(_stored(message, "content", replies, f"calls.{i}.messages.{m}", cuts))
         call["messages"] = messages
         texts = []
         for k, text in enumerate(call.get("texts") or []):
@@ -85,22 +81,31 @@ def compact(decision: dict[str, Any]) -> dict[str, Any]:
                 text = _cut(text, MAX_REPLY_CHARS, f"calls.{i}.texts.{k}", cuts)
             texts.append(text)
         call["texts"] = texts
-        for key, value in list(call.items()):
-            if key.startswith("reasoning"):
-                call[key] = _cap_reasoning(value, f"calls.{i}.{key}", cuts)
+        for key in [key for key in call if key.startswith("reasoning")]:
+            call[key] = _cap_reasoning(call[key], f"calls.{i}.{key}", cuts)
         calls.append(call)
     samples = []
     for j, sample in enumerate(decision.get("samples") or []):
-        text = sample.get("text")
-        if isinstance(text, str) and text in replies:
-            sample = {**sample, "text": {"reply": replies[text]}}
-        elif isinstance(text, str):
-            sample = {**sample, "text": _cut(text, MAX_REPLY_CHARS, f"samples.{j}.text", cuts)}
-        samples.append(sample)
+        samples.append(_stored(sample, "text", replies, f"samples.{j}.text", cuts))
     out = {**decision, "calls": calls, "samples": samples}
     if cuts:
         out["stored_cuts"] = cuts
     return out
+
+
+def _stored(
+    item: dict[str, Any], key: str, replies: dict[str, list[int]], where: str, cuts: list[Any]
+) -> dict[str, Any]:
+    """`item` (a message, a sample) with its text at `key` as stored: a pointer to the
+    reply it repeats, or cut at the cap; `item` itself where neither applies."""
+    text = item.get(key)
+    if not isinstance(text, str):
+        return item
+    if text in replies:
+        return {**item, key: {"reply": replies[text]}}
+    if len(text) > MAX_REPLY_CHARS:
+        return {**item, key: _cut(text, MAX_REPLY_CHARS, where, cuts)}
+    return item
 
 
 def _cap_reasoning(value: Any, where: str, cuts: list[dict[str, Any]]) -> Any:

@@ -31,7 +31,7 @@ from metanim.agents import (
 )
 from metanim.agents.tasks import GameTask
 from metanim.games import UnparsableMoveError, make_game
-from metanim.llm._types import Completion, InfrastructureError, Message
+from metanim.llm._types import CallOptions, Completion, InfrastructureError, Message
 
 Script = Callable[[list[Message], float, int], str]
 
@@ -439,3 +439,27 @@ def test_method_parameters_keep_their_value_kinds(spec: str, message: str) -> No
     assert made == []
     # The edge of each kind still builds: 0 rounds and iterations, temperature 0.
     build_method(spec.split(":")[0] + ":temperature=0", "m", client_factory=factory)
+
+
+def test_every_decision_sends_and_records_the_phase_cap_and_the_current_options():
+    # The capped options are made once per method and cap, and again when a caller
+    # replaces the method's options between decisions.
+    client = Scripted(lambda m, t, i: block({"reasoning": "one", "action": 1}))
+    sent = []
+    chat = client.chat
+
+    async def recording(messages, **kwargs):
+        sent.append(kwargs["options"])
+        return await chat(messages, **kwargs)
+
+    client.chat = recording
+    method = ReAct(client, options={"top_p": 0.9}, phase_max_tokens={"answer": 100})
+    first = run(method.decide(FIB, (5, 4), seed=1))
+    second = run(method.decide(FIB, (6, 5), seed=2))
+    method.options = CallOptions(top_p=0.5, stop=["END"])
+    third = run(method.decide(FIB, (7, 6), seed=3))
+    wanted = [(100, 0.9, None), (100, 0.9, None), (100, 0.5, ["END"])]
+    assert [(o.max_tokens, o.top_p, o.stop) for o in sent] == wanted
+    recorded = [d.calls[0].options for d in (first, second, third)]
+    assert [(r["max_tokens"], r["top_p"], r["stop"]) for r in recorded] == wanted
+    assert recorded[0] == recorded[1] and recorded[0] is not recorded[1]
