@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import re
@@ -453,14 +454,39 @@ class LogLockedError(ValueError):
     """Another live process is writing the same run's log."""
 
 
+#: Where the Windows lock sits: a byte past the PID, so that the PID stays readable
+#: (a Windows lock on a byte also stops others reading it).
+_LOCKED_BYTE = 1 << 20
+
+
+#: The errors of a lock another process holds (POSIX flock; Windows msvcrt.locking).
+_HELD = {errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES, errno.EDEADLK}
+
+
+def _lock(fd: int) -> None:
+    """Lock `fd` for this process without waiting; OSError when another holds it."""
+    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        os.lseek(fd, _LOCKED_BYTE, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        os.lseek(fd, 0, os.SEEK_SET)
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
 class RunLock:
     """An exclusive lock on one run's log, held by the process writing it.
 
     Two processes running the same run (same config hash, same folder) would both play
     every episode and log each twice; the second is refused, naming the holder's PID.
-    Different runs lock different files, so they may share a folder. The lock is an
-    `flock` on `<log>.lock` (released by the kernel if the holder dies, so a killed run
-    never leaves a stale lock); where `fcntl` is missing (Windows) nothing is locked.
+    Different runs lock different files, so they may share a folder. The lock is held
+    on `<log>.lock` by the operating system (`flock` on POSIX, `msvcrt.locking` of one
+    byte past the PID on Windows), so the kernel releases it if the holder dies and a
+    killed run never leaves a stale lock. Why not `filelock`: its POSIX lock leaves the
+    file behind and does not say who holds it, which this lock's message names.
     """
 
     def __init__(self, log_path: str | Path) -> None:
@@ -468,16 +494,15 @@ class RunLock:
         self._fd: int | None = None
 
     def acquire(self) -> RunLock:
-        try:
-            import fcntl  # POSIX only: the lock is advisory where it exists
-        except ImportError:  # pragma: no cover - Windows
-            return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+                _lock(fd)
+            except OSError as exc:
+                if exc.errno not in _HELD:  # not another holder: a filesystem's own fault
+                    os.close(fd)
+                    raise
                 holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
                 os.close(fd)
                 raise LogLockedError(
@@ -501,8 +526,12 @@ class RunLock:
     def release(self) -> None:
         if self._fd is None:
             return
-        self.path.unlink(missing_ok=True)
-        os.close(self._fd)
+        if os.name == "nt":  # Windows removes no file that is open: close it first
+            os.close(self._fd)
+            self.path.unlink(missing_ok=True)
+        else:  # POSIX: removed while locked, so no other process locks the old name
+            self.path.unlink(missing_ok=True)
+            os.close(self._fd)
         self._fd = None
 
     def __enter__(self) -> RunLock:

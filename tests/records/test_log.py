@@ -150,3 +150,32 @@ def test_a_write_error_reaches_every_caller_of_the_batch(tmp_path: Path) -> None
     assert [type(e) for e in errors] == [OSError, OSError]
     with pytest.raises(RuntimeError, match="closed"):
         asyncio.run(two())
+
+
+def test_a_run_lock_is_exclusive_names_its_holder_and_leaves_no_file(tmp_path: Path) -> None:
+
+    from metanim.records import RunLock
+
+    log = tmp_path / "run.jsonl"
+    first = RunLock(log).acquire()
+    # flock locks one open file description: a second open, even in this process, is
+    # another holder, as a second process would be.
+    with pytest.raises(Exception, match=f"is being written by process {os.getpid()}"):
+        RunLock(log).acquire()
+    first.release()
+    assert not log.with_suffix(".lock").exists()
+    with RunLock(log):  # free again
+        assert log.with_suffix(".lock").read_text().strip() == str(os.getpid())
+
+
+def test_a_lock_error_that_is_no_holder_is_raised_as_it_is(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    from metanim.records import RunLock, _log
+
+    def unsupported(fd: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(_log, "_lock", unsupported)
+    with pytest.raises(OSError, match="No locks available"):
+        RunLock(tmp_path / "run.jsonl").acquire()
