@@ -61,6 +61,9 @@ class LocalServer:
         self.gguf = Path(gguf)
         if not self.gguf.is_file():
             raise FileNotFoundError(f"no GGUF model file at {self.gguf}")
+        with self.gguf.open("rb") as fh:
+            if fh.read(4) != b"GGUF":  # every GGUF file starts with these four bytes
+                raise ValueError(f"{self.gguf} is not a GGUF model file (no GGUF header)")
         if threads < 1 or slots < 1 or ctx < 256:
             raise ValueError("threads and slots must be >= 1, ctx >= 256")
         self.port = port or free_port()
@@ -89,7 +92,13 @@ class LocalServer:
         params.hostnames = ["127.0.0.1"]
         params.port = self.port
         params.model_alias = [self.alias]
-        self._server = xllamacpp.Server(params)
+        try:
+            self._server = xllamacpp.Server(params)
+        except RuntimeError as exc:  # a cut or damaged file: llama.cpp's log says why
+            raise ValueError(
+                f"llama.cpp could not load {self.gguf} ({exc}); is the file whole? "
+                "(its own log above says what it read)"
+            ) from None
         self._wait_ready(timeout_s)
         return self
 

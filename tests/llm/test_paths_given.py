@@ -1,5 +1,6 @@
-"""A path a user gives (a response cache, the simulator's request log) that cannot be used
-is refused in one line when given, never a traceback or a server answering 500."""
+"""A path a user gives that cannot be used (a response cache, the simulator's request log,
+a model file) is refused in one line when given: never a traceback, never a server that
+answers 500 to every request."""
 
 from __future__ import annotations
 
@@ -34,3 +35,15 @@ def test_the_simulators_request_log_naming_a_folder_is_refused_at_start(tmp_path
 
     with pytest.raises(ValueError, match="is a folder: give a file"):
         SimApp(log_path=tmp_path)
+
+
+def test_a_file_that_is_no_gguf_model_is_refused_before_llama_cpp_starts(tmp_path: Path) -> None:
+    from metanim.llm.local import LocalServer
+
+    text = tmp_path / "notes.gguf"
+    text.write_text("a note, not a model\n")
+    with pytest.raises(ValueError, match="is not a GGUF model file"):
+        LocalServer(text)
+    header = tmp_path / "head.gguf"
+    header.write_bytes(b"GGUF" + bytes(60))  # the magic only: llama.cpp decides the rest
+    assert LocalServer(header).gguf == header
