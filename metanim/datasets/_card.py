@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from metanim.datasets._schema import SCHEMA_VERSION, STRATA, DatasetRecord
-from metanim.util import MissingExtra
+from metanim.util import MissingExtra, Unreachable
 
 #: Fields that hold JSON *strings* in the file (their shapes differ between games).
 _JSON_TEXT_FIELDS = ("game_params", "state")
@@ -276,14 +276,37 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> s
             "push_to_hub needs huggingface_hub: pip install 'metanim-arena[hf]'"
         ) from exc
     folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no dataset folder at {folder} (metanim dataset build writes one)")
     if not (folder / "README.md").is_file():
         raise FileNotFoundError(f"{folder}/README.md is missing: build the dataset first")
     api = HfApi()
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    api.upload_folder(
-        folder_path=str(folder),
-        repo_id=repo_id,
-        repo_type="dataset",
-        allow_patterns=["*.jsonl", "README.md"],
-    )
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type="dataset",
+            allow_patterns=["*.jsonl", "README.md"],
+        )
+    except _transport_errors() as exc:  # no network, DNS, a proxy: nothing reached the Hub
+        raise Unreachable(
+            f"cannot reach the Hugging Face Hub ({type(exc).__name__}: {exc}); nothing was "
+            "uploaded: run the same command again once it can be reached"
+        ) from None
     return f"https://huggingface.co/datasets/{repo_id}"
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The errors of a request that reached no server: httpx's (the Hub client's; its 2.x
+    line ships the module as `httpx2`) and OSError (requests', and sockets'); looked up
+    only when a request failed."""
+    import importlib
+
+    found: list[type[BaseException]] = [OSError]
+    for name in ("httpx", "httpx2"):
+        try:
+            found.append(importlib.import_module(name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
