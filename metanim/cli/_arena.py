@@ -18,7 +18,6 @@ from typing import Any
 
 from metanim.cli._config import add_config_arguments, config_from_args
 from metanim.cli._registry import command
-from metanim.records import summary_terminal
 from metanim.util import EXIT_FAILED, EXIT_OK
 
 
@@ -295,6 +294,8 @@ def _print_result(result: Any, unit: str, argv: list[str] | None = None) -> int:
     A run with items that did not finish also gets a one-screen failure summary on
     stderr: counts by cause, the first message of each, and the command that reruns them.
     """
+    from metanim.records import summary_terminal
+
     log_path = result.log_path
     # The terminal's table (100 columns); report.md beside the log has every column.
     print(summary_terminal(result.summary))

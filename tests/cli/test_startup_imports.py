@@ -91,3 +91,19 @@ def test_a_preset_envs_first_step_loads_no_numba(name: str, tmp_path: Path) -> N
         "env.step(int(np.flatnonzero(info['action_mask'])[0]))"
     )
     assert _loaded(code, tmp_path) == []
+
+
+def test_the_command_list_loads_no_command_library(tmp_path: Path) -> None:
+    """`metanim --help` and `--version` list and name: they load no record, arena, agent
+    or LLM module, nor pydantic (each command loads those when it runs)."""
+    for argv in (["--help"], ["--version"]):
+        probe = (
+            f"{_cli(argv)}\nimport sys\nprint(sorted(m for m in sys.modules if m == 'pydantic' "
+            "or m.startswith(('metanim.records', 'metanim.arena', 'metanim.agents', "
+            "'metanim.llm'))), file=sys.stderr)"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+            timeout=120,
+        )  # fmt: skip
+        assert done.stderr.strip().splitlines()[-1] == "[]", (argv, done.stderr[-1500:])
