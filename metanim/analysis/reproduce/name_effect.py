@@ -33,7 +33,7 @@ from metanim.analysis.reproduce._base import ITEMS, Hypothesis, Run, artifact, m
 from metanim.arena import EvaluationConfig, run_evaluation
 from metanim.datasets import build, make_record, write_jsonl
 from metanim.games import PRESETS, make_game
-from metanim.records import DecisionRecord, paired_item_difference, wilson_interval
+from metanim.records import DecisionRecord, item_accuracy, paired_item_difference
 
 #: The word of each game's named prompt that names it (its Game Role line), the cue of
 #: its default simulated agent. A disguised prompt carries none of them.
@@ -140,11 +140,12 @@ def _verdicts(records: Sequence[DecisionRecord]) -> dict[str, list[bool]]:
 
 
 def _accuracy(verdicts: dict[str, list[bool]]) -> tuple[float, tuple[float, float]]:
-    flat = [v for vs in verdicts.values() for v in vs]
-    if not flat:
+    """Accuracy over items, its interval on the items (`item_accuracy`): repeats of a
+    deterministic agent are one draw, never counted as more items."""
+    if not any(verdicts.values()):
         return math.nan, (math.nan, math.nan)
-    ci = wilson_interval(sum(flat), len(flat))
-    return sum(flat) / len(flat), (ci.low, ci.high)
+    acc = item_accuracy(verdicts)
+    return acc.mean, (acc.low, acc.high)
 
 
 def run_name_effect(
@@ -197,7 +198,8 @@ def _pct(x: float) -> str:
 
 def render_name_effect(rows: Sequence[NameEffectRow], simulated: bool) -> str:
     """The Markdown table: per game and method, accuracy named and disguised with 95%
-    Wilson intervals, and the paired difference with its 95% interval (Tango)."""
+    intervals over the items (Wilson at the items' effective number), and the paired
+    difference with its 95% interval (Tango)."""
     who = "simulated agents (sim-biased, cued by the game's name)" if simulated else "the model"
     lines = [
         f"# The name effect: the same critical states named and disguised, {who}",
