@@ -136,8 +136,7 @@ def find_logs(folders: Iterable[str | Path]) -> list[tuple[Path, str, dict[str, 
     holds no tournament or evaluation log."""
     out = []
     for folder in map(Path, folders):
-        if not folder.is_dir():
-            raise ValueError(f"no results folder at {folder}")
+        check_results_folder(folder)
         logs = list(iter_logs(folder))
         if not logs:
             raise ValueError(
@@ -206,3 +205,13 @@ def read_results(
         if on_record is not None:
             on_record(n, h, record)
     return out
+
+
+def check_results_folder(folder: str | Path) -> None:
+    """Refuse what is no results folder, naming what it is instead."""
+    folder = Path(folder)
+    if folder.is_file():
+        what = "a run's log" if folder.suffix == ".jsonl" else "a file"
+        raise ValueError(f"{folder} is {what}: give the folder that holds it ({folder.parent})")
+    if not folder.is_dir():
+        raise ValueError(f"no results folder at {folder}")

@@ -61,12 +61,12 @@ def _dry_run_flag(p: argparse.ArgumentParser) -> None:
 
 def _runs_found(folders: list[str]) -> str:
     """What a report or ratings of `folders` would read (a folder with no run is refused)."""
+    from metanim.analysis.results import check_results_folder
     from metanim.records import iter_logs
 
     counts = []
     for folder in folders:
-        if not Path(folder).is_dir():
-            raise ValueError(f"no results folder at {folder}")
+        check_results_folder(folder)
         kinds = Counter(kind for _, kind, _ in iter_logs(folder))
         if not kinds:
             raise ValueError(f"no runs found in {folder}: no tournament or evaluation log under it")
@@ -162,6 +162,8 @@ def ratings(args: argparse.Namespace) -> int:
 
     for flag, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:  # refused before the fit, not after it
+            if path.is_dir():
+                raise ValueError(f"{flag} {path} is a folder: give a file name")
             try:
                 check_folder(str(path.parent))
             except ValueError as exc:
