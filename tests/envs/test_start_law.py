@@ -98,5 +98,7 @@ def test_a_game_past_the_table_plays_its_playouts() -> None:
 
 def test_a_game_with_no_wanted_start_is_refused() -> None:
     # One heap of 1: the opponent, moving first, has no P-position to start from.
-    with pytest.raises(ValueError, match="cannot start this seat: no reachable state is a P-position"):
+    with pytest.raises(
+        ValueError, match="cannot start this seat: no reachable state is a P-position"
+    ):
         start_law(make_game("nim", heaps=[1], max_take=1), False)
