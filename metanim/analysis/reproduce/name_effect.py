@@ -33,7 +33,8 @@ from metanim.analysis.reproduce._base import ITEMS, Hypothesis, Run, artifact, m
 from metanim.arena import EvaluationConfig, run_evaluation
 from metanim.datasets import build, make_record, write_jsonl
 from metanim.games import PRESETS, make_game
-from metanim.records import DecisionRecord, item_accuracy, paired_item_difference
+from metanim.records import DecisionRecord
+from metanim.stats import item_accuracy, paired_item_difference
 
 #: The word of each game's named prompt that names it (its Game Role line), the cue of
 #: its default simulated agent. A disguised prompt carries none of them.
