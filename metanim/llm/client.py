@@ -948,7 +948,7 @@ class SharedConnections:
         if held is None or held[0].closed:
             connector = _connector(0)
             closer = _close_with_loop(connector)
-            await closer.__anext__()  # suspended until the loop shuts down (or `aclose`)
+            await closer.__anext__()  # the generator waits here for the loop's end or `aclose`
             held = self._per_loop[loop] = (connector, closer)
         return held[0]
 

@@ -45,8 +45,8 @@ class MoveRecord(Counts):
     seed: int = 0
     error: str | None = None
     # The method's full record, when kept: its `Decision`, in a live episode and read back
-    # from the log's transcripts alike; a method's own record model (or a record of an
-    # earlier version that no longer reads as a `Decision`) as its JSON form.
+    # from the log's transcripts alike; a method's own record model (or a record whose
+    # fields do not read as a `Decision`) as its JSON form.
     decision: Decision | dict[str, Any] | None = Field(None, union_mode="left_to_right")
 
 

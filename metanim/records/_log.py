@@ -529,7 +529,7 @@ class RunLock:
         if os.name == "nt":  # Windows removes no file that is open: close it first
             os.close(self._fd)
             self.path.unlink(missing_ok=True)
-        else:  # POSIX: removed while locked, so no other process locks the old name
+        else:  # POSIX: unlinked while locked, so a waiting process never locks a nameless file
             self.path.unlink(missing_ok=True)
             os.close(self._fd)
         self._fd = None

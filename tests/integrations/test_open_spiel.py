@@ -48,7 +48,13 @@ SMALL = [name for name in PRESETS if not name.startswith("kayles-20")]
 def test_random_sim_test(name: str, params: dict[str, Any]) -> None:
     """OpenSpiel's C++ API test (with serialize/deserialize) on every preset and more."""
     game = mos.load_game(name, **params)
-    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
+    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)  # raises on a fault
+    # And a random playout of our own: a game of two players ends with one winner.
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    assert sorted(state.returns()) == [-1.0, 1.0]
 
 
 def test_every_game_is_registered_with_its_parameters() -> None:

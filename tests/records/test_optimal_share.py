@@ -34,7 +34,7 @@ def test_optimal_share_is_over_n_positions_and_p_position_moves_are_apart(tmp_pa
                 p_moves += 1
                 p_graded_optimal += bool(move.optimal)
     assert n_moves >= 10 and p_moves >= 10  # both kinds occur against the optimal opponent
-    assert p_graded_optimal == p_moves  # what inflated the old share: every P move "optimal"
+    assert p_graded_optimal == p_moves  # a share over every move counts each P move optimal
     (group,) = [g for g in result.summary["groups"] if g["seat"] == "all"]
     agent = group["agent"]
     assert (agent["n_moves"], agent["n_optimal_moves"], agent["p_moves"]) == (
