@@ -218,6 +218,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
             if isinstance(opponent_, EpsilonOptimalOpponent)
             else 0.0
         )
+        # The epsilon of an opponent that explores only sometimes, 0.0 for the others:
+        # the node path's one check before its `random()` draw.
+        self._epsilon = self._explore if self._explore < 1.0 else 0.0
         # Derived once per state instead of on every step: (int8 mask, observation,
         # JSON form, number of legal moves) of the states returned to the agent, the
         # number of legal moves of the states the opponent moves in, the legal moves of
@@ -303,6 +306,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._extras = self.mask_in_obs or self.solver_info or render_mode == "human"
         self._set_state(self.game.initial_state())
         self._done = True
+        # True while an episode runs on the node path: `step`'s one check covers both a
+        # finished episode and the path by states (set wherever `_done` is).
+        self._fast = False
         self._status = "call reset() to start"
 
     # ------------------------------------------------------------------ gym API
@@ -348,6 +354,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 # A forfeit in step() is the agent's win; reset() cannot return a finished
                 # episode, and replaying the opponent would hide the forfeit. Say so.
                 self._done = True
+                self._fast = False
                 self._status = f"opponent forfeited its first move: {err.reason}"
                 raise OpponentForfeitError(
                     f"the opponent forfeited its first move (seat='second'): {err.reason}",
@@ -362,6 +369,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 )
         self._set_state(state)
         self._done = False
+        self._fast = self._by_nodes
         self._status = "agent to move"
         info = self._info(agent_move=None, opponent_move=opponent_move, winner=None)
         # The outcome at the agent's first decision, as tournaments record it per episode.
@@ -402,9 +410,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._start_plan
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._done:
-            raise RuntimeError("the episode is over; call reset() before step()")
-        if not self._by_nodes:
+        if not self._fast:  # one check for the two rare cases
+            if self._done:
+                raise RuntimeError("the episode is over; call reset() before step()")
             return self._step_general(action)
         node = self._current
         # An int, or the NumPy int a policy's action array hands out (a bool is not an id).
@@ -419,11 +427,9 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         texts = self._move_texts
         if child[3]:
             # The built-in opponent's reply, drawn as `_builtin_reply` draws (inline).
-            draws, explore = self._draws, self._explore
-            if explore and explore != 1.0 and draws.random() < explore:
-                choices = child[7]  # epsilon: a random legal move this time
-            else:
-                choices = child[8]
+            draws, epsilon = self._draws, self._epsilon
+            # With epsilon, a random legal move this time; else the opponent's choices.
+            choices = child[7] if epsilon and draws.random() < epsilon else child[8]
             n = len(choices)
             count = draws.count = draws.count + 1
             if n == 1:
@@ -447,6 +453,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         else:  # the game is over (`_game_over`, inline)
             winner, reward, self._status = self._ends[opponent_move is not None]
             self._done = True
+            self._fast = False
         value = node[2]
         info = {
             "action_mask": node[0].copy(),
@@ -464,6 +471,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """(winner, reward) of a step that ended the game, whose last move was the
         opponent's when it made one: the player to move at the end wins in misère play."""
         self._done = True
+        self._fast = False
         winner, reward, self._status = self._ends[opponent_move is not None]
         return winner, reward
 
@@ -509,6 +517,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                     # The opponent forfeits; an LLM opponent can answer illegally too.
                     self._set_state(state)
                     self._done = True
+                    self._fast = False
                     self._status = f"opponent forfeited: {err.reason}"
                     info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
                     info["opponent_error"] = err.reason
@@ -606,6 +615,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         info["error"] = err.reason
         if lose:
             self._done = True
+            self._fast = False
             self._status = f"agent lost by an illegal action: {err.reason}"
             return self._obs(), -1.0, True, False, info
         return self._obs(), self.illegal_reward, False, False, info
@@ -625,7 +635,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 self._ids.clear()
                 self._nodes.clear()
             mask, obs, value, count, view = self._derive(state)
-            legal = choices = tuple(np.flatnonzero(mask).tolist()) if count else ()
+            legal = choices = tuple(mask.nonzero()[0].tolist()) if count else ()
             if count and self._explore != 1.0:
                 action_id = self.game.action_id
                 choices = tuple(action_id(m) for m in self._winning(state)) or legal
@@ -696,8 +706,12 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         flat = isinstance(value, list) and not any([isinstance(v, _NESTED) for v in value])
         # The observation in the env's encoding (raw, onehot or binary).
         obs = self._encode(game.observation(state))
-        view = None if mask is None else mask.tobytes()
-        return mask, obs, tuple(value) if flat else None, game.num_legal_moves(state), view
+        if mask is None:
+            return None, obs, tuple(value) if flat else None, game.num_legal_moves(state), None
+        view = mask.tobytes()
+        # The mask's 1 bytes count the legal moves in C, where the game's count walks
+        # the state in Python (a new state's record is made on every first visit).
+        return mask, obs, tuple(value) if flat else None, len(view) - view.count(0), view
 
     def _count(self, state: Any) -> int:
         """`game.num_legal_moves(state)`, cached (0: the game is over)."""
