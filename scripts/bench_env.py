@@ -1,7 +1,7 @@
 """Env throughput: the single env against a plain-Python env of the same games,
 OpenSpiel's nim, and the cost of big positions, all in one run.
 
-    python scripts/bench_env.py [--steps 5000] [--repeats 5]
+    python scripts/bench_env.py [--steps 5000] [--repeats 9]
 
 Three workloads, one table each: (1) for every game, `gym.make` env µs per step with
 the optimal and the random opponent against the plain-Python env written below
@@ -418,7 +418,7 @@ def move_texts(env: Any) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5_000, help="steps per timing")
-    parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds, min")
+    parser.add_argument("--repeats", type=int, default=9, help="interleaved rounds, min")
     parser.add_argument("--warm", type=int, default=50_000,
                         help="warm-up steps of each no-cliff env (states met once)")  # fmt: skip
     parser.add_argument("--games", nargs="*", help="labels of the games to time (default all)")
