@@ -22,6 +22,7 @@ import dataclasses
 import json
 import logging
 import random
+import re
 import time
 import weakref
 from collections.abc import AsyncGenerator, Sequence
@@ -743,14 +744,30 @@ class OpenAIChatClient:
             if status >= 400:
                 raise _HTTPStatus(status, await response.read(), response.headers)
             if "text/event-stream" not in response.headers.get("Content-Type", ""):
-                body = fastjson.loads(await response.read())
-                reply = responses_reply(body) if self.api == "responses" else completion_reply(body)
+                reply = self._read_body(await response.read())
             else:
                 reply = await self._read_stream(response)
         busy = _busy_s(reply.timings)
         if busy is not None:
             self.server_busy_s += busy
         return reply
+
+    def _read_body(self, raw: bytes) -> Reply:
+        """A whole (non-streamed) reply body, read; a body that is no completion is a
+        BadReply quoting its start."""
+        try:
+            body = fastjson.loads(raw)
+        except ValueError as exc:
+            raise BadReply(f"the body is not JSON ({exc}): {_excerpt(raw)}") from None
+        if not isinstance(body, dict):
+            raise BadReply(f"the body is not a JSON object: {_excerpt(raw)}")
+        try:
+            return responses_reply(body) if self.api == "responses" else completion_reply(body)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            what = "a Responses API reply" if self.api == "responses" else "a chat completion"
+            raise BadReply(
+                f"the body is not {what} ({type(exc).__name__}: {exc}): {_excerpt(raw)}"
+            ) from None
 
     async def _read_stream(self, response: aiohttp.ClientResponse) -> Reply:
         """Server-sent events gathered into one reply (chat chunks, or Responses events)."""
@@ -763,7 +780,12 @@ class OpenAIChatClient:
             payload = line[5:].strip()
             if payload == b"[DONE]":
                 break
-            event = fastjson.loads(payload)
+            try:
+                event = fastjson.loads(payload)
+            except ValueError:
+                raise BadReply(f"a stream event is not JSON: {_excerpt(line)}") from None
+            if not isinstance(event, dict):
+                raise BadReply(f"a stream event is not a JSON object: {_excerpt(line)}")
             if self.api == "responses":
                 kind = event.get("type", "")
                 if kind.endswith(".delta"):
@@ -851,7 +873,7 @@ class OpenAIChatClient:
             return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
         if isinstance(exc, BadReply):
             return InfrastructureError(
-                f"unreadable response from {where}: {exc}", kind="bad_response"
+                f"unreadable response from {where}: {self._redact(str(exc))}", kind="bad_response"
             ), None
         if isinstance(exc, ValueError | KeyError | TypeError | AttributeError):
             # A 200 whose body is not JSON (json.JSONDecodeError is a ValueError) or lacks
@@ -888,7 +910,12 @@ class OpenAIChatClient:
         ), retry_after
 
     def _redact(self, text: str) -> str:
-        return text.replace(self.__api_key, "***") if self.__api_key else text
+        """`text` with the API key masked where it stands as a whole token: a short key
+        (the simulated server's "sim") is no secret inside a word ("simulated")."""
+        if not self.__api_key:
+            return text
+        token = rf"(?<![\w-]){re.escape(self.__api_key)}(?![\w-])"
+        return re.sub(token, "***", text)
 
 
 def _busy_s(timings: dict[str, Any] | None) -> float | None:
@@ -1052,6 +1079,12 @@ def _connection_failure(exc: BaseException, where: str) -> str:
     if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
         return f"the connection to {where} broke ({type(exc).__name__}: {exc})"
     return f"connection error with {where} ({type(exc).__name__}: {exc})"
+
+
+def _excerpt(body: bytes, limit: int = 100) -> str:
+    """The start of a body a server sent, quoted: at most `limit` bytes, as text."""
+    text = body[:limit].decode("utf-8", "replace")
+    return repr(text) + (f" (first {limit} of {len(body):,} bytes)" if len(body) > limit else "")
 
 
 def _server_error(body: bytes, status: int) -> tuple[str, str | None]:

@@ -432,3 +432,63 @@ def test_clients_on_shared_connections_carry_each_others_calls(shared: bool) -> 
     # One pool: a connection freed by one model's call carries the other's next, so the
     # server sees as many connections as calls in flight; a pool each: twice as many.
     assert len({r["peer"] for r in server.requests}) == (4 if shared else 8)
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "quoted"),
+    [
+        (b'{"id": "x", "choices": [{"mess', {}, "the body is not JSON"),
+        (b"hello world", {"Content-Type": "application/json"}, "the body is not JSON"),
+        (b"[1, 2, 3]", {}, "the body is not a JSON object"),
+        (b'{"choices": [{"text": "hi"}]}', {}, "the body is not a chat completion (KeyError"),
+        (b"data: {not json}\n\n", {"Content-Type": "text/event-stream"},
+         "a stream event is not JSON"),
+    ],
+    ids=["cut JSON", "text", "array", "no message", "stream event"],
+)  # fmt: skip
+def test_an_unreadable_body_is_quoted(body: bytes, headers: dict, quoted: str) -> None:
+    # A server that answered is named as one that answered: the error quotes what it sent.
+    with _ScriptedServer([(200, body, headers)]) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
+            max_retries=0, check_server=False,
+        )  # fmt: skip
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+    assert info.value.kind == "bad_response"
+    message = str(info.value)
+    assert quoted in message, message
+    start = body.removeprefix(b"data: ").split(b"\n")[0].decode()[:20]
+    assert repr(start)[1:-1] in message, message
+
+
+def test_a_long_bad_body_is_quoted_briefly() -> None:
+    body = b"<html>" + b"x" * 5000
+    with _ScriptedServer([(200, body, {})]) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
+            max_retries=0, check_server=False,
+        )  # fmt: skip
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+    assert "'<html>xxx" in str(info.value) and "(first 100 of 5,006 bytes)" in str(info.value)
+    assert "x" * 101 not in str(info.value)
+
+
+def test_only_the_whole_key_is_masked_in_a_quoted_message(sim_server) -> None:
+    # The simulated server's own key "sim" is a word's start in its quota message.
+    short = client(sim_server, "sim-faulty:quota=1", api_key="sim", max_retries=0)
+    with pytest.raises(InfrastructureError) as info:
+        asyncio.run(short.chat(MESSAGES))
+    assert info.value.kind == "quota"
+    assert "You exceeded your current quota (simulated)." in str(info.value)
+    # A key the server quotes whole is masked.
+    key = "sk-echoed-0123"
+    body = json.dumps({"error": {"message": f"key {key} is not allowed for model m."}})
+    with _ScriptedServer([(403, body.encode(), {})]) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key=key, check_server=False
+        )
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+    assert "key *** is not allowed" in str(info.value) and key not in str(info.value)
