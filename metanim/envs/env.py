@@ -403,6 +403,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
+            if self._stream_seed is None:  # reset() has never run
+                raise RuntimeError("no episode has started: call reset() before the first step()")
             raise RuntimeError("the episode is over; call reset() before step()")
         if not self._by_nodes:
             return self._step_general(action)
