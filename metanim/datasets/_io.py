@@ -24,7 +24,11 @@ def write_jsonl(records: Iterable[DatasetRecord], path: str | Path) -> Path:
     so a reader never sees a half-written dataset."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        # The temp file's name is this function's own: the folder is what cannot be written.
+        raise OSError(exc.errno, exc.strerror, str(path.parent)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for record in records:
@@ -35,6 +39,11 @@ def write_jsonl(records: Iterable[DatasetRecord], path: str | Path) -> Path:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename == tmp:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import pytest
@@ -464,3 +465,20 @@ def test_a_line_past_the_cap_is_refused_not_held(tmp_path, monkeypatch, default_
         load_dataset(path)
     path.write_text(first + "\n")
     assert load_dataset(path) == default_build["nim-normal"][:1]
+
+
+def test_a_folder_that_cannot_be_written_is_named_not_the_temp_file(
+    tmp_path, monkeypatch, default_build
+):
+    import errno
+    import tempfile
+
+    def read_only(prefix: str, suffix: str, dir: str) -> tuple[int, str]:
+        # What mkstemp raises on a read-only mount: the temp file's own name.
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), f"{dir}/{prefix}abc123{suffix}")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(OSError) as info:
+        write_jsonl(default_build["nim-normal"], tmp_path / "rom" / "nim-normal.jsonl")
+    assert info.value.filename == str(tmp_path / "rom")
+    assert info.value.strerror == os.strerror(errno.EROFS) and ".tmp" not in str(info.value)
