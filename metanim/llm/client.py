@@ -891,6 +891,8 @@ class OpenAIChatClient:
             return InfrastructureError(msg, kind="auth", status=status), None
         message, code = _server_error(exc.body, status)
         detail = self._redact(message)
+        if _context_overflow(exc.body):
+            detail += f" -- {_CONTEXT_FIX}"
         if status == 403:
             kind = "permission"
         elif status == 402 or (status == 429 and code in _QUOTA_CODES):
@@ -1079,6 +1081,26 @@ def _connection_failure(exc: BaseException, where: str) -> str:
     if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
         return f"the connection to {where} broke ({type(exc).__name__}: {exc})"
     return f"connection error with {where} ({type(exc).__name__}: {exc})"
+
+
+#: What mends a prompt longer than a llama.cpp server's context (per slot).
+_CONTEXT_FIX = (
+    "the prompt does not fit the server's context: restart it with a larger one "
+    "(metanim serve-local --ctx N; llama-server --ctx-size N)"
+)
+
+
+def _context_overflow(body: bytes) -> bool:
+    """Whether an error body is llama.cpp's refusal of a prompt past its context, an
+    HTTP 400 `{"error": {"code": 400, "message": "request (N tokens) exceeds the available
+    context size (M tokens), try increasing it", "type": "exceed_context_size_error",
+    "n_prompt_tokens": N, "n_ctx": M}}` (llama-server, ERROR_TYPE_EXCEED_CONTEXT_SIZE:
+    https://github.com/ggml-org/llama.cpp/tree/master/tools/server)."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(error, dict) and error.get("type") == "exceed_context_size_error"
 
 
 def _excerpt(body: bytes, limit: int = 100) -> str:

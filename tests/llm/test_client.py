@@ -492,3 +492,27 @@ def test_only_the_whole_key_is_masked_in_a_quoted_message(sim_server) -> None:
         with pytest.raises(InfrastructureError) as info:
             asyncio.run(c.chat(MESSAGES))
     assert "key *** is not allowed" in str(info.value) and key not in str(info.value)
+
+
+def test_a_prompt_past_a_llamacpp_context_says_how_to_mend_it() -> None:
+    # llama-server's refusal as it answers it (HTTP 400, ERROR_TYPE_EXCEED_CONTEXT_SIZE).
+    body = json.dumps({"error": {
+        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 375, "n_ctx": 256,
+        "message": "request (375 tokens) exceeds the available context size (256 tokens), "
+                   "try increasing it",
+    }}).encode()  # fmt: skip
+    other = json.dumps({"error": {"code": 400, "message": "context too long"}}).encode()
+    seen = []
+    for answer in (body, other):
+        with _ScriptedServer([(400, answer, {})]) as server:
+            c = OpenAIChatClient(
+                "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
+                check_server=False,
+            )  # fmt: skip
+            with pytest.raises(InfrastructureError) as info:
+                asyncio.run(c.chat(MESSAGES))
+        seen.append(str(info.value))
+    assert "exceeds the available context size (256 tokens)" in seen[0]
+    assert seen[0].endswith("restart it with a larger one (metanim serve-local --ctx N; "
+                            "llama-server --ctx-size N)")  # fmt: skip
+    assert "serve-local" not in seen[1]  # only the error that says so gets the hint
