@@ -739,9 +739,13 @@ class OpenAIChatClient:
         self, session: aiohttp.ClientSession, endpoint: _Endpoint, data: bytes
     ) -> Reply:
         """One attempt: the reply, read whole or as a stream."""
-        async with session.post(endpoint.chat_url, data=data, timeout=self._timeout()) as response:
+        # A redirect is not followed: a POST sent on as a GET, or to another host, fails
+        # there and would blame this server; the 3xx itself names where it points.
+        async with session.post(
+            endpoint.chat_url, data=data, timeout=self._timeout(), allow_redirects=False
+        ) as response:
             status = response.status
-            if status >= 400:
+            if status >= 300:
                 raise _HTTPStatus(status, await response.read(), response.headers)
             if "text/event-stream" not in response.headers.get("Content-Type", ""):
                 reply = self._read_body(await response.read())
@@ -889,6 +893,13 @@ class OpenAIChatClient:
         if status == 401:
             msg = f"authentication failed (HTTP 401) at {where}: check {key_env(self._model)}"
             return InfrastructureError(msg, kind="auth", status=status), None
+        if 300 <= status < 400:
+            target = exc.headers.get("Location", "(no Location)")
+            msg = (
+                f"HTTP {status} at {where}: the server redirects the chat call to {target}; "
+                "a call is not sent on: give the URL the server points to as the base URL"
+            )
+            return InfrastructureError(msg, kind="bad_request", status=status), None
         message, code = _server_error(exc.body, status)
         detail = self._redact(message)
         if _context_overflow(exc.body):

@@ -516,3 +516,20 @@ def test_a_prompt_past_a_llamacpp_context_says_how_to_mend_it() -> None:
     assert seen[0].endswith("restart it with a larger one (metanim serve-local --ctx N; "
                             "llama-server --ctx-size N)")  # fmt: skip
     assert "serve-local" not in seen[1]  # only the error that says so gets the hint
+
+
+def test_a_redirected_call_names_the_redirect_not_its_target() -> None:
+    # The target refuses connections: followed, the call would fail there as "cannot
+    # connect" to the server that answered.
+    with _ScriptedServer([(302, b"", {"Location": "http://127.0.0.1:1/x"})]) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
+            check_server=False,
+        )  # fmt: skip
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+        assert server.seen == 1  # refused at once, not retried
+    message = str(info.value)
+    assert message.startswith(f"HTTP 302 at http://127.0.0.1:{server.port}/v1 (model 'm')")
+    assert "redirects the chat call to http://127.0.0.1:1/x" in message
+    assert "cannot connect" not in message
