@@ -748,13 +748,28 @@ class OpenAIChatClient:
             if status >= 300:
                 raise _HTTPStatus(status, await response.read(), response.headers)
             if "text/event-stream" not in response.headers.get("Content-Type", ""):
-                reply = self._read_body(await response.read())
+                reply = self._read_body(await self._read_whole(response))
             else:
                 reply = await self._read_stream(response)
         busy = _busy_s(reply.timings)
         if busy is not None:
             self.server_busy_s += busy
         return reply
+
+    async def _read_whole(self, response: aiohttp.ClientResponse) -> bytes:
+        """A body not streamed, whole within the timeout of its headers: a finished
+        completion's body comes at once, and one that drips (a byte now and then, never
+        silent for the timeout) would hold the call for ever."""
+        chunks: list[bytes] = []
+        try:
+            async with asyncio.timeout(self.timeout_s) as window:
+                async for chunk in response.content.iter_any():
+                    chunks.append(chunk)
+        except TimeoutError:
+            if not window.expired():
+                raise  # a read silent for the timeout (aiohttp's own)
+            raise _SlowBody(sum(map(len, chunks))) from None
+        return b"".join(chunks)
 
     def _read_body(self, raw: bytes) -> Reply:
         """A whole (non-streamed) reply body, read; a body that is no completion is a
@@ -865,6 +880,13 @@ class OpenAIChatClient:
     ) -> tuple[InfrastructureError | None, float | None]:
         """The infrastructure error a transport exception stands for, and the Retry-After."""
         where = f"{url or self.base_url} (model {self._model!r})"
+        if isinstance(exc, _SlowBody):
+            return InfrastructureError(
+                f"the reply from {where} took over {self.timeout_s:g} s to arrive after its "
+                f"headers ({exc.received:,} bytes by then); a reply not streamed comes whole "
+                "once the model is done",
+                kind="timeout",
+            ), None
         if isinstance(exc, asyncio.TimeoutError | TimeoutError):
             # aiohttp's ServerTimeoutError and ConnectionTimeoutError are TimeoutErrors too.
             what = "no connection" if isinstance(exc, _CONNECT_TIMEOUT) else "silence"
@@ -1067,6 +1089,14 @@ async def _close_with_loop(
     finally:
         live.discard(session)
         await session.close()
+
+
+class _SlowBody(Exception):
+    """A body not streamed that did not arrive whole within the timeout of its headers."""
+
+    def __init__(self, received: int) -> None:
+        super().__init__(f"{received} bytes")
+        self.received = received
 
 
 class _HTTPStatus(Exception):

@@ -533,3 +533,33 @@ def test_a_redirected_call_names_the_redirect_not_its_target() -> None:
     assert message.startswith(f"HTTP 302 at http://127.0.0.1:{server.port}/v1 (model 'm')")
     assert "redirects the chat call to http://127.0.0.1:1/x" in message
     assert "cannot connect" not in message
+
+
+def test_a_body_that_drips_times_out() -> None:
+    # One byte every 0.1 s: never silent for the 0.5 s timeout, never done within it.
+    from aiohttp import web
+
+    class Dripping(_ScriptedServer):
+        async def _chat(self, request):
+            await request.read()
+            self.seen += 1
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await response.prepare(request)
+            for byte in _OK:
+                await response.write(bytes([byte]))
+                await asyncio.sleep(0.1)
+            return response
+
+    with Dripping([]) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
+            timeout_s=0.5, max_retries=0, resend_timeouts=0, check_server=False,
+        )  # fmt: skip
+
+        async def bounded():
+            return await asyncio.wait_for(c.chat(MESSAGES), 10)
+
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(bounded())
+    assert info.value.kind == "timeout"
+    assert "took over 0.5 s to arrive after its headers (" in str(info.value)
