@@ -936,6 +936,12 @@ class OpenAIChatClient:
             kind = "not_found"
             if "v1/responses" in message:
                 detail += " -- the model is served only by the Responses API: --api responses"
+            elif _no_path(url or self.base_url) and not self._target.azure:
+                base = (url or self.base_url).rstrip("/")
+                detail += (
+                    f" -- the base URL has no path, and most servers serve the API under "
+                    f"/v1: did you mean {base}/v1?"
+                )
         elif status in (408, 409) or status >= 500:
             kind = "server_error"
         else:
@@ -1129,6 +1135,13 @@ _CONTEXT_FIX = (
     "the prompt does not fit the server's context: restart it with a larger one "
     "(metanim serve-local --ctx N; llama-server --ctx-size N)"
 )
+
+
+def _no_path(url: str) -> bool:
+    """Whether a base URL is a bare host (http://host:port), with no path."""
+    import urllib.parse
+
+    return urllib.parse.urlsplit(url).path in ("", "/")
 
 
 def _context_overflow(body: bytes) -> bool:

@@ -563,3 +563,23 @@ def test_a_body_that_drips_times_out() -> None:
             asyncio.run(bounded())
     assert info.value.kind == "timeout"
     assert "took over 0.5 s to arrive after its headers (" in str(info.value)
+
+
+def test_a_404_at_a_base_url_with_no_path_suggests_v1() -> None:
+    from tests.loopback import RecordingServer
+
+    # A server that serves the API under /v1 only (vLLM, OpenAI): 404 elsewhere.
+    def answer(seen):
+        return (200, _OK) if seen["path"].startswith("/v1/") else (404, b'{"detail":"Not Found"}')
+
+    with RecordingServer(answer) as server:
+        seen = []
+        for base in (server.url(), server.url() + "/api"):
+            c = OpenAIChatClient("m", base_url=base, api_key="k", check_server=False)
+            with pytest.raises(InfrastructureError) as info:
+                asyncio.run(c.chat(MESSAGES))
+            seen.append(str(info.value))
+        ok = OpenAIChatClient("m", base_url=server.url() + "/v1", api_key="k", check_server=False)
+        assert asyncio.run(ok.chat(MESSAGES)).text == '{"action": 1}'  # the suggestion works
+    assert seen[0].endswith(f"did you mean {server.url()}/v1?")
+    assert "did you mean" not in seen[1]  # a path given is the user's choice
