@@ -434,6 +434,14 @@ def test_clients_on_shared_connections_carry_each_others_calls(shared: bool) -> 
     assert len({r["peer"] for r in server.requests}) == (4 if shared else 8)
 
 
+def _scripted_client(server: _ScriptedServer, **kwargs) -> OpenAIChatClient:
+    """A client of model "m" on a scripted server, with no pre-flight check."""
+    return OpenAIChatClient(
+        "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k", check_server=False,
+        **kwargs,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("body", "headers", "quoted"),
     [
@@ -449,10 +457,7 @@ def test_clients_on_shared_connections_carry_each_others_calls(shared: bool) -> 
 def test_an_unreadable_body_is_quoted(body: bytes, headers: dict, quoted: str) -> None:
     # A server that answered is named as one that answered: the error quotes what it sent.
     with _ScriptedServer([(200, body, headers)]) as server:
-        c = OpenAIChatClient(
-            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
-            max_retries=0, check_server=False,
-        )  # fmt: skip
+        c = _scripted_client(server, max_retries=0)
         with pytest.raises(InfrastructureError) as info:
             asyncio.run(c.chat(MESSAGES))
     assert info.value.kind == "bad_response"
@@ -465,10 +470,7 @@ def test_an_unreadable_body_is_quoted(body: bytes, headers: dict, quoted: str) -
 def test_a_long_bad_body_is_quoted_briefly() -> None:
     body = b"<html>" + b"x" * 5000
     with _ScriptedServer([(200, body, {})]) as server:
-        c = OpenAIChatClient(
-            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
-            max_retries=0, check_server=False,
-        )  # fmt: skip
+        c = _scripted_client(server, max_retries=0)
         with pytest.raises(InfrastructureError) as info:
             asyncio.run(c.chat(MESSAGES))
     assert "'<html>xxx" in str(info.value) and "(first 100 of 5,006 bytes)" in str(info.value)
@@ -504,13 +506,11 @@ def test_a_prompt_past_a_llamacpp_context_says_how_to_mend_it() -> None:
     other = json.dumps({"error": {"code": 400, "message": "context too long"}}).encode()
     seen = []
     for answer in (body, other):
-        with _ScriptedServer([(400, answer, {})]) as server:
-            c = OpenAIChatClient(
-                "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
-                check_server=False,
-            )  # fmt: skip
-            with pytest.raises(InfrastructureError) as info:
-                asyncio.run(c.chat(MESSAGES))
+        with (
+            _ScriptedServer([(400, answer, {})]) as server,
+            pytest.raises(InfrastructureError) as info,
+        ):
+            asyncio.run(_scripted_client(server).chat(MESSAGES))
         seen.append(str(info.value))
     assert "exceeds the available context size (256 tokens)" in seen[0]
     assert seen[0].endswith("restart it with a larger one (metanim serve-local --ctx N; "
@@ -522,10 +522,7 @@ def test_a_redirected_call_names_the_redirect_not_its_target() -> None:
     # The target refuses connections: followed, the call would fail there as "cannot
     # connect" to the server that answered.
     with _ScriptedServer([(302, b"", {"Location": "http://127.0.0.1:1/x"})]) as server:
-        c = OpenAIChatClient(
-            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
-            check_server=False,
-        )  # fmt: skip
+        c = _scripted_client(server)
         with pytest.raises(InfrastructureError) as info:
             asyncio.run(c.chat(MESSAGES))
         assert server.seen == 1  # refused at once, not retried
@@ -551,10 +548,7 @@ def test_a_body_that_drips_times_out() -> None:
             return response
 
     with Dripping([]) as server:
-        c = OpenAIChatClient(
-            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k",
-            timeout_s=0.5, max_retries=0, resend_timeouts=0, check_server=False,
-        )  # fmt: skip
+        c = _scripted_client(server, timeout_s=0.5, max_retries=0, resend_timeouts=0)
 
         async def bounded():
             return await asyncio.wait_for(c.chat(MESSAGES), 10)
