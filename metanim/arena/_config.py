@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from metanim.arena._players import parse_sides
 from metanim.arena._preflight import resolve_structured_output
@@ -71,6 +78,10 @@ class AgentProfile(BaseModel):
         return options
 
 
+#: The shortest --timeout-s taken: below it no server answers in time, and a run would
+#: only retry and fail every call.
+MIN_TIMEOUT_S = 0.1
+
 OnFailure = typing.Literal["forfeit", "random"]
 #: `--provider`: auto, or a profile of `metanim.llm.PROVIDERS`.
 ProviderSetting = typing.Literal[
@@ -101,7 +112,7 @@ class RunConfig(BaseModel):
     )
     timeout_s: float | None = Field(
         None,
-        gt=0,
+        ge=MIN_TIMEOUT_S,
         description="seconds of silence a model call may take (streamed: between two pieces "
         "of the reply); default per model: 60 for a chat model, 180 for a reasoning model "
         "that shows its thinking, 600 for one that hides it; a server that does not answer "
@@ -305,12 +316,14 @@ class RunConfig(BaseModel):
         }
 
 
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """A TOML or JSON file holding one table/object, as a dict.
+def load_config_file(path: str | Path, model: type[BaseModel] | None = None) -> dict[str, Any]:
+    """A TOML or JSON file holding one table/object, as a dict; with `model`, a key that
+    is none of its fields is refused here, named with the file (not as a flag).
 
     Raises:
         ValueError: one line naming the file, and the line and what was expected where
-            the file is not valid TOML/JSON, not text, or not a table/object.
+            the file is not valid TOML/JSON, not text, or not a table/object, or the
+            key `model` has no field for.
     """
     path = Path(path)
     if path.suffix not in (".toml", ".json"):
@@ -329,7 +342,21 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
             f"{path}: a config file holds a table/object of settings (name = value), "
             f"not {type(data).__name__ if data is not None else 'null'}"
         )
+    if model is not None:
+        unknown = [key for key in data if key not in model.model_fields]
+        if unknown:
+            raise ValueError(f"{path}: {_unknown_keys(unknown, model.model_fields)}")
     return data
+
+
+def _unknown_keys(keys: Sequence[str], known: typing.Iterable[str]) -> str:
+    """Keys a settings file holds that no field takes, with the nearest field's name."""
+    import difflib
+
+    named = ", ".join(repr(key) for key in keys)
+    near = difflib.get_close_matches(keys[0], list(known), n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"unknown key{'s' if len(keys) > 1 else ''} {named}{hint}"
 
 
 def load_profile(name_or_path: str | Path) -> AgentProfile:
@@ -346,9 +373,20 @@ def load_profile(name_or_path: str | Path) -> AgentProfile:
         else:
             known = sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
             raise ValueError(f"no profile {str(name_or_path)!r}; known profiles: {known}")
-    data = load_config_file(path)
+    data = load_config_file(path, AgentProfile)
     data.setdefault("name", path.stem)
-    return AgentProfile.model_validate(data)
+    missing = [key for key in ("model", "method") if key not in data]
+    if missing:
+        raise ValueError(
+            f"{path}: the profile has no {' and no '.join(missing)} (a profile names the "
+            "model it calls and the method it plays)"
+        )
+    try:
+        return AgentProfile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ValueError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def profile_fields(profile: AgentProfile, prefix: str = "") -> dict[str, Any]:

@@ -87,7 +87,9 @@ def format_end(game: Game[Any, Any], record: EpisodeRecord) -> str:
     """The last line of a transcript: who won and why, or why the game did not finish."""
     if record.status == "infrastructure_error":
         last = record.moves[-1]
-        return f"interrupted: {last.actor}'s model could not be reached at move {last.ply + 1}"
+        # The server may have answered (a quota refusal, an unreadable body, a context
+        # overflow): the line says a call failed, and the error says how.
+        return f"interrupted: {last.actor}'s model call failed at move {last.ply + 1}"
     if record.status == "error":
         return f"error: {(record.error or '').splitlines()[0]}"
     if record.end_reason in ("agent_forfeit", "opponent_forfeit"):

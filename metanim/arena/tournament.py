@@ -105,11 +105,15 @@ class TournamentConfig(RunConfig):
         return json.dumps(value) if isinstance(value, list) else value
 
 
+#: What a game setting's text after the colon is.
+SETTING_FORMS = 'NAME:{JSON object of the parameters}, e.g. nim:{"heaps":[3,4,5]}'
+
+
 def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
     """A game setting `PRESET` or `NAME[:JSON params]` to its canonical key and game."""
     name, sep, raw = text.strip().partition(":")
     # Whole numbers only: a game's sizes are never truncated from 12.5 to 12.
-    params = strict_json(raw, f"game setting {text!r}") if sep else {}
+    params = strict_json(raw, f"game setting {text!r}", forms=SETTING_FORMS) if sep else {}
     if not isinstance(params, dict):
         raise ValueError(f"game parameters must be a JSON object, got {raw!r}")
     game = make_game(name, **params)

@@ -96,12 +96,21 @@ def report(args: argparse.Namespace) -> int:
             missing_module(args.export)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
-    result = render_report(
-        args.results,
-        write=not args.no_write,
-        plots=not args.no_plots,
-        page_records=args.page_records,
-    )
+    try:
+        result = render_report(
+            args.results,
+            write=not args.no_write,
+            plots=not args.no_plots,
+            page_records=args.page_records,
+        )
+    except OSError as exc:
+        if exc.filename is None or (args.no_write and args.no_plots):
+            raise
+        # A folder the report cannot write into (read-only, full) can still be read.
+        raise ValueError(
+            f"cannot write {exc.filename}: {exc.strerror or exc}; --no-write --no-plots "
+            "prints the report and writes nothing"
+        ) from None
     print(result.terminal())
     if args.export:
         for path in export(args.results, args.export, args.export_dir):

@@ -123,7 +123,7 @@ def config_from_args(
     if getattr(args, "config", None):
         from metanim.arena import load_config_file
 
-        values.update(load_config_file(args.config))
+        values.update(load_config_file(args.config, model))
     values.update(base or {})
     for name, field in model.model_fields.items():
         given = getattr(args, name, None)

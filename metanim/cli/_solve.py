@@ -10,11 +10,14 @@ from metanim.cli._registry import command
 from metanim.solver import solve_state
 from metanim.util import game_params, strict_json
 
+#: How a state is typed (the argument's help, and what a refused one is told to give).
+STATE_FORMS = 'the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\''
+
 
 def _state_arg(text: str) -> Any:
     # A state's numbers are whole: "[20.9]" is refused, never truncated to [20].
     try:
-        return strict_json(text, "state", bare_text=True)
+        return strict_json(text, "state", bare_text=True, forms=STATE_FORMS)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("state: ")) from None
 
@@ -25,9 +28,7 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
         help="nim, fibonacci, kayles, chomp, corner_queen, subtraction (-p "
         "subtraction_set=[1,3,4]), octal (-p code=0.07), or a preset name",
     )
-    p.add_argument(
-        "state", type=_state_arg, help='the state as JSON, e.g. "[31]", "[20, 19]", \'["1111"]\''
-    )
+    p.add_argument("state", type=_state_arg, help=STATE_FORMS)
     p.add_argument(
         "--misere",
         action="store_true",

@@ -24,7 +24,11 @@ def write_jsonl(records: Iterable[DatasetRecord], path: str | Path) -> Path:
     so a reader never sees a half-written dataset."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        # The temp file's name is this function's own: the folder is what cannot be written.
+        raise OSError(exc.errno, exc.strerror, str(path.parent)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for record in records:
@@ -35,6 +39,11 @@ def write_jsonl(records: Iterable[DatasetRecord], path: str | Path) -> Path:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename == tmp:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -73,15 +82,36 @@ def load_dataset(path: str | Path, *, verify: bool = False) -> list[DatasetRecor
     return records
 
 
+#: The longest line a dataset file may hold (characters): far past any record, and a
+#: stream with no newline (/dev/zero, a binary dump) is refused at it, not held in memory.
+MAX_LINE_CHARS = 16 * 2**20
+
+
 def _lines(path: str | Path) -> Iterable[tuple[int, str]]:
-    """(line number, text) of a UTF-8 text file; a binary file is a `DatasetError`.
+    """(line number, text) of a UTF-8 text file; a binary file, a folder or a line past
+    `MAX_LINE_CHARS` is a `DatasetError`.
 
     A byte-order mark that an editor or a spreadsheet export puts first is read and
     dropped ("utf-8-sig").
     """
+    if Path(path).is_dir():
+        files = sorted(p.name for p in Path(path).glob("*.jsonl"))
+        which = f"one of its files ({', '.join(files[:5])}{', ...' if len(files) > 5 else ''})"
+        raise DatasetError(
+            f"{path} is a folder: a dataset is one .jsonl file; give "
+            + (which if files else "a .jsonl file (it holds none)")
+        )
     with Path(path).open(encoding="utf-8-sig") as fh:
         try:
-            yield from enumerate(fh, 1)
+            lineno = 0
+            while line := fh.readline(MAX_LINE_CHARS + 1):
+                lineno += 1
+                if len(line) > MAX_LINE_CHARS:
+                    raise DatasetError(
+                        f"{path}:{lineno}: a line longer than {MAX_LINE_CHARS:,} characters: "
+                        "a dataset is JSONL, one record a line"
+                    )
+                yield lineno, line
         except UnicodeDecodeError as exc:
             raise DatasetError(
                 f"{path}: not a UTF-8 text file (byte {exc.start} of a block cannot be read); "

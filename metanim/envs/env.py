@@ -412,6 +412,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._fast:  # one check for the two rare cases
             if self._done:
+                if self._stream_seed is None:  # reset() has never run
+                    raise RuntimeError(
+                        "no episode has started: call reset() before the first step()"
+                    )
                 raise RuntimeError("the episode is over; call reset() before step()")
             return self._step_general(action)
         node = self._current

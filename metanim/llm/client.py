@@ -22,6 +22,7 @@ import dataclasses
 import json
 import logging
 import random
+import re
 import time
 import weakref
 from collections.abc import AsyncGenerator, Sequence
@@ -738,19 +739,54 @@ class OpenAIChatClient:
         self, session: aiohttp.ClientSession, endpoint: _Endpoint, data: bytes
     ) -> Reply:
         """One attempt: the reply, read whole or as a stream."""
-        async with session.post(endpoint.chat_url, data=data, timeout=self._timeout()) as response:
+        # A redirect is not followed: a POST sent on as a GET, or to another host, fails
+        # there and would blame this server; the 3xx itself names where it points.
+        async with session.post(
+            endpoint.chat_url, data=data, timeout=self._timeout(), allow_redirects=False
+        ) as response:
             status = response.status
-            if status >= 400:
+            if status >= 300:
                 raise _HTTPStatus(status, await response.read(), response.headers)
             if "text/event-stream" not in response.headers.get("Content-Type", ""):
-                body = fastjson.loads(await response.read())
-                reply = responses_reply(body) if self.api == "responses" else completion_reply(body)
+                reply = self._read_body(await self._read_whole(response))
             else:
                 reply = await self._read_stream(response)
         busy = _busy_s(reply.timings)
         if busy is not None:
             self.server_busy_s += busy
         return reply
+
+    async def _read_whole(self, response: aiohttp.ClientResponse) -> bytes:
+        """A body not streamed, whole within the timeout of its headers: a finished
+        completion's body comes at once, and one that drips (a byte now and then, never
+        silent for the timeout) would hold the call for ever."""
+        chunks: list[bytes] = []
+        try:
+            async with asyncio.timeout(self.timeout_s) as window:
+                async for chunk in response.content.iter_any():
+                    chunks.append(chunk)
+        except TimeoutError:
+            if not window.expired():
+                raise  # a read silent for the timeout (aiohttp's own)
+            raise _SlowBody(sum(map(len, chunks))) from None
+        return b"".join(chunks)
+
+    def _read_body(self, raw: bytes) -> Reply:
+        """A whole (non-streamed) reply body, read; a body that is no completion is a
+        BadReply quoting its start."""
+        try:
+            body = fastjson.loads(raw)
+        except ValueError as exc:
+            raise BadReply(f"the body is not JSON ({exc}): {_excerpt(raw)}") from None
+        if not isinstance(body, dict):
+            raise BadReply(f"the body is not a JSON object: {_excerpt(raw)}")
+        try:
+            return responses_reply(body) if self.api == "responses" else completion_reply(body)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            what = "a Responses API reply" if self.api == "responses" else "a chat completion"
+            raise BadReply(
+                f"the body is not {what} ({type(exc).__name__}: {exc}): {_excerpt(raw)}"
+            ) from None
 
     async def _read_stream(self, response: aiohttp.ClientResponse) -> Reply:
         """Server-sent events gathered into one reply (chat chunks, or Responses events)."""
@@ -763,7 +799,12 @@ class OpenAIChatClient:
             payload = line[5:].strip()
             if payload == b"[DONE]":
                 break
-            event = fastjson.loads(payload)
+            try:
+                event = fastjson.loads(payload)
+            except ValueError:
+                raise BadReply(f"a stream event is not JSON: {_excerpt(line)}") from None
+            if not isinstance(event, dict):
+                raise BadReply(f"a stream event is not a JSON object: {_excerpt(line)}")
             if self.api == "responses":
                 kind = event.get("type", "")
                 if kind.endswith(".delta"):
@@ -839,6 +880,13 @@ class OpenAIChatClient:
     ) -> tuple[InfrastructureError | None, float | None]:
         """The infrastructure error a transport exception stands for, and the Retry-After."""
         where = f"{url or self.base_url} (model {self._model!r})"
+        if isinstance(exc, _SlowBody):
+            return InfrastructureError(
+                f"the reply from {where} took over {self.timeout_s:g} s to arrive after its "
+                f"headers ({exc.received:,} bytes by then); a reply not streamed comes whole "
+                "once the model is done",
+                kind="timeout",
+            ), None
         if isinstance(exc, asyncio.TimeoutError | TimeoutError):
             # aiohttp's ServerTimeoutError and ConnectionTimeoutError are TimeoutErrors too.
             what = "no connection" if isinstance(exc, _CONNECT_TIMEOUT) else "silence"
@@ -851,7 +899,7 @@ class OpenAIChatClient:
             return InfrastructureError(_connection_failure(exc, where), kind="connection"), None
         if isinstance(exc, BadReply):
             return InfrastructureError(
-                f"unreadable response from {where}: {exc}", kind="bad_response"
+                f"unreadable response from {where}: {self._redact(str(exc))}", kind="bad_response"
             ), None
         if isinstance(exc, ValueError | KeyError | TypeError | AttributeError):
             # A 200 whose body is not JSON (json.JSONDecodeError is a ValueError) or lacks
@@ -867,8 +915,17 @@ class OpenAIChatClient:
         if status == 401:
             msg = f"authentication failed (HTTP 401) at {where}: check {key_env(self._model)}"
             return InfrastructureError(msg, kind="auth", status=status), None
+        if 300 <= status < 400:
+            target = exc.headers.get("Location", "(no Location)")
+            msg = (
+                f"HTTP {status} at {where}: the server redirects the chat call to {target}; "
+                "a call is not sent on: give the URL the server points to as the base URL"
+            )
+            return InfrastructureError(msg, kind="bad_request", status=status), None
         message, code = _server_error(exc.body, status)
         detail = self._redact(message)
+        if _context_overflow(exc.body):
+            detail += f" -- {_CONTEXT_FIX}"
         if status == 403:
             kind = "permission"
         elif status == 402 or (status == 429 and code in _QUOTA_CODES):
@@ -879,6 +936,12 @@ class OpenAIChatClient:
             kind = "not_found"
             if "v1/responses" in message:
                 detail += " -- the model is served only by the Responses API: --api responses"
+            elif _no_path(url or self.base_url) and not self._target.azure:
+                base = (url or self.base_url).rstrip("/")
+                detail += (
+                    f" -- the base URL has no path, and most servers serve the API under "
+                    f"/v1: did you mean {base}/v1?"
+                )
         elif status in (408, 409) or status >= 500:
             kind = "server_error"
         else:
@@ -888,7 +951,12 @@ class OpenAIChatClient:
         ), retry_after
 
     def _redact(self, text: str) -> str:
-        return text.replace(self.__api_key, "***") if self.__api_key else text
+        """`text` with the API key masked where it stands as a whole token: a short key
+        (the simulated server's "sim") is no secret inside a word ("simulated")."""
+        if not self.__api_key:
+            return text
+        token = rf"(?<![\w-]){re.escape(self.__api_key)}(?![\w-])"
+        return re.sub(token, "***", text)
 
 
 def _busy_s(timings: dict[str, Any] | None) -> float | None:
@@ -1029,6 +1097,14 @@ async def _close_with_loop(
         await session.close()
 
 
+class _SlowBody(Exception):
+    """A body not streamed that did not arrive whole within the timeout of its headers."""
+
+    def __init__(self, received: int) -> None:
+        super().__init__(f"{received} bytes")
+        self.received = received
+
+
 class _HTTPStatus(Exception):
     """A response with an error status (kept apart from aiohttp's own exceptions)."""
 
@@ -1052,6 +1128,39 @@ def _connection_failure(exc: BaseException, where: str) -> str:
     if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
         return f"the connection to {where} broke ({type(exc).__name__}: {exc})"
     return f"connection error with {where} ({type(exc).__name__}: {exc})"
+
+
+#: What mends a prompt longer than a llama.cpp server's context (per slot).
+_CONTEXT_FIX = (
+    "the prompt does not fit the server's context: restart it with a larger one "
+    "(metanim serve-local --ctx N; llama-server --ctx-size N)"
+)
+
+
+def _no_path(url: str) -> bool:
+    """Whether a base URL is a bare host (http://host:port), with no path."""
+    import urllib.parse
+
+    return urllib.parse.urlsplit(url).path in ("", "/")
+
+
+def _context_overflow(body: bytes) -> bool:
+    """Whether an error body is llama.cpp's refusal of a prompt past its context, an
+    HTTP 400 `{"error": {"code": 400, "message": "request (N tokens) exceeds the available
+    context size (M tokens), try increasing it", "type": "exceed_context_size_error",
+    "n_prompt_tokens": N, "n_ctx": M}}` (llama-server, ERROR_TYPE_EXCEED_CONTEXT_SIZE:
+    https://github.com/ggml-org/llama.cpp/tree/master/tools/server)."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(error, dict) and error.get("type") == "exceed_context_size_error"
+
+
+def _excerpt(body: bytes, limit: int = 100) -> str:
+    """The start of a body a server sent, quoted: at most `limit` bytes, as text."""
+    text = body[:limit].decode("utf-8", "replace")
+    return repr(text) + (f" (first {limit} of {len(body):,} bytes)" if len(body) > limit else "")
 
 
 def _server_error(body: bytes, status: int) -> tuple[str, str | None]:

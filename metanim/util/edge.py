@@ -102,26 +102,43 @@ class Unreachable(Exception):
     """A server the run needs did not answer before the first episode (exit code 3)."""
 
 
+def _utf8(text: str, what: str) -> None:
+    """Refuse text that holds bytes which are not UTF-8: Python carries each as a lone
+    surrogate (U+DC80..U+DCFF, "surrogateescape"), which no message should echo."""
+    for at, char in enumerate(text, 1):
+        if "\udc80" <= char <= "\udcff":
+            raise ValueError(
+                f"{what}: the text is not valid UTF-8 (byte 0x{ord(char) - 0xDC00:02x} "
+                f"at character {at})"
+            )
+
+
 def _no_float(text: str) -> Any:
     raise ValueError(f"{text} is not a whole number")
 
 
-def strict_json(text: str, what: str, *, bare_text: bool = False) -> Any:
+#: The JSON values a setting typed on the command line takes, unless a caller says.
+JSON_FORMS = "a whole number, a list such as [31,31], true/false or null"
+
+
+def strict_json(text: str, what: str, *, bare_text: bool = False, forms: str = JSON_FORMS) -> Any:
     """`text` as JSON whose numbers are all integers.
 
     A number with a fraction or exponent is refused rather than truncated (`[20.9]` is
     not `[20]`). With `bare_text`, text that is not JSON is returned as a string (a
-    Kayles row "1101"); otherwise it is refused. Raises `ValueError` naming `what`.
+    Kayles row "1101"); otherwise it is refused, with `forms` (the values it may be).
+    Text that opens a list or an object is JSON meant, and its error says where it
+    breaks. Raises `ValueError` naming `what`.
     """
+    _utf8(text, what)
     try:
         return json.loads(text, parse_float=_no_float, parse_constant=_no_float)
-    except json.JSONDecodeError:
-        if bare_text:
+    except json.JSONDecodeError as exc:
+        meant = text.lstrip().startswith(("[", "{"))
+        if bare_text and not meant:
             return text
-        raise ValueError(
-            f"{what}: {text!r} is not a JSON value (a whole number, a list such as "
-            "[31,31], true/false or null)"
-        ) from None
+        why = f"not valid JSON ({exc.msg} at column {exc.colno})" if meant else "not a JSON value"
+        raise ValueError(f"{what}: {text!r} is {why}; give {forms}") from None
     except ValueError as exc:
         raise ValueError(f"{what}: {exc} (give integers, e.g. [20, 19])") from None
 

@@ -381,7 +381,9 @@ def test_play_keeps_the_transcript_on_an_infrastructure_error(capsys) -> None:
     lines = captured.out.splitlines()
     assert any("1. opponent" in line for line in lines)  # the move played before the error
     assert not any("2. agent" in line for line in lines)
-    assert "interrupted: agent's model could not be reached at move 2" in captured.out
+    # The server answered (a quota refusal): the line names no unreachable model.
+    assert "interrupted: agent's model call failed at move 2" in captured.out
+    assert "could not be reached" not in captured.out
     assert "quota" in captured.err
 
 

@@ -190,6 +190,21 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
              "c.toml: not valid TOML: Invalid value (at line 2", files={"c.toml": "seed = 1\na =\n"}),
         Case("config bad json", [*tour, "--config", "c.json"], 2,
              "c.json: line 2: not valid JSON", files={"c.json": '{"seed": 1,\n "a": }'}),
+        Case("config unknown key", [*tour, "--config", "c.json"], 2,
+             "c.json: unknown key 'episode' (did you mean 'episodes'?)",
+             files={"c.json": '{"episode": 3}'}),
+        Case("profile lacks model", [*tour, "--profile", "p.toml"], 2,
+             "p.toml: the profile has no model and no method",
+             files={"p.toml": 'description = "mine"\n'}),
+        Case("profile unknown key", [*tour, "--profile", "p.toml"], 2,
+             "p.toml: unknown key 'seed'",
+             files={"p.toml": 'model = "m"\nmethod = "react"\nseed = 3\n'}),
+        Case("timeout too short", [*tour, *SOLVERS, "--timeout-s", "1e-9"], 2,
+             "--timeout-s: Input should be greater than or equal to 0.1"),
+        Case("serve-sim no questions", ["serve-sim", "--port", "0", "--questions", "q.jsonl"],
+             2, "no questions in q.jsonl: nothing to answer from it", files={"q.jsonl": ""}),
+        Case("serve-sim host", ["serve-sim", "--port", "0", "--host", "no-such-host.invalid"],
+             2, "cannot serve at no-such-host.invalid: not an address or a known host name"),
         Case("dataset binary", ["evaluate", "--dataset", "d.jsonl", "--no-progress"], 2,
              "d.jsonl: not a UTF-8 text file", files={"d.jsonl": b"\x89PNG\r\n\x1a\n\xff"}),
         Case("dataset is a log", ["evaluate", "--dataset", "d.jsonl", "--no-progress"], 2,
@@ -235,6 +250,11 @@ def _cases(dead: str, hung: str, truncating: str, keyed: str, null: str = "") ->
              "12.5 is not a whole number"),
         Case("param not JSON", ["solve", "nim", "[3,4,5]", "-p", "max_take=abc"], 2,
              "--param max_take=abc: 'abc' is not a JSON value"),
+        Case("state not UTF-8", ["solve", "nim", os.fsdecode(b"[3,\xff4]")], 2,
+             "argument state: the text is not valid UTF-8 (byte 0xff at character 4)"),
+        Case("setting JSON cut", ["play", "--agent", "react", "--game",
+                                  'nim:{"heaps":[12],"max_take":3'], 2,
+             "is not valid JSON (Expecting ',' delimiter at column 27); give NAME:{JSON object"),
         Case("param float", ["solve", "nim", "[3,4,5]", "-p", "max_take=2.5"], 2,
              "2.5 is not a whole number"),
         Case("unknown flag", ["tournament", "--out", "res"], 2,
@@ -367,7 +387,7 @@ def test_every_bad_input_and_fault(
 
 def test_the_table_has_every_row(dead_url: str) -> None:
     names = [case.name for case in _cases(dead_url, "", "", "")]
-    assert len(names) == len(set(names)) == 59
+    assert len(names) == len(set(names)) == 67
 
 
 def test_a_cut_line_is_set_aside_and_its_episode_rerun(

@@ -36,3 +36,21 @@ def test_a_folder_given_as_the_ratings_json_file_is_refused_first(
     captured = capsys.readouterr()
     assert captured.out == ""  # refused before any table is printed
     assert captured.err.strip().endswith(f"--json {tmp_path} is a folder: give a file name")
+
+
+def test_a_report_that_cannot_be_written_says_how_to_print_it(
+    results: Path, tmp_path: Path, capsys
+) -> None:
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(results, folder)
+    (folder / "report.md").unlink(missing_ok=True)
+    (folder / "report.md").mkdir()  # a path the report cannot write its file at
+    capsys.readouterr()
+    assert main(["report", str(folder), "--no-plots"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"metanim report: error: cannot write {folder / 'report.md'}: ")
+    assert err.endswith("--no-write --no-plots prints the report and writes nothing")
+    assert len(err.splitlines()) == 1
+    assert main(["report", str(folder), "--no-write", "--no-plots"]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import pytest
@@ -441,3 +442,43 @@ def test_the_difficulty_table_in_the_docs_is_the_default_build(default_build) ->
         assert [int(x) for x in got[:6]] == list(want[:6]), name
         assert float(got[6]) == want[6], name
         assert [int(x) for x in got[7:]] == list(want[7:]), name
+
+
+def test_a_folder_is_refused_naming_its_files(tmp_path, default_build):
+    write_jsonl(default_build["nim-normal"], tmp_path / "data" / "nim-normal.jsonl")
+    with pytest.raises(DatasetError, match=r"data is a folder: .* give one of its files "
+                       r"\(nim-normal.jsonl\)"):  # fmt: skip
+        load_dataset(tmp_path / "data")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetError, match=r"empty is a folder: .*\(it holds none\)"):
+        load_dataset(tmp_path / "empty")
+
+
+def test_a_line_past_the_cap_is_refused_not_held(tmp_path, monkeypatch, default_build):
+    import metanim.datasets._io as io
+
+    first = default_build["nim-normal"][0].to_json_line()
+    monkeypatch.setattr(io, "MAX_LINE_CHARS", len(first) + 1)  # the newline fits
+    path = tmp_path / "d.jsonl"
+    path.write_text(first + "\n" + "\0" * (3 * len(first)))  # a stream with no newline
+    with pytest.raises(DatasetError, match=rf"d.jsonl:2: a line longer than {len(first) + 1:,}"):
+        load_dataset(path)
+    path.write_text(first + "\n")
+    assert load_dataset(path) == default_build["nim-normal"][:1]
+
+
+def test_a_folder_that_cannot_be_written_is_named_not_the_temp_file(
+    tmp_path, monkeypatch, default_build
+):
+    import errno
+    import tempfile
+
+    def read_only(prefix: str, suffix: str, dir: str) -> tuple[int, str]:
+        # What mkstemp raises on a read-only mount: the temp file's own name.
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), f"{dir}/{prefix}abc123{suffix}")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(OSError) as info:
+        write_jsonl(default_build["nim-normal"], tmp_path / "rom" / "nim-normal.jsonl")
+    assert info.value.filename == str(tmp_path / "rom")
+    assert info.value.strerror == os.strerror(errno.EROFS) and ".tmp" not in str(info.value)

@@ -300,3 +300,25 @@ def test_ctrl_c_during_the_pre_flight_check_stops_at_once(tmp_path: Path) -> Non
     connection.close()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err, err
+
+
+@pytest.mark.slow
+def test_sigterm_to_challenging_says_what_was_saved_as_evaluate_does(tmp_path: Path) -> None:
+    from metanim.datasets import build, write_jsonl
+
+    write_jsonl(build("nim", 20, seed=0), tmp_path / "ds.jsonl")
+    results = tmp_path / "results"
+    proc = _popen(
+        ["challenging", "--dataset", "ds.jsonl", "--method", "react", "--model",
+         "sim-optimal:latency=1", "--concurrency", "2", "--no-progress"],
+        tmp_path,
+    )  # fmt: skip
+    _wait_for(lambda: any(p.read_text() for p in results.glob("challenging-*.jsonl")))
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    (log,) = results.glob("challenging-*.jsonl")
+    saved = len(log.read_text().splitlines())
+    assert re.search(rf"interrupted: {saved} of 100 decisions finished and saved in ", err), err
+    assert err.rstrip().endswith("run the same command to resume"), err

@@ -418,3 +418,17 @@ def test_a_mask_of_many_actions_is_written_fresh_for_each_step() -> None:
         _, _, terminated, _, info = env.step(int(rng.integers(heap)))
         if terminated:
             _, info = env.reset()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_a_step_before_the_first_reset_says_so(env_id: str) -> None:
+    env = gym.make(env_id)
+    with pytest.raises(RuntimeError, match=r"no episode has started: call reset\(\) before"):
+        env.step(0)
+    # After an episode ends, the message says that one is over.
+    env.reset(seed=0)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        _, _, terminated, truncated, _ = env.step(10**6)  # illegal: the agent forfeits
+    with pytest.raises(RuntimeError, match=r"the episode is over; call reset\(\)"):
+        env.step(0)

@@ -432,3 +432,148 @@ def test_clients_on_shared_connections_carry_each_others_calls(shared: bool) -> 
     # One pool: a connection freed by one model's call carries the other's next, so the
     # server sees as many connections as calls in flight; a pool each: twice as many.
     assert len({r["peer"] for r in server.requests}) == (4 if shared else 8)
+
+
+def _scripted_client(server: _ScriptedServer, **kwargs) -> OpenAIChatClient:
+    """A client of model "m" on a scripted server, with no pre-flight check."""
+    return OpenAIChatClient(
+        "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key="k", check_server=False,
+        **kwargs,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "quoted"),
+    [
+        (b'{"id": "x", "choices": [{"mess', {}, "the body is not JSON"),
+        (b"hello world", {"Content-Type": "application/json"}, "the body is not JSON"),
+        (b"[1, 2, 3]", {}, "the body is not a JSON object"),
+        (b'{"choices": [{"text": "hi"}]}', {}, "the body is not a chat completion (KeyError"),
+        (b"data: {not json}\n\n", {"Content-Type": "text/event-stream"},
+         "a stream event is not JSON"),
+    ],
+    ids=["cut JSON", "text", "array", "no message", "stream event"],
+)  # fmt: skip
+def test_an_unreadable_body_is_quoted(body: bytes, headers: dict, quoted: str) -> None:
+    # A server that answered is named as one that answered: the error quotes what it sent.
+    with _ScriptedServer([(200, body, headers)]) as server:
+        c = _scripted_client(server, max_retries=0)
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+    assert info.value.kind == "bad_response"
+    message = str(info.value)
+    assert quoted in message, message
+    start = body.removeprefix(b"data: ").split(b"\n")[0].decode()[:20]
+    assert repr(start)[1:-1] in message, message
+
+
+def test_a_long_bad_body_is_quoted_briefly() -> None:
+    body = b"<html>" + b"x" * 5000
+    with _ScriptedServer([(200, body, {})]) as server:
+        c = _scripted_client(server, max_retries=0)
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+    assert "'<html>xxx" in str(info.value) and "(first 100 of 5,006 bytes)" in str(info.value)
+    assert "x" * 101 not in str(info.value)
+
+
+def test_only_the_whole_key_is_masked_in_a_quoted_message(sim_server) -> None:
+    # The simulated server's own key "sim" is a word's start in its quota message.
+    short = client(sim_server, "sim-faulty:quota=1", api_key="sim", max_retries=0)
+    with pytest.raises(InfrastructureError) as info:
+        asyncio.run(short.chat(MESSAGES))
+    assert info.value.kind == "quota"
+    assert "You exceeded your current quota (simulated)." in str(info.value)
+    # A key the server quotes whole is masked.
+    key = "sk-echoed-0123"
+    body = json.dumps({"error": {"message": f"key {key} is not allowed for model m."}})
+    with _ScriptedServer([(403, body.encode(), {})]) as server:
+        c = OpenAIChatClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", api_key=key, check_server=False
+        )
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+    assert "key *** is not allowed" in str(info.value) and key not in str(info.value)
+
+
+def test_a_prompt_past_a_llamacpp_context_says_how_to_mend_it() -> None:
+    # llama-server's refusal as it answers it (HTTP 400, ERROR_TYPE_EXCEED_CONTEXT_SIZE).
+    body = json.dumps({"error": {
+        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 375, "n_ctx": 256,
+        "message": "request (375 tokens) exceeds the available context size (256 tokens), "
+                   "try increasing it",
+    }}).encode()  # fmt: skip
+    other = json.dumps({"error": {"code": 400, "message": "context too long"}}).encode()
+    seen = []
+    for answer in (body, other):
+        with (
+            _ScriptedServer([(400, answer, {})]) as server,
+            pytest.raises(InfrastructureError) as info,
+        ):
+            asyncio.run(_scripted_client(server).chat(MESSAGES))
+        seen.append(str(info.value))
+    assert "exceeds the available context size (256 tokens)" in seen[0]
+    assert seen[0].endswith("restart it with a larger one (metanim serve-local --ctx N; "
+                            "llama-server --ctx-size N)")  # fmt: skip
+    assert "serve-local" not in seen[1]  # only the error that says so gets the hint
+
+
+def test_a_redirected_call_names_the_redirect_not_its_target() -> None:
+    # The target refuses connections: followed, the call would fail there as "cannot
+    # connect" to the server that answered.
+    with _ScriptedServer([(302, b"", {"Location": "http://127.0.0.1:1/x"})]) as server:
+        c = _scripted_client(server)
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(c.chat(MESSAGES))
+        assert server.seen == 1  # refused at once, not retried
+    message = str(info.value)
+    assert message.startswith(f"HTTP 302 at http://127.0.0.1:{server.port}/v1 (model 'm')")
+    assert "redirects the chat call to http://127.0.0.1:1/x" in message
+    assert "cannot connect" not in message
+
+
+def test_a_body_that_drips_times_out() -> None:
+    # One byte every 0.1 s: never silent for the 0.5 s timeout, never done within it.
+    from aiohttp import web
+
+    class Dripping(_ScriptedServer):
+        async def _chat(self, request):
+            await request.read()
+            self.seen += 1
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await response.prepare(request)
+            for byte in _OK:
+                await response.write(bytes([byte]))
+                await asyncio.sleep(0.1)
+            return response
+
+    with Dripping([]) as server:
+        c = _scripted_client(server, timeout_s=0.5, max_retries=0, resend_timeouts=0)
+
+        async def bounded():
+            return await asyncio.wait_for(c.chat(MESSAGES), 10)
+
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(bounded())
+    assert info.value.kind == "timeout"
+    assert "took over 0.5 s to arrive after its headers (" in str(info.value)
+
+
+def test_a_404_at_a_base_url_with_no_path_suggests_v1() -> None:
+    from tests.loopback import RecordingServer
+
+    # A server that serves the API under /v1 only (vLLM, OpenAI): 404 elsewhere.
+    def answer(seen):
+        return (200, _OK) if seen["path"].startswith("/v1/") else (404, b'{"detail":"Not Found"}')
+
+    with RecordingServer(answer) as server:
+        seen = []
+        for base in (server.url(), server.url() + "/api"):
+            c = OpenAIChatClient("m", base_url=base, api_key="k", check_server=False)
+            with pytest.raises(InfrastructureError) as info:
+                asyncio.run(c.chat(MESSAGES))
+            seen.append(str(info.value))
+        ok = OpenAIChatClient("m", base_url=server.url() + "/v1", api_key="k", check_server=False)
+        assert asyncio.run(ok.chat(MESSAGES)).text == '{"action": 1}'  # the suggestion works
+    assert seen[0].endswith(f"did you mean {server.url()}/v1?")
+    assert "did you mean" not in seen[1]  # a path given is the user's choice

@@ -324,3 +324,20 @@ def test_dreamad_strategy_carries_the_cue_as_the_insight_and_temperature_say(sim
     named = request.replace("A single pile of stones.", "Think in Grundy values.")
     for seed in range(20):
         assert "Grundy" in parsed(ask(sim_server, model, named, seed=seed).text)["winning_strategy"]
+
+
+def test_a_host_that_is_no_address_is_named(tmp_path):
+    from metanim.llm.sim import SimServer
+
+    # .invalid is reserved never to resolve (RFC 6761, section 6.4).
+    with pytest.raises(OSError, match=r"cannot serve at no-such-host\.invalid: not an address"):
+        SimServer("no-such-host.invalid", 0).start()
+
+
+def test_a_question_file_with_no_questions_is_refused(tmp_path):
+    from metanim.datasets.questions import QuestionFileError
+    from metanim.llm.sim import SimServer
+
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(QuestionFileError, match=r"no questions in .*empty\.jsonl"):
+        SimServer(questions=[tmp_path / "empty.jsonl"])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metanim.datasets.questions import Question, load_questions
+from metanim.datasets.questions import Question, QuestionFileError, load_questions
 
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _SPACE = re.compile(r"\s+")
@@ -77,7 +77,10 @@ class AnswerKey:
         """Read question files of any shape `metanim.datasets.questions` reads."""
         questions: list[Question] = []
         for path in paths:
-            questions.extend(load_questions(path))
+            read = load_questions(path)
+            if not read:  # a file given to answer from that answers nothing is a mistake
+                raise QuestionFileError(f"no questions in {path}: nothing to answer from it")
+            questions.extend(read)
         return cls(questions)
 
     def __len__(self) -> int:

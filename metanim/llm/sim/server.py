@@ -15,6 +15,7 @@ import json
 import math
 import os
 import random
+import socket
 import threading
 import time
 from collections import OrderedDict, deque
@@ -613,6 +614,11 @@ class SimServer:
         self._thread.start()
         started.wait()
         if failure:
+            if isinstance(failure[0], socket.gaierror):
+                raise OSError(
+                    f"cannot serve at {self.host}: not an address or a known host name "
+                    f"({failure[0].strerror})"
+                ) from None
             raise failure[0]
         return self
 
