@@ -183,6 +183,10 @@ def first_step_rows(repeats: int, folder: Path) -> list[list[str]]:
     return rows
 
 
+COMPILE_COLUMNS = ["env", "set-up s", "compile s by kernel", "compile s", "in LLVM s",
+                   "numba's front end s", "process s"]  # fmt: skip
+
+
 def compile_rows(folder: Path) -> list[list[str]]:
     """Per game's batched env: numba's compile seconds of each outermost kernel its cold
     first step compiles (one cold process each), their sum and that process's wall time."""
@@ -262,8 +266,7 @@ def main() -> None:
             "LLVM lock (the `numba:llvm_lock` event: LLVM's optimisation and machine code); "
             "the rest of the total, numba's own typing and lowering in Python, is what a "
             "lower optimisation level cannot remove.",
-            table(["env", "set-up s", "compile s by kernel", "compile s", "in LLVM s",
-                   "numba's front end s", "process s"], compiled),  # fmt: skip
+            table(COMPILE_COLUMNS, compiled),
         ]
     markdown = "\n\n".join(parts)
     if not args.no_write:
