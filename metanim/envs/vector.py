@@ -125,88 +125,60 @@ def _truncates(elapsed, max_steps):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _reply(
-    i, s, st, words, legal_ptr, legal_act, win_ptr, win_act, opp_kind, epsilon
-):  # pragma: no cover
-    """The built-in opponent's action at state `s`, drawn as `ImpartialGameEnv._builtin_reply`.
+def _reply_at(key, count, opp_kind, epsilon, w0, w1, l0, l1):  # pragma: no cover
+    """The built-in opponent's action at a state whose winning actions are
+    `win_act[w0:w1]` and legal ones `legal_act[l0:l1]`, drawn as
+    `ImpartialGameEnv._builtin_reply`: (whether it is a winning one, its position in that
+    table, the draw count after).
 
-    Tables come as separate arrays, never a tuple: taking arrays out of a tuple inside
-    the per-board loop costs reference counting on every board.
+    Scalars in and out: an inlined helper that takes arrays makes numba count references
+    to each of them, on every board that calls it (two atomic operations per array).
     """
-    key = words[_KEY, i]
-    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-    st[_COUNT, i] = count
-    n = win_ptr[s + 1] - win_ptr[s]
-    if n > 0 and not explore:
-        return win_act[win_ptr[s] + _index(key, count, n)]
-    n = legal_ptr[s + 1] - legal_ptr[s]
-    return legal_act[legal_ptr[s] + _index(key, count, n)]
+    explore, count = _explore(key, count, opp_kind, epsilon)
+    if w1 > w0 and not explore:
+        return True, w0 + _index(key, count, w1 - w0), count
+    return False, l0 + _index(key, count, l1 - l0), count
 
 
 @nb.njit(cache=True, inline="always")
-def _law_pick(i, st, words, keep, alias, law):  # pragma: no cover
+def _law_pick(key, count, keep, alias, law):  # pragma: no cover
     """A start drawn from the start law's alias table (`metanim.envs._starts`) as
-    `StartLaw.draw` draws it: `integers(columns)`, then `random()`."""
-    key = words[_KEY, i]
-    st[_COUNT, i] += 1
-    column = _integers(key, st[_COUNT, i], keep.shape[0])
-    st[_COUNT, i] += 1
-    if _random(key, st[_COUNT, i]) < keep[column]:
-        return law[column]
-    return law[alias[column]]
+    `StartLaw.draw` draws it, `integers(columns)` then `random()`, after `count` draws:
+    (the start, the draw count after)."""
+    column = _integers(key, count + 1, keep.shape[0])
+    if _random(key, count + 2) < keep[column]:
+        return law[column], count + 2
+    return law[alias[column]], count + 2
 
 
 # A real call, not inlined: the per-board loops stay small (see below).
 @nb.njit(cache=True)
-def _start(
-    i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon, keep,
-    alias, law,
-):  # pragma: no cover  # fmt: skip
-    """Begin board `i`'s episode `st[_EPISODE, i]` (its key, no draws yet, no steps);
-    its state at the agent's first decision.
-
-    `cfg[_START]`, or sampled as `sample_start` samples: from the start law (`keep`,
-    `alias`, `law`: state indices), else by a playout from state 0, the initial state,
-    then a uniform pick among its `wanted` states; then, with the opponent first, its
-    reply. -1: no wanted state found; -2: the
-    opponent's reply ended the game.
-    """
-    words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-    st[_COUNT, i] = 0
-    st[_ELAPSED, i] = 0
-    s = cfg[_START]
-    if s < 0 and cfg[_LAW] > 0:
-        s = _law_pick(i, st, words, keep, alias, law)
-    elif s < 0:
-        # Scratch per sampled start (not per call): boards may run on several threads.
-        row = np.empty(cfg[_MAX_LEN] + 1, np.int64)
-        for _ in range(_MAX_START_TRIES):
-            s = 0
-            length = 0
-            while legal_ptr[s + 1] > legal_ptr[s]:
-                row[length] = s
-                length += 1
-                st[_COUNT, i] += 1
-                pick = _integers(words[_KEY, i], st[_COUNT, i], legal_ptr[s + 1] - legal_ptr[s])
-                s = child[s, legal_act[legal_ptr[s] + pick]]
-            found = 0
-            for j in range(length):  # compact the wanted states to the front
-                if wanted[row[j]]:
-                    row[found] = row[j]
-                    found += 1
-            if found > 0:
-                st[_COUNT, i] += 1
-                s = row[_integers(words[_KEY, i], st[_COUNT, i], found)]
-                break
-            s = -1
-        if s < 0:
-            return -1
-    if cfg[_OPP_FIRST]:
-        a = _reply(i, s, st, words, legal_ptr, legal_act, win_ptr, win_act, cfg[_OPP_KIND], epsilon)
-        s = child[s, a]
-        if legal_ptr[s + 1] == legal_ptr[s]:
-            return -2
-    return s
+def _playout(key, legal_ptr, legal_act, child, wanted, longest):  # pragma: no cover
+    """A start sampled as `sample_start` samples it where the game has no start law: a
+    playout from state 0, the initial state, then a uniform pick among its `wanted`
+    states, a new playout when it has none: (the start, the draw count after); -1: no
+    wanted state found. `longest`: the most moves a game lasts."""
+    # Scratch per playout (not per kernel call): boards may run on several threads.
+    row = np.empty(longest + 1, np.int64)
+    count = 0
+    for _ in range(_MAX_START_TRIES):
+        s = 0
+        length = 0
+        while legal_ptr[s + 1] > legal_ptr[s]:
+            row[length] = s
+            length += 1
+            count += 1
+            pick = _integers(key, count, legal_ptr[s + 1] - legal_ptr[s])
+            s = child[s, legal_act[legal_ptr[s] + pick]]
+        found = 0
+        for j in range(length):  # compact the wanted states to the front
+            if wanted[row[j]]:
+                row[found] = row[j]
+                found += 1
+        if found > 0:
+            count += 1
+            return row[_integers(key, count, found)], count
+    return -1, count
 
 
 def _twin(fn: Any, name: str) -> Any:
@@ -229,23 +201,24 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
     """One agent step of every board on the state tables: the agent's action, the
     opponent's reply, reward and flags, autoreset, and the observation and mask rows,
     rewritten only where a board's state changed (`final[i]` where a board ended, with
-    same-step autoreset)."""
+    same-step autoreset).
+
+    A board that starts an episode (its autoreset, or its first after `reset`) begins
+    episode `st[_EPISODE, i] + 1`: its key, no steps, its start `cfg[_START]` or sampled
+    (from the start law: two draws; else `_playout`), then with the opponent first, its
+    reply. Its state -1: no wanted state found; -2: the opponent's reply ended the game.
+    """
     opp_kind, mwat, max_steps = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS]
     next_step = cfg[_NEXT_STEP] != 0
-    quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
-    # A start drawn from the law's table: two words and two reads, inline (then, with the
-    # opponent first, its reply as `_start` draws it).
-    law_start = cfg[_START] < 0 and cfg[_LAW] > 0
-    opp_first = cfg[_OPP_FIRST] != 0
+    start, opp_first, has_law = cfg[_START], cfg[_OPP_FIRST] != 0, cfg[_LAW] > 0
+    longest = cfg[_MAX_LEN]
     num_actions = child.shape[1]
     for i in nb.prange(st.shape[1]):
         s0 = st[_CUR, i]
         s = s0
-        if st[_PENDING, i]:  # next-step autoreset: this step only starts the next episode
+        restart = st[_PENDING, i] != 0
+        if restart:  # next-step autoreset: this step only starts the next episode
             st[_PENDING, i] = 0
-            st[_EPISODE, i] += 1
-            s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted,
-                       cfg, epsilon, keep, alias, law)  # fmt: skip
             rewards[i] = 0.0
             terminated[i] = False
             truncated[i] = False
@@ -258,17 +231,11 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                 if legal_ptr[s + 1] == legal_ptr[s]:  # the agent moved last
                     reward = -1.0 if mwat else 1.0
                 else:
-                    # The opponent's reply, drawn as `_reply` does (written out here).
-                    key = words[_KEY, i]
-                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-                    n = win_ptr[s + 1] - win_ptr[s]
-                    if n > 0 and not explore:
-                        r = win_act[win_ptr[s] + _index(key, count, n)]
-                    else:
-                        n = legal_ptr[s + 1] - legal_ptr[s]
-                        r = legal_act[legal_ptr[s] + _index(key, count, n)]
+                    won, at, count = _reply_at(words[_KEY, i], st[_COUNT, i], opp_kind, epsilon,
+                                               win_ptr[s], win_ptr[s + 1], legal_ptr[s],
+                                               legal_ptr[s + 1])  # fmt: skip
                     st[_COUNT, i] = count
-                    s = child[s, r]
+                    s = child[s, win_act[at] if won else legal_act[at]]
                     if legal_ptr[s + 1] == legal_ptr[s]:  # the opponent moved last
                         reward = 1.0 if mwat else -1.0
                     else:
@@ -287,26 +254,26 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                 else:
                     for j in range(obs_tab.shape[1]):
                         final[i, j] = obs_tab[s, j]
-                    st[_EPISODE, i] += 1
-                    if quick_start:  # a fixed start, agent first: no draws, no call
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        s = cfg[_START]
-                    elif law_start:  # `_start` of a start drawn from the law, inline
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        s = _law_pick(i, st, words, keep, alias, law)
-                        if opp_first:
-                            s = child[s, _reply(i, s, st, words, legal_ptr, legal_act, win_ptr,
-                                                win_act, opp_kind, epsilon)]  # fmt: skip
-                            if legal_ptr[s + 1] == legal_ptr[s]:
-                                s = -2  # the opponent's reply ended the game
-                    else:
-                        s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act,
-                                   child, wanted, cfg, epsilon, keep, alias,
-                                   law)  # fmt: skip
+                    restart = True
+        if restart:
+            episode = st[_EPISODE, i] + 1
+            st[_EPISODE, i] = episode
+            st[_ELAPSED, i] = 0
+            # The key only here, where a board starts: a step reads it back.
+            key = _episode_key(words[_SEED, i], episode)
+            words[_KEY, i] = key
+            s, count = start, 0
+            if s < 0 and has_law:
+                s, count = _law_pick(key, 0, keep, alias, law)
+            elif s < 0:
+                s, count = _playout(key, legal_ptr, legal_act, child, wanted, longest)
+            if opp_first and s >= 0:
+                won, at, count = _reply_at(key, count, opp_kind, epsilon, win_ptr[s],
+                                           win_ptr[s + 1], legal_ptr[s], legal_ptr[s + 1])  # fmt: skip
+                s = child[s, win_act[at] if won else legal_act[at]]
+                if legal_ptr[s + 1] == legal_ptr[s]:
+                    s = -2  # the opponent's reply ended the game
+            st[_COUNT, i] = count
         st[_CUR, i] = s
         if s != s0 and s >= 0:
             for j in range(obs_tab.shape[1]):
@@ -371,24 +338,42 @@ def _spread(x):  # pragma: no cover
     return (x | (x << 1)) & 0x5555555555555555
 
 
-@nb.njit(cache=True, inline="always")
-def _compact(x):  # pragma: no cover
-    """The even bits of `x` to bits 0..31 (`_spread` undone)."""
-    x &= 0x5555555555555555
-    x = (x | (x >> 1)) & 0x3333333333333333
-    x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0F
-    x = (x | (x >> 4)) & 0x00FF00FF00FF00FF
-    x = (x | (x >> 8)) & 0x0000FFFF0000FFFF
-    return (x | (x >> 16)) & 0xFFFFFFFF
+# Broadword select (Vigna, "Broadword implementation of rank/select queries", 2008) on
+# uint64 words, 8 lanes of 8 bits: the k-th set bit in a fixed number of operations, no
+# branch. A loop that clears k low bits costs k steps and a mispredicted exit; a
+# playout draws one move after another, each waiting on the last.
+_L01, _L40, _L0F, _L33, _L55 = (
+    np.uint64(v) for v in (0x0101010101010101, 0x4040404040404040, 0x0F0F0F0F0F0F0F0F,
+                           0x3333333333333333, 0x5555555555555555)
+)  # fmt: skip
+_BITS = np.uint64(0x8040201008040201)  # lane b keeps bit b
+_L7F, _L80 = np.uint64(0x7F7F7F7F7F7F7F7F), np.uint64(0x8080808080808080)
+_U1, _U2, _U3, _U4, _U6, _U7, _U8, _U56 = (np.uint64(v) for v in (1, 2, 3, 4, 6, 7, 8, 56))
+_BYTE = np.uint64(0xFF)
 
 
 @nb.njit(cache=True, inline="always")
-def _popcount(x):  # pragma: no cover
-    """Set bits of a non-negative int64 (SWAR)."""
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return ((x * 0x0101010101010101) >> 56) & 0xFF
+def _running(x):  # pragma: no cover
+    """Lane b of the result: the set bits of `x` in its bytes 0..b (the top lane: all)."""
+    s = x - ((x >> _U1) & _L55)
+    s = (s & _L33) + ((s >> _U2) & _L33)
+    return ((s + (s >> _U4)) & _L0F) * _L01
+
+
+@nb.njit(cache=True, inline="always")
+def _lanes_at_most(running, k):  # pragma: no cover
+    """How many lanes of `running` (each below 64, increasing) are at most `k` (< 64)."""
+    return (((((k * _L01) | _L40) - running) & _L40) >> _U6) * _L01 >> _U56
+
+
+@nb.njit(cache=True, inline="always")
+def _select(x, running, k):  # pragma: no cover
+    """The position of the k-th set bit (from 0) of `x` (at most 48 bits, k below its
+    count), given `running = _running(x)`."""
+    place = _lanes_at_most(running, k) << _U3  # the byte holding it, times 8
+    rank = k - (((running << _U8) >> place) & _BYTE)  # its rank inside that byte
+    ones = ((((((x >> place) & _BYTE) * _L01) & _BITS) + _L7F) & _L80) >> _U7
+    return place + _lanes_at_most(ones * _L01, rank)
 
 
 @nb.njit(cache=True, inline="always")
@@ -398,16 +383,15 @@ def _kayles_moves(m, pairs):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_after(m, moves, k):  # pragma: no cover
-    """The mask after the k-th move (from 0) of the move set `moves` at `m`."""
-    for _ in range(k):
-        moves &= moves - 1
-    low = moves & -moves
-    single = _compact(low)
-    if single:
-        return m ^ single
-    pin = _compact(low >> 1)
-    return m ^ pin ^ (pin << 1)
+def _kayles_draw(key, count, m, moves):  # pragma: no cover
+    """The mask after the move of the move set `moves` at `m` that draw `count` picks
+    uniformly (`_index`): bit b of the set clears pin b // 2, with the next pin when b
+    is odd."""
+    x = np.uint64(moves)
+    running = _running(x)
+    k = _index(key, count, np.int64(running >> _U56))
+    b = np.int64(_select(x, running, np.uint64(k)))
+    return m ^ ((1 + 2 * (b & 1)) << (b >> 1))
 
 
 @nb.njit(cache=True, inline="always")
@@ -427,15 +411,14 @@ def _kayles_winning(m, pairs, outcome):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon):  # pragma: no cover
-    """The mask after the built-in opponent's move at `m`, drawn as `_reply` does."""
-    key = words[_KEY, i]
-    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-    st[_COUNT, i] = count
+def _kayles_reply(key, count, m, pairs, outcome, opp_kind, epsilon):  # pragma: no cover
+    """The built-in opponent's move at `m`, drawn as `_reply_at` draws it: (the mask
+    after it, the draw count after)."""
+    explore, count = _explore(key, count, opp_kind, epsilon)
     moves = 0 if explore else _kayles_winning(m, pairs, outcome)
     if moves == 0:
         moves = _kayles_moves(m, pairs)
-    return _kayles_after(m, moves, _index(key, count, _popcount(moves)))
+    return _kayles_draw(key, count, m, moves), count
 
 
 @nb.njit(cache=True, inline="always")
@@ -452,45 +435,28 @@ def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
 
 # A real call, not inlined: the per-board loops stay small.
 @nb.njit(cache=True)
-def _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law):  # pragma: no cover
-    """`_start` on masks: begin episode `st[_EPISODE, i]`; the state at the agent's first
-    decision, -1 or -2 as there (`law`: the start law's states as masks)."""
-    words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-    st[_COUNT, i] = 0
-    st[_ELAPSED, i] = 0
-    pairs = cfg[_PAIRS]
-    m = cfg[_START]
-    if m < 0 and cfg[_LAW] > 0:
-        m = _law_pick(i, st, words, keep, alias, law)
-    elif m < 0:
-        row = np.empty(KAYLES_MAX_PINS + 1, np.int64)
-        for _ in range(_MAX_START_TRIES):
-            m = cfg[_FULL]
-            length = 0
-            while m:
-                row[length] = m
-                length += 1
-                st[_COUNT, i] += 1
-                moves = _kayles_moves(m, pairs)
-                pick = _integers(words[_KEY, i], st[_COUNT, i], _popcount(moves))
-                m = _kayles_after(m, moves, pick)
-            found = 0
-            for j in range(length):  # compact the wanted states to the front
-                if _kayles_wanted(row[j], outcome, cfg[_OPP_FIRST]):
-                    row[found] = row[j]
-                    found += 1
-            if found > 0:
-                st[_COUNT, i] += 1
-                m = row[_integers(words[_KEY, i], st[_COUNT, i], found)]
-                break
-            m = -1
-        if m < 0:
-            return -1
-    if cfg[_OPP_FIRST]:
-        m = _kayles_reply(i, m, st, words, pairs, outcome, cfg[_OPP_KIND], epsilon)
-        if m == 0:
-            return -2
-    return m
+def _kayles_playout(key, full, pairs, opp_first, outcome):  # pragma: no cover
+    """`_playout` on masks, from the full board `full`: (the start, the draw count
+    after); -1: no wanted state found."""
+    row = np.empty(KAYLES_MAX_PINS + 1, np.int64)
+    count = 0
+    for _ in range(_MAX_START_TRIES):
+        m = full
+        length = 0
+        while m:
+            row[length] = m
+            length += 1
+            count += 1
+            m = _kayles_draw(key, count, m, _kayles_moves(m, pairs))
+        found = 0
+        for j in range(length):  # compact the wanted states to the front
+            if _kayles_wanted(row[j], outcome, opp_first):
+                row[found] = row[j]
+                found += 1
+        if found > 0:
+            count += 1
+            return row[_integers(key, count, found)], count
+    return -1, count
 
 
 @nb.njit(cache=True, inline="always")
@@ -525,17 +491,14 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
     stood up again (`_kayles_update`)."""
     opp_kind, mwat, max_steps, pairs = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS], cfg[_PAIRS]
     next_step = cfg[_NEXT_STEP] != 0
-    quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
-    law_start = cfg[_START] < 0 and cfg[_LAW] > 0
-    opp_first = cfg[_OPP_FIRST] != 0
+    start, opp_first, has_law, full = cfg[_START], cfg[_OPP_FIRST] != 0, cfg[_LAW] > 0, cfg[_FULL]
     num_actions = clears.shape[0]
     for i in nb.prange(st.shape[1]):
         m0 = st[_CUR, i]
         m = m0
-        if st[_PENDING, i]:  # next-step autoreset: this step only starts the next episode
+        restart = st[_PENDING, i] != 0
+        if restart:  # next-step autoreset: this step only starts the next episode
             st[_PENDING, i] = 0
-            st[_EPISODE, i] += 1
-            m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
             rewards[i] = 0.0
             terminated[i] = False
             truncated[i] = False
@@ -548,13 +511,8 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
                 if m == 0:  # the agent moved last
                     reward = -1.0 if mwat else 1.0
                 else:
-                    # The opponent's reply, drawn as `_kayles_reply` does (written out here).
-                    key = words[_KEY, i]
-                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-                    moves = 0 if explore else _kayles_winning(m, pairs, outcome)
-                    if moves == 0:
-                        moves = _kayles_moves(m, pairs)
-                    m = _kayles_after(m, moves, _index(key, count, _popcount(moves)))
+                    m, count = _kayles_reply(words[_KEY, i], st[_COUNT, i], m, pairs, outcome,
+                                             opp_kind, epsilon)  # fmt: skip
                     st[_COUNT, i] = count
                     if m == 0:  # the opponent moved last
                         reward = 1.0 if mwat else -1.0
@@ -577,23 +535,23 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
                             final[i, cell_of_bit[p]] = 1
                         rest >>= 1
                         p += 1
-                    st[_EPISODE, i] += 1
-                    if quick_start:  # a fixed start, agent first: no draws, no call
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        m = cfg[_START]
-                    elif law_start:  # `_kayles_start` of a start drawn from the law, inline
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        m = _law_pick(i, st, words, keep, alias, law)
-                        if opp_first:
-                            m = _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon)
-                            if m == 0:
-                                m = -2  # the opponent's reply ended the game
-                    else:
-                        m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
+                    restart = True
+        if restart:  # as in `_step_loop`
+            episode = st[_EPISODE, i] + 1
+            st[_EPISODE, i] = episode
+            st[_ELAPSED, i] = 0
+            key = _episode_key(words[_SEED, i], episode)
+            words[_KEY, i] = key
+            m, count = start, 0
+            if m < 0 and has_law:
+                m, count = _law_pick(key, 0, keep, alias, law)
+            elif m < 0:
+                m, count = _kayles_playout(key, full, pairs, opp_first, outcome)
+            if opp_first and m >= 0:
+                m, count = _kayles_reply(key, count, m, pairs, outcome, opp_kind, epsilon)
+                if m == 0:
+                    m = -2  # the opponent's reply ended the game
+            st[_COUNT, i] = count
         st[_CUR, i] = m
         if m >= 0:
             _kayles_update(obs, mask, i, max(m0, 0), m, pairs, cell_of_bit)

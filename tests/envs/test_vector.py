@@ -64,6 +64,17 @@ CASES: list[Any] = [
     # The generated families (state tables), normal and misère.
     ("MetaNIM/Subtraction-v0", {"heaps": [9, 7], "subtraction_set": [1, 3, 4]}),
     ("MetaNIM/Subtraction-v0", {"subtraction_set": [2, 5], "misere": True, "seat": "second"}),
+    # Past LAW_STATES (71 * 71 states): a start plays its playouts on the state tables.
+    ("MetaNIM/Subtraction-v0", {"heaps": [70, 70], "subtraction_set": [1, 3, 4]}),
+    (
+        "MetaNIM/Subtraction-v0",
+        {
+            "heaps": [70, 70],
+            "subtraction_set": [1, 3, 4],
+            "seat": "second",
+            "opponent": "epsilon:0.3",
+        },
+    ),
     ("MetaNIM/Octal-v0", {"rows": [10]}),
     ("MetaNIM/Octal-v0", {"rows": [5, 7], "code": "0.137", "misere": True, "opponent": "random"}),
 ]
