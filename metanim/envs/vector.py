@@ -396,17 +396,21 @@ def _kayles_draw(key, count, m, moves):  # pragma: no cover
 
 @nb.njit(cache=True, inline="always")
 def _kayles_winning(m, pairs, outcome):  # pragma: no cover
-    """The winning moves at `m` (to P-positions), as a move set."""
+    """The winning moves at `m` (to P-positions), as a move set.
+
+    Each test is a product, not a branch: which children are P-positions follows no
+    pattern a branch predictor learns. A pin that cannot fall with the next one looks up
+    `m` itself (in range) and keeps nothing.
+    """
     alone = 0  # pins whose fall alone wins
     both = 0  # pins whose fall with the next pin wins
     rest = m
     while rest:
         low = rest & -rest
         rest ^= low
-        if outcome[m ^ low] == 0:
-            alone |= low
-        if (pairs & low) and (m & (low << 1)) and outcome[m ^ low ^ (low << 1)] == 0:
-            both |= low
+        alone |= low * (outcome[m ^ low] == 0)
+        pair = low & pairs & (m >> 1)  # low, where it and the next pin can fall together
+        both |= pair * (outcome[m ^ pair ^ (pair << 1)] == 0)
     return _spread(alone) | (_spread(both) << 1)
 
 
