@@ -98,10 +98,11 @@ _OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _
 
 @nb.njit(cache=True, inline="always")
 def _index(key, count, n):  # pragma: no cover
-    """Draw `count` of a stream as an index in [0, n) (`EpisodeStream.integers(n)`); with
-    one candidate the answer is known (0), so no word is computed: randomness costs
-    only where the opponent really samples. The caller counts the draw either way."""
-    return 0 if n == 1 else _integers(key, count, n)
+    """Draw `count` of a stream as an index in [0, n) (`EpisodeStream.integers(n)`), its
+    word computed even for one candidate (where it gives 0): a test of n == 1 would be a
+    branch as unpredictable as the states the boards are in, where the word is a few
+    multiplications that wait on nothing."""
+    return _integers(key, count, n)
 
 
 @nb.njit(cache=True, inline="always")
@@ -126,18 +127,18 @@ def _truncates(elapsed, max_steps):  # pragma: no cover
 
 @nb.njit(cache=True, inline="always")
 def _reply_at(key, count, opp_kind, epsilon, w0, w1, l0, l1):  # pragma: no cover
-    """The built-in opponent's action at a state whose winning actions are
-    `win_act[w0:w1]` and legal ones `legal_act[l0:l1]`, drawn as
-    `ImpartialGameEnv._builtin_reply`: (whether it is a winning one, its position in that
-    table, the draw count after).
+    """The built-in opponent's move at a state whose winning moves are `to[w0:w1]` and
+    legal ones `to[l0:l1]`, drawn as `ImpartialGameEnv._builtin_reply`: (its position in
+    `to`, the draw count after).
 
     Scalars in and out: an inlined helper that takes arrays makes numba count references
     to each of them, on every board that calls it (two atomic operations per array).
+    Which range it draws from is a choice of values, not a branch.
     """
     explore, count = _explore(key, count, opp_kind, epsilon)
-    if w1 > w0 and not explore:
-        return True, w0 + _index(key, count, w1 - w0), count
-    return False, l0 + _index(key, count, l1 - l0), count
+    won = (w1 > w0) & (not explore)
+    low = w0 if won else l0
+    return low + _index(key, count, (w1 if won else l1) - low), count
 
 
 @nb.njit(cache=True, inline="always")
@@ -153,7 +154,7 @@ def _law_pick(key, count, keep, alias, law):  # pragma: no cover
 
 # A real call, not inlined: the per-board loops stay small (see below).
 @nb.njit(cache=True)
-def _playout(key, legal_ptr, legal_act, child, wanted, longest):  # pragma: no cover
+def _playout(key, legal_ptr, to, wanted, longest):  # pragma: no cover
     """A start sampled as `sample_start` samples it where the game has no start law: a
     playout from state 0, the initial state, then a uniform pick among its `wanted`
     states, a new playout when it has none: (the start, the draw count after); -1: no
@@ -169,7 +170,7 @@ def _playout(key, legal_ptr, legal_act, child, wanted, longest):  # pragma: no c
             length += 1
             count += 1
             pick = _integers(key, count, legal_ptr[s + 1] - legal_ptr[s])
-            s = child[s, legal_act[legal_ptr[s] + pick]]
+            s = to[legal_ptr[s] + pick]
         found = 0
         for j in range(length):  # compact the wanted states to the front
             if wanted[row[j]]:
@@ -195,7 +196,7 @@ def _twin(fn: Any, name: str) -> Any:
 # takes, on every board (two atomic operations per array and board).
 
 
-def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg,
+def _step_loop(actions, st, words, legal_ptr, win_ptr, to, child, wanted, cfg,
                epsilon, keep, alias, law, obs_tab, mask_tab, obs, mask, final, rewards,
                terminated, truncated):  # pragma: no cover  # fmt: skip
     """One agent step of every board on the state tables: the agent's action, the
@@ -231,11 +232,11 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                 if legal_ptr[s + 1] == legal_ptr[s]:  # the agent moved last
                     reward = -1.0 if mwat else 1.0
                 else:
-                    won, at, count = _reply_at(words[_KEY, i], st[_COUNT, i], opp_kind, epsilon,
-                                               win_ptr[s], win_ptr[s + 1], legal_ptr[s],
-                                               legal_ptr[s + 1])  # fmt: skip
+                    at, count = _reply_at(words[_KEY, i], st[_COUNT, i], opp_kind, epsilon,
+                                          win_ptr[s], win_ptr[s + 1], legal_ptr[s],
+                                          legal_ptr[s + 1])  # fmt: skip
                     st[_COUNT, i] = count
-                    s = child[s, win_act[at] if won else legal_act[at]]
+                    s = to[at]
                     if legal_ptr[s + 1] == legal_ptr[s]:  # the opponent moved last
                         reward = 1.0 if mwat else -1.0
                     else:
@@ -266,11 +267,11 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
             if s < 0 and has_law:
                 s, count = _law_pick(key, 0, keep, alias, law)
             elif s < 0:
-                s, count = _playout(key, legal_ptr, legal_act, child, wanted, longest)
+                s, count = _playout(key, legal_ptr, to, wanted, longest)
             if opp_first and s >= 0:
-                won, at, count = _reply_at(key, count, opp_kind, epsilon, win_ptr[s],
-                                           win_ptr[s + 1], legal_ptr[s], legal_ptr[s + 1])  # fmt: skip
-                s = child[s, win_act[at] if won else legal_act[at]]
+                at, count = _reply_at(key, count, opp_kind, epsilon, win_ptr[s],
+                                      win_ptr[s + 1], legal_ptr[s], legal_ptr[s + 1])  # fmt: skip
+                s = to[at]
                 if legal_ptr[s + 1] == legal_ptr[s]:
                     s = -2  # the opponent's reply ended the game
             st[_COUNT, i] = count
@@ -678,8 +679,8 @@ class _Tables:
         self.child = np.full((count, num_actions), -1, np.int64)
         self.legal_ptr = np.zeros(count + 1, np.int64)
         self.win_ptr = np.zeros(count + 1, np.int64)
-        legal_act: list[int] = []
-        win_act: list[int] = []
+        legal_to: list[int] = []
+        win_to: list[int] = []
         self.is_n = np.zeros(count, np.bool_)
         _solve.prepare(game)  # one whole-game table rather than one per query (Chomp)
         for k, (moves, row) in enumerate(zip(legal, edges, strict=True)):
@@ -687,14 +688,18 @@ class _Tables:
                 a = game.action_id(move)
                 self.mask[k, a] = 1
                 self.child[k, a] = j
-                legal_act.append(a)
-            self.legal_ptr[k + 1] = len(legal_act)
+                legal_to.append(j)
+            self.legal_ptr[k + 1] = len(legal_to)
             if moves:
                 self.is_n[k] = _solve.outcome(game, states[k]) == "N"
-                win_act.extend(game.action_id(m) for m in _solve.winning_moves(game, states[k]))
-            self.win_ptr[k + 1] = len(win_act)
-        self.legal_act = np.asarray(legal_act, np.int64)
-        self.win_act = np.asarray(win_act, np.int64)
+                wins = _solve.winning_moves(game, states[k])
+                win_to.extend(int(self.child[k, game.action_id(m)]) for m in wins)
+            self.win_ptr[k + 1] = len(win_to)
+        # The child of every legal move of every state in action-id order, then of every
+        # winning move: a reply is one read from either range (`win_ptr` points past the
+        # legal ones), not an action and then its child.
+        self.to = np.asarray(legal_to + win_to, np.int64)
+        self.win_ptr += len(legal_to)
         terminal = self.legal_ptr[1:] == self.legal_ptr[:-1]
         # P-positions from which no move ends the game: the opponent's sampled starts
         # (`sample_start` with mover_wins=False).
@@ -864,7 +869,7 @@ class ImpartialGameVectorEnv(VectorEnv):
                 start_index = t.index[fixed]
             elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != opp_first:
                 start_index = 0
-            self._tab = (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, wanted)
+            self._tab = (t.legal_ptr, t.win_ptr, t.to, t.child, wanted)
             # Every state's observation, encoded once, in the buffers' dtype.
             encoded = self._encode(t.obs).reshape(len(t.states), -1)
             self._obs_table = np.ascontiguousarray(encoded, dtype=obs_dtype)
