@@ -472,20 +472,22 @@ def _kayles_update(obs, mask, i, old, new, pairs, cell_of_bit):  # pragma: no co
     Pin bit p is observation cell `cell_of_bit[p]` (row * width + pin); its actions
     are 2 * cell (the pin) and 2 * cell + 1 (it and the next pin), and the pair action
     of pin p - 1 depends on it too.
+
+    The loop visits the changed pins only, not every bit up to the highest: a test per
+    bit goes either way at random and mispredicts.
     """
     d = old ^ new
-    p = 0
     while d:
-        if d & 1:
-            cell = cell_of_bit[p]
-            bit = (new >> p) & 1
-            obs[i, cell] = bit
-            mask[i, 2 * cell] = bit
-            mask[i, 2 * cell + 1] = bit & (new >> (p + 1)) & (pairs >> p) & 1
-            if p > 0 and (pairs >> (p - 1)) & 1:
-                mask[i, 2 * cell_of_bit[p - 1] + 1] = (new >> (p - 1)) & bit
-        d >>= 1
-        p += 1
+        low = d & -d
+        d ^= low
+        p = np.int64(_running(np.uint64(low - 1)) >> _U56)  # the pin: bits below it
+        cell = cell_of_bit[p]
+        bit = (new >> p) & 1
+        obs[i, cell] = bit
+        mask[i, 2 * cell] = bit
+        mask[i, 2 * cell + 1] = bit & (new >> (p + 1)) & (pairs >> p) & 1
+        if p > 0:  # the pair action of pin p - 1 (0 where p starts a row: no such pair)
+            mask[i, 2 * cell_of_bit[p - 1] + 1] = (new >> (p - 1)) & bit & (pairs >> (p - 1)) & 1
 
 
 def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcome, clears,
@@ -534,12 +536,11 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
                 if next_step:
                     st[_PENDING, i] = 1  # restarts on its next step
                 else:
-                    rest, p = m, 0
-                    while rest:  # the final observation into its all-zero row
-                        if rest & 1:
-                            final[i, cell_of_bit[p]] = 1
-                        rest >>= 1
-                        p += 1
+                    rest = m
+                    while rest:  # the final observation into its all-zero row, pin by pin
+                        low = rest & -rest
+                        rest ^= low
+                        final[i, cell_of_bit[np.int64(_running(np.uint64(low - 1)) >> _U56)]] = 1
                     restart = True
         if restart:  # as in `_step_loop`
             episode = st[_EPISODE, i] + 1
