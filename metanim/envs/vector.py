@@ -347,10 +347,21 @@ _L01, _L40, _L0F, _L33, _L55 = (
     np.uint64(v) for v in (0x0101010101010101, 0x4040404040404040, 0x0F0F0F0F0F0F0F0F,
                            0x3333333333333333, 0x5555555555555555)
 )  # fmt: skip
-_BITS = np.uint64(0x8040201008040201)  # lane b keeps bit b
-_L7F, _L80 = np.uint64(0x7F7F7F7F7F7F7F7F), np.uint64(0x8080808080808080)
-_U1, _U2, _U3, _U4, _U6, _U7, _U8, _U56 = (np.uint64(v) for v in (1, 2, 3, 4, 6, 7, 8, 56))
+_U1, _U2, _U3, _U4, _U6, _U8, _U56 = (np.uint64(v) for v in (1, 2, 3, 4, 6, 8, 56))
 _BYTE = np.uint64(0xFF)
+
+
+def _byte_select() -> np.ndarray:
+    """`out[r * 256 + x]`: the position of the r-th set bit (from 0) of the byte x."""
+    out = np.zeros(8 * 256, np.uint8)
+    for x in range(256):
+        for r, p in enumerate(p for p in range(8) if x >> p & 1):
+            out[r * 256 + x] = p
+    return out
+
+
+#: A global array, so numba compiles it in as a constant (no argument to pass).
+_BYTE_SELECT = _byte_select()
 
 
 @nb.njit(cache=True, inline="always")
@@ -373,8 +384,7 @@ def _select(x, running, k):  # pragma: no cover
     count), given `running = _running(x)`."""
     place = _lanes_at_most(running, k) << _U3  # the byte holding it, times 8
     rank = k - (((running << _U8) >> place) & _BYTE)  # its rank inside that byte
-    ones = ((((((x >> place) & _BYTE) * _L01) & _BITS) + _L7F) & _L80) >> _U7
-    return place + _lanes_at_most(ones * _L01, rank)
+    return place + _BYTE_SELECT[(rank << _U8) | ((x >> place) & _BYTE)]
 
 
 @nb.njit(cache=True, inline="always")
@@ -384,14 +394,19 @@ def _kayles_moves(m, pairs):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_draw(key, count, m, moves):  # pragma: no cover
-    """The mask after the move of the move set `moves` at `m` that draw `count` picks
-    uniformly (`_index`): bit b of the set clears pin b // 2, with the next pin when b
-    is odd."""
+def _kayles_pick(key, count, moves):  # pragma: no cover
+    """The move of the move set `moves` that draw `count` picks uniformly (`_index`), as
+    its bit b: it clears pin b // 2, with the next pin when b is odd."""
     x = np.uint64(moves)
     running = _running(x)
     k = _index(key, count, np.int64(running >> _U56))
-    b = np.int64(_select(x, running, np.uint64(k)))
+    return np.int64(_select(x, running, np.uint64(k)))
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_draw(key, count, m, moves):  # pragma: no cover
+    """The mask after the move `_kayles_pick` draws from `moves` at `m`."""
+    b = _kayles_pick(key, count, moves)
     return m ^ ((1 + 2 * (b & 1)) << (b >> 1))
 
 
@@ -447,12 +462,18 @@ def _kayles_playout(key, full, pairs, opp_first, outcome):  # pragma: no cover
     count = 0
     for _ in range(_MAX_START_TRIES):
         m = full
+        moves = _kayles_moves(m, pairs)
         length = 0
-        while m:
+        while moves:  # while a pin stands
             row[length] = m
             length += 1
             count += 1
-            m = _kayles_draw(key, count, m, _kayles_moves(m, pairs))
+            b = _kayles_pick(key, count, moves)
+            m ^= (1 + 2 * (b & 1)) << (b >> 1)
+            # The moves that used a fallen pin, from the last: with pin p alone, bits
+            # 2p - 1 (pins p - 1 and p) to 2p + 1; with pins p and p + 1, to 2p + 3. One
+            # step, where the set anew from `m` takes two `_spread`s.
+            moves &= ~(((7 + 24 * (b & 1)) << (b & -2)) >> 1)
         found = 0
         for j in range(length):  # compact the wanted states to the front
             if _kayles_wanted(row[j], outcome, opp_first):
