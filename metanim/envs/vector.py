@@ -172,10 +172,9 @@ def _playout(key, legal_ptr, to, wanted, longest):  # pragma: no cover
             pick = _integers(key, count, legal_ptr[s + 1] - legal_ptr[s])
             s = to[legal_ptr[s] + pick]
         found = 0
-        for j in range(length):  # compact the wanted states to the front
-            if wanted[row[j]]:
-                row[found] = row[j]
-                found += 1
+        for j in range(length):  # compact the wanted states to the front, without a branch
+            row[found] = row[j]
+            found += wanted[row[j]]
         if found > 0:
             count += 1
             return row[_integers(key, count, found)], count
@@ -450,7 +449,7 @@ def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
     # Only one pin or two adjacent pins can be cleared at once, and two adjacent pins
     # are an N-position in both plays: the only P-position a move ends is one pin
     # (misère).
-    return outcome[m] == 0 and (m & (m - 1)) != 0
+    return (outcome[m] == 0) & ((m & (m - 1)) != 0)
 
 
 # A real call, not inlined: the per-board loops stay small.
@@ -475,10 +474,9 @@ def _kayles_playout(key, full, pairs, opp_first, outcome):  # pragma: no cover
             # step, where the set anew from `m` takes two `_spread`s.
             moves &= ~(((7 + 24 * (b & 1)) << (b & -2)) >> 1)
         found = 0
-        for j in range(length):  # compact the wanted states to the front
-            if _kayles_wanted(row[j], outcome, opp_first):
-                row[found] = row[j]
-                found += 1
+        for j in range(length):  # compact the wanted states to the front, without a branch
+            row[found] = row[j]
+            found += _kayles_wanted(row[j], outcome, opp_first)
         if found > 0:
             count += 1
             return row[_integers(key, count, found)], count
