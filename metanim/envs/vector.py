@@ -47,7 +47,7 @@ from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
 from metanim.envs._starts import start_law
-from metanim.envs._stream import _episode_key, _integers, _random
+from metanim.envs._stream import _bits53, _episode_key, _integers, below
 from metanim.envs.env import (
     SEATS,
     START_MODES,
@@ -109,12 +109,13 @@ def _index(key, count, n):  # pragma: no cover
 def _explore(key, count, opp_kind, epsilon):  # pragma: no cover
     """Whether the opponent plays at random this move, and the draw count after its
     draws: `random`, or `epsilon` drawing below its rate (one draw, as
-    `EpsilonOptimalOpponent`), then the one draw of its pick. Scalars only, so the
-    per-board loops can inline it at no reference-counting cost."""
+    `EpsilonOptimalOpponent`; `epsilon` is the rate as `_stream.below` gives it), then
+    the one draw of its pick. Scalars only, so the per-board loops can inline it at no
+    reference-counting cost."""
     explore = opp_kind == _RANDOM
     if opp_kind == _EPSILON:
         count += 1
-        explore = _random(key, count) < epsilon
+        explore = _bits53(key, count) < epsilon
     return explore, count + 1
 
 
@@ -145,9 +146,10 @@ def _reply_at(key, count, opp_kind, epsilon, w0, w1, l0, l1):  # pragma: no cove
 def _law_pick(key, count, keep, alias, law):  # pragma: no cover
     """A start drawn from the start law's alias table (`metanim.envs._starts`) as
     `StartLaw.draw` draws it, `integers(columns)` then `random()`, after `count` draws:
-    (the start, the draw count after)."""
+    (the start, the draw count after). `keep` holds the law's `keep` as `_stream.below`
+    gives it."""
     column = _integers(key, count + 1, keep.shape[0])
-    if _random(key, count + 2) < keep[column]:
+    if _bits53(key, count + 2) < keep[column]:
         return law[column], count + 2
     return law[alias[column]], count + 2
 
@@ -834,14 +836,15 @@ class ImpartialGameVectorEnv(VectorEnv):
             )
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
         policy = make_opponent(opponent)
-        self._epsilon = 0.0
+        self._epsilon = 0
         if isinstance(policy, RandomOpponent):
             opp_kind = _RANDOM
         elif isinstance(policy, OptimalOpponent):
             opp_kind = _OPTIMAL
         else:
             assert isinstance(policy, EpsilonOptimalOpponent)
-            opp_kind, self._epsilon = _EPSILON, float(policy.epsilon)
+            # The rate as an integer bound on a word's top 53 bits (`_stream.below`).
+            opp_kind, self._epsilon = _EPSILON, below(float(policy.epsilon))
         self.opponent = opponent
 
         game_ = self.game
@@ -900,11 +903,12 @@ class ImpartialGameVectorEnv(VectorEnv):
             check_playout_length(game_)
             law = start_law(game_, mover_wins=not opp_first)
         if law is None:
-            self._law = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
+            self._law = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
         else:
             k_, t_ = self.kayles, self.tables
             code = k_.mask_of if k_ is not None else t_.index.__getitem__  # type: ignore[union-attr]
-            self._law = (law.keep, law.alias, np.array([code(s) for s in law.states], np.int64))
+            states = np.array([code(s) for s in law.states], np.int64)
+            self._law = (below(law.keep), law.alias, states)
         self._cfg = np.zeros(10, np.int64)
         self._cfg[[_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT]] = [
             opp_kind,

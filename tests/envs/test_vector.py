@@ -17,7 +17,6 @@ from metanim.envs.vector import (
     _episode_key,
     _integers,
     _KaylesBits,
-    _random,
 )
 from metanim.games import Kayles, make_game
 from metanim.solver import ReferenceSolver, outcome
@@ -93,7 +92,25 @@ def test_numba_draws_equal_the_python_stream() -> None:
         py = _stream.EpisodeStream(seed, episode)
         for count, n in enumerate([1, 2, 3, 31, 1000, 2**31], start=1):
             assert _integers(np.uint64(key), count, n) == py.integers(n)
-        assert _random(np.uint64(key), count + 1) == py.random()
+        assert _stream._random(np.uint64(key), count + 1) == py.random()
+
+
+def test_an_integer_bound_on_the_top_bits_is_the_float_test() -> None:
+    # `random() < p` as the kernels test it (`_bits53(...) < below(p)`), against the
+    # float test in Python, on words at and beside each bound and on random words.
+    words = np.random.default_rng(3).integers(0, 2**53, 2000).tolist()
+    rates = [0.0, 1.0, 0.2, 0.5, 1 / 3, 2**-53, 1 - 2**-53, 0.3, 0.7]
+    for p in rates:
+        bound = int(_stream.below(p))
+        assert bound == int(_stream.below(np.array([p]))[0])
+        for w in [*words, bound - 1, bound, bound + 1, 0, 2**53 - 1]:
+            if 0 <= w < 2**53:
+                assert (w < bound) == (w * 2.0**-53 < p)
+    key = np.uint64(_stream.episode_key(11, 2))
+    py = _stream.EpisodeStream(11, 2)
+    for count in range(1, 200):
+        p = rates[count % len(rates)]
+        assert (_stream._bits53(key, count) < _stream.below(p)) == (py.random() < p)
 
 
 def test_the_block_stream_gives_the_words_of_the_formula() -> None:
