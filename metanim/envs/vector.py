@@ -143,6 +143,19 @@ def _reply_at(key, count, opp_kind, epsilon, w0, w1, l0, l1):  # pragma: no cove
 
 
 @nb.njit(cache=True, inline="always")
+def _begin(i, st, words):  # pragma: no cover
+    """Begin board `i`'s next episode (no steps yet) and return its key, computed only
+    here, where a board starts: its steps read it back. Straight-line code, so numba
+    prunes the reference counts of the arrays it takes."""
+    episode = st[_EPISODE, i] + 1
+    st[_EPISODE, i] = episode
+    st[_ELAPSED, i] = 0
+    key = _episode_key(words[_SEED, i], episode)
+    words[_KEY, i] = key
+    return key
+
+
+@nb.njit(cache=True, inline="always")
 def _law_pick(key, count, keep, alias, law):  # pragma: no cover
     """A start drawn from the start law's alias table (`metanim.envs._starts`) as
     `StartLaw.draw` draws it, `integers(columns)` then `random()`, after `count` draws:
@@ -258,17 +271,11 @@ def _step_loop(actions, st, words, legal_ptr, win_ptr, to, child, wanted, cfg,
                         final[i, j] = obs_tab[s, j]
                     restart = True
         if restart:
-            episode = st[_EPISODE, i] + 1
-            st[_EPISODE, i] = episode
-            st[_ELAPSED, i] = 0
-            # The key only here, where a board starts: a step reads it back.
-            key = _episode_key(words[_SEED, i], episode)
-            words[_KEY, i] = key
+            key = _begin(i, st, words)
             s, count = start, 0
-            if s < 0 and has_law:
-                s, count = _law_pick(key, 0, keep, alias, law)
-            elif s < 0:
-                s, count = _playout(key, legal_ptr, to, wanted, longest)
+            if s < 0:  # sampled: from the start law, else by playouts
+                s, count = (_law_pick(key, 0, keep, alias, law) if has_law
+                            else _playout(key, legal_ptr, to, wanted, longest))  # fmt: skip
             if opp_first and s >= 0:
                 at, count = _reply_at(key, count, opp_kind, epsilon, win_ptr[s],
                                       win_ptr[s + 1], legal_ptr[s], legal_ptr[s + 1])  # fmt: skip
@@ -564,16 +571,11 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
                         final[i, cell_of_bit[np.int64(_running(np.uint64(low - 1)) >> _U56)]] = 1
                     restart = True
         if restart:  # as in `_step_loop`
-            episode = st[_EPISODE, i] + 1
-            st[_EPISODE, i] = episode
-            st[_ELAPSED, i] = 0
-            key = _episode_key(words[_SEED, i], episode)
-            words[_KEY, i] = key
+            key = _begin(i, st, words)
             m, count = start, 0
-            if m < 0 and has_law:
-                m, count = _law_pick(key, 0, keep, alias, law)
-            elif m < 0:
-                m, count = _kayles_playout(key, full, pairs, opp_first, outcome)
+            if m < 0:
+                m, count = (_law_pick(key, 0, keep, alias, law) if has_law
+                            else _kayles_playout(key, full, pairs, opp_first, outcome))  # fmt: skip
             if opp_first and m >= 0:
                 m, count = _kayles_reply(key, count, m, pairs, outcome, opp_kind, epsilon)
                 if m == 0:
