@@ -16,7 +16,11 @@ from metanim.envs.vector import (
     ImpartialGameVectorEnv,
     _episode_key,
     _integers,
+    _kayles_draw,
+    _kayles_moves,
     _KaylesBits,
+    _running,
+    _select,
 )
 from metanim.games import Kayles, make_game
 from metanim.solver import ReferenceSolver, outcome
@@ -357,6 +361,32 @@ def test_encoded_observations_have_the_single_env_space() -> None:
             assert isinstance(single.observation_space, gym.spaces.MultiBinary)
             obs, _ = vec.reset(seed=0)
             assert obs.shape == (4, *single.observation_space.shape) and obs.dtype == np.int8
+
+
+def test_the_kayles_move_draw_takes_the_kth_move_in_action_order() -> None:
+    # The k-th set bit by broadword select against a list of the set bits, on move sets
+    # of up to 48 bits (24 pins), every k; and a drawn move against the move list of the
+    # rules (`Kayles.legal_moves`, in action-id order) with the draw's index.
+    rng = np.random.default_rng(5)
+    sets = [1, 2**47, 2**48 - 1, 0x8000_0000_0001, *rng.integers(1, 2**48, 300).tolist()]
+    for x in sets:
+        bits = [p for p in range(48) if x >> p & 1]
+        word = np.uint64(x)
+        for k, bit in enumerate(bits):
+            assert _select(word, _running(word), np.uint64(k)) == bit
+    game = make_game("kayles", rows=[7, 5])
+    bits = _KaylesBits(game.rows, game.width, game.misere)
+    key = np.uint64(_stream.episode_key(2, 0))
+    for count in range(1, 300):
+        m = int(rng.integers(1, 2**12))
+        state = (
+            "".join(str(m >> p & 1) for p in range(7)),
+            "".join(str(m >> p & 1) for p in range(7, 12)),
+        )
+        moves = game.legal_moves(state)
+        move = moves[_integers(key, count, len(moves))]
+        after = _kayles_draw(key, count, m, _kayles_moves(m, bits.pairs))
+        assert after == bits.mask_of(game.child(state, move))
 
 
 @pytest.mark.parametrize("misere", [False, True])
