@@ -15,6 +15,8 @@ functions below, so the same seeds give the same episodes in both.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from metanim.util.jit import Tiered, njit
@@ -64,9 +66,24 @@ def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # prag
 
 
 @njit(cache=True, inline="always")
+def _bits53(key: np.uint64, count: np.int64) -> np.int64:  # pragma: no cover
+    """`word(count) >> 11`: `random()` is this times 2**-53, so `random() < p` is
+    `_bits53(...) < below(p)`, with no float conversion."""
+    return np.int64(_mix(key + np.uint64(count) * _G) >> _S11)
+
+
+@njit(cache=True, inline="always")
 def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
-    word = _mix(key + np.uint64(count) * _G)
-    return float(word >> _S11) * (1.0 / 9007199254740992.0)
+    return float(_bits53(key, count)) * (1.0 / 9007199254740992.0)
+
+
+def below(p: np.ndarray | float) -> np.ndarray | int:
+    """The integer t with `random() < p` exactly when `word >> 11 < t`, for p in [0, 1]:
+    `random()` is `(word >> 11) * 2**-53`, both exact in a float, so the test is
+    `word >> 11 < p * 2**53` (also exact), that is `< ceil(p * 2**53)`."""
+    if isinstance(p, np.ndarray):
+        return np.ceil(p * 2.0**53).astype(np.int64)
+    return math.ceil(p * 2.0**53)
 
 
 @njit(cache=True)

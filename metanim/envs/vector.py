@@ -47,7 +47,7 @@ from gymnasium.vector.utils import batch_space
 
 from metanim.envs import _solve
 from metanim.envs._starts import start_law
-from metanim.envs._stream import _episode_key, _integers, _random
+from metanim.envs._stream import _bits53, _episode_key, _integers, below
 from metanim.envs.env import (
     SEATS,
     START_MODES,
@@ -98,22 +98,24 @@ _OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _
 
 @nb.njit(cache=True, inline="always")
 def _index(key, count, n):  # pragma: no cover
-    """Draw `count` of a stream as an index in [0, n) (`EpisodeStream.integers(n)`); with
-    one candidate the answer is known (0), so no word is computed: randomness costs
-    only where the opponent really samples. The caller counts the draw either way."""
-    return 0 if n == 1 else _integers(key, count, n)
+    """Draw `count` of a stream as an index in [0, n) (`EpisodeStream.integers(n)`), its
+    word computed even for one candidate (where it gives 0): a test of n == 1 would be a
+    branch as unpredictable as the states the boards are in, where the word is a few
+    multiplications that wait on nothing."""
+    return _integers(key, count, n)
 
 
 @nb.njit(cache=True, inline="always")
 def _explore(key, count, opp_kind, epsilon):  # pragma: no cover
     """Whether the opponent plays at random this move, and the draw count after its
     draws: `random`, or `epsilon` drawing below its rate (one draw, as
-    `EpsilonOptimalOpponent`), then the one draw of its pick. Scalars only, so the
-    per-board loops can inline it at no reference-counting cost."""
+    `EpsilonOptimalOpponent`; `epsilon` is the rate as `_stream.below` gives it), then
+    the one draw of its pick. Scalars only, so the per-board loops can inline it at no
+    reference-counting cost."""
     explore = opp_kind == _RANDOM
     if opp_kind == _EPSILON:
         count += 1
-        explore = _random(key, count) < epsilon
+        explore = _bits53(key, count) < epsilon
     return explore, count + 1
 
 
@@ -125,88 +127,73 @@ def _truncates(elapsed, max_steps):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _reply(
-    i, s, st, words, legal_ptr, legal_act, win_ptr, win_act, opp_kind, epsilon
-):  # pragma: no cover
-    """The built-in opponent's action at state `s`, drawn as `ImpartialGameEnv._builtin_reply`.
+def _reply_at(key, count, opp_kind, epsilon, w0, w1, l0, l1):  # pragma: no cover
+    """The built-in opponent's move at a state whose winning moves are `to[w0:w1]` and
+    legal ones `to[l0:l1]`, drawn as `ImpartialGameEnv._builtin_reply`: (its position in
+    `to`, the draw count after).
 
-    Tables come as separate arrays, never a tuple: taking arrays out of a tuple inside
-    the per-board loop costs reference counting on every board.
+    Scalars in and out: an inlined helper that takes arrays makes numba count references
+    to each of them, on every board that calls it (two atomic operations per array).
+    Which range it draws from is a choice of values, not a branch.
     """
-    key = words[_KEY, i]
-    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-    st[_COUNT, i] = count
-    n = win_ptr[s + 1] - win_ptr[s]
-    if n > 0 and not explore:
-        return win_act[win_ptr[s] + _index(key, count, n)]
-    n = legal_ptr[s + 1] - legal_ptr[s]
-    return legal_act[legal_ptr[s] + _index(key, count, n)]
+    explore, count = _explore(key, count, opp_kind, epsilon)
+    won = (w1 > w0) & (not explore)
+    low = w0 if won else l0
+    return low + _index(key, count, (w1 if won else l1) - low), count
 
 
 @nb.njit(cache=True, inline="always")
-def _law_pick(i, st, words, keep, alias, law):  # pragma: no cover
+def _begin(i, st, words):  # pragma: no cover
+    """Begin board `i`'s next episode (no steps yet) and return its key, computed only
+    here, where a board starts: its steps read it back. Straight-line code, so numba
+    prunes the reference counts of the arrays it takes."""
+    episode = st[_EPISODE, i] + 1
+    st[_EPISODE, i] = episode
+    st[_ELAPSED, i] = 0
+    key = _episode_key(words[_SEED, i], episode)
+    words[_KEY, i] = key
+    return key
+
+
+@nb.njit(cache=True, inline="always")
+def _law_pick(key, count, keep, alias, law):  # pragma: no cover
     """A start drawn from the start law's alias table (`metanim.envs._starts`) as
-    `StartLaw.draw` draws it: `integers(columns)`, then `random()`."""
-    key = words[_KEY, i]
-    st[_COUNT, i] += 1
-    column = _integers(key, st[_COUNT, i], keep.shape[0])
-    st[_COUNT, i] += 1
-    if _random(key, st[_COUNT, i]) < keep[column]:
-        return law[column]
-    return law[alias[column]]
+    `StartLaw.draw` draws it, `integers(columns)` then `random()`, after `count` draws:
+    (the start, the draw count after). `keep` holds the law's `keep` as `_stream.below`
+    gives it."""
+    column = _integers(key, count + 1, keep.shape[0])
+    if _bits53(key, count + 2) < keep[column]:
+        return law[column], count + 2
+    return law[alias[column]], count + 2
 
 
 # A real call, not inlined: the per-board loops stay small (see below).
 @nb.njit(cache=True)
-def _start(
-    i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg, epsilon, keep,
-    alias, law,
-):  # pragma: no cover  # fmt: skip
-    """Begin board `i`'s episode `st[_EPISODE, i]` (its key, no draws yet, no steps);
-    its state at the agent's first decision.
-
-    `cfg[_START]`, or sampled as `sample_start` samples: from the start law (`keep`,
-    `alias`, `law`: state indices), else by a playout from state 0, the initial state,
-    then a uniform pick among its `wanted` states; then, with the opponent first, its
-    reply. -1: no wanted state found; -2: the
-    opponent's reply ended the game.
-    """
-    words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-    st[_COUNT, i] = 0
-    st[_ELAPSED, i] = 0
-    s = cfg[_START]
-    if s < 0 and cfg[_LAW] > 0:
-        s = _law_pick(i, st, words, keep, alias, law)
-    elif s < 0:
-        # Scratch per sampled start (not per call): boards may run on several threads.
-        row = np.empty(cfg[_MAX_LEN] + 1, np.int64)
-        for _ in range(_MAX_START_TRIES):
-            s = 0
-            length = 0
-            while legal_ptr[s + 1] > legal_ptr[s]:
-                row[length] = s
-                length += 1
-                st[_COUNT, i] += 1
-                pick = _integers(words[_KEY, i], st[_COUNT, i], legal_ptr[s + 1] - legal_ptr[s])
-                s = child[s, legal_act[legal_ptr[s] + pick]]
-            found = 0
-            for j in range(length):  # compact the wanted states to the front
-                if wanted[row[j]]:
-                    row[found] = row[j]
-                    found += 1
-            if found > 0:
-                st[_COUNT, i] += 1
-                s = row[_integers(words[_KEY, i], st[_COUNT, i], found)]
-                break
-            s = -1
-        if s < 0:
-            return -1
-    if cfg[_OPP_FIRST]:
-        a = _reply(i, s, st, words, legal_ptr, legal_act, win_ptr, win_act, cfg[_OPP_KIND], epsilon)
-        s = child[s, a]
-        if legal_ptr[s + 1] == legal_ptr[s]:
-            return -2
-    return s
+def _playout(key, legal_ptr, to, wanted, longest):  # pragma: no cover
+    """A start sampled as `sample_start` samples it where the game has no start law: a
+    playout from state 0, the initial state, then a uniform pick among its `wanted`
+    states, a new playout when it has none: (the start, the draw count after); -1: no
+    wanted state found. `longest`: the most moves a game lasts."""
+    # Scratch per playout (not per kernel call): boards may run on several threads.
+    row = np.empty(longest + 1, np.int64)
+    count = 0
+    for _ in range(_MAX_START_TRIES):
+        s = 0
+        length = 0
+        while legal_ptr[s + 1] > legal_ptr[s]:
+            row[length] = s
+            length += 1
+            count += 1
+            pick = _integers(key, count, legal_ptr[s + 1] - legal_ptr[s])
+            s = to[legal_ptr[s] + pick]
+        found = 0
+        for j in range(length):  # compact the wanted states to the front, without a branch
+            row[found] = row[j]
+            found += wanted[row[j]]
+        if found > 0:
+            count += 1
+            return row[_integers(key, count, found)], count
+    return -1, count
 
 
 def _twin(fn: Any, name: str) -> Any:
@@ -223,29 +210,30 @@ def _twin(fn: Any, name: str) -> Any:
 # takes, on every board (two atomic operations per array and board).
 
 
-def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted, cfg,
+def _step_loop(actions, st, words, legal_ptr, win_ptr, to, child, wanted, cfg,
                epsilon, keep, alias, law, obs_tab, mask_tab, obs, mask, final, rewards,
                terminated, truncated):  # pragma: no cover  # fmt: skip
     """One agent step of every board on the state tables: the agent's action, the
     opponent's reply, reward and flags, autoreset, and the observation and mask rows,
     rewritten only where a board's state changed (`final[i]` where a board ended, with
-    same-step autoreset)."""
+    same-step autoreset).
+
+    A board that starts an episode (its autoreset, or its first after `reset`) begins
+    episode `st[_EPISODE, i] + 1`: its key, no steps, its start `cfg[_START]` or sampled
+    (from the start law: two draws; else `_playout`), then with the opponent first, its
+    reply. Its state -1: no wanted state found; -2: the opponent's reply ended the game.
+    """
     opp_kind, mwat, max_steps = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS]
     next_step = cfg[_NEXT_STEP] != 0
-    quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
-    # A start drawn from the law's table: two words and two reads, inline (then, with the
-    # opponent first, its reply as `_start` draws it).
-    law_start = cfg[_START] < 0 and cfg[_LAW] > 0
-    opp_first = cfg[_OPP_FIRST] != 0
+    start, opp_first, has_law = cfg[_START], cfg[_OPP_FIRST] != 0, cfg[_LAW] > 0
+    longest = cfg[_MAX_LEN]
     num_actions = child.shape[1]
     for i in nb.prange(st.shape[1]):
         s0 = st[_CUR, i]
         s = s0
-        if st[_PENDING, i]:  # next-step autoreset: this step only starts the next episode
+        restart = st[_PENDING, i] != 0
+        if restart:  # next-step autoreset: this step only starts the next episode
             st[_PENDING, i] = 0
-            st[_EPISODE, i] += 1
-            s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act, child, wanted,
-                       cfg, epsilon, keep, alias, law)  # fmt: skip
             rewards[i] = 0.0
             terminated[i] = False
             truncated[i] = False
@@ -258,17 +246,11 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                 if legal_ptr[s + 1] == legal_ptr[s]:  # the agent moved last
                     reward = -1.0 if mwat else 1.0
                 else:
-                    # The opponent's reply, drawn as `_reply` does (written out here).
-                    key = words[_KEY, i]
-                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-                    n = win_ptr[s + 1] - win_ptr[s]
-                    if n > 0 and not explore:
-                        r = win_act[win_ptr[s] + _index(key, count, n)]
-                    else:
-                        n = legal_ptr[s + 1] - legal_ptr[s]
-                        r = legal_act[legal_ptr[s] + _index(key, count, n)]
+                    at, count = _reply_at(words[_KEY, i], st[_COUNT, i], opp_kind, epsilon,
+                                          win_ptr[s], win_ptr[s + 1], legal_ptr[s],
+                                          legal_ptr[s + 1])  # fmt: skip
                     st[_COUNT, i] = count
-                    s = child[s, r]
+                    s = to[at]
                     if legal_ptr[s + 1] == legal_ptr[s]:  # the opponent moved last
                         reward = 1.0 if mwat else -1.0
                     else:
@@ -287,26 +269,20 @@ def _step_loop(actions, st, words, legal_ptr, legal_act, win_ptr, win_act, child
                 else:
                     for j in range(obs_tab.shape[1]):
                         final[i, j] = obs_tab[s, j]
-                    st[_EPISODE, i] += 1
-                    if quick_start:  # a fixed start, agent first: no draws, no call
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        s = cfg[_START]
-                    elif law_start:  # `_start` of a start drawn from the law, inline
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        s = _law_pick(i, st, words, keep, alias, law)
-                        if opp_first:
-                            s = child[s, _reply(i, s, st, words, legal_ptr, legal_act, win_ptr,
-                                                win_act, opp_kind, epsilon)]  # fmt: skip
-                            if legal_ptr[s + 1] == legal_ptr[s]:
-                                s = -2  # the opponent's reply ended the game
-                    else:
-                        s = _start(i, st, words, legal_ptr, legal_act, win_ptr, win_act,
-                                   child, wanted, cfg, epsilon, keep, alias,
-                                   law)  # fmt: skip
+                    restart = True
+        if restart:
+            key = _begin(i, st, words)
+            s, count = start, 0
+            if s < 0:  # sampled: from the start law, else by playouts
+                s, count = (_law_pick(key, 0, keep, alias, law) if has_law
+                            else _playout(key, legal_ptr, to, wanted, longest))  # fmt: skip
+            if opp_first and s >= 0:
+                at, count = _reply_at(key, count, opp_kind, epsilon, win_ptr[s],
+                                      win_ptr[s + 1], legal_ptr[s], legal_ptr[s + 1])  # fmt: skip
+                s = to[at]
+                if legal_ptr[s + 1] == legal_ptr[s]:
+                    s = -2  # the opponent's reply ended the game
+            st[_COUNT, i] = count
         st[_CUR, i] = s
         if s != s0 and s >= 0:
             for j in range(obs_tab.shape[1]):
@@ -371,24 +347,52 @@ def _spread(x):  # pragma: no cover
     return (x | (x << 1)) & 0x5555555555555555
 
 
-@nb.njit(cache=True, inline="always")
-def _compact(x):  # pragma: no cover
-    """The even bits of `x` to bits 0..31 (`_spread` undone)."""
-    x &= 0x5555555555555555
-    x = (x | (x >> 1)) & 0x3333333333333333
-    x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0F
-    x = (x | (x >> 4)) & 0x00FF00FF00FF00FF
-    x = (x | (x >> 8)) & 0x0000FFFF0000FFFF
-    return (x | (x >> 16)) & 0xFFFFFFFF
+# Broadword select (Vigna, "Broadword implementation of rank/select queries", 2008) on
+# uint64 words, 8 lanes of 8 bits: the k-th set bit in a fixed number of operations, no
+# branch. A loop that clears k low bits costs k steps and a mispredicted exit; a
+# playout draws one move after another, each waiting on the last.
+_L01, _L40, _L0F, _L33, _L55 = (
+    np.uint64(v) for v in (0x0101010101010101, 0x4040404040404040, 0x0F0F0F0F0F0F0F0F,
+                           0x3333333333333333, 0x5555555555555555)
+)  # fmt: skip
+_U1, _U2, _U3, _U4, _U6, _U8, _U56 = (np.uint64(v) for v in (1, 2, 3, 4, 6, 8, 56))
+_BYTE = np.uint64(0xFF)
+
+
+def _byte_select() -> np.ndarray:
+    """`out[r * 256 + x]`: the position of the r-th set bit (from 0) of the byte x."""
+    out = np.zeros(8 * 256, np.uint8)
+    for x in range(256):
+        for r, p in enumerate(p for p in range(8) if x >> p & 1):
+            out[r * 256 + x] = p
+    return out
+
+
+#: A global array, so numba compiles it in as a constant (no argument to pass).
+_BYTE_SELECT = _byte_select()
 
 
 @nb.njit(cache=True, inline="always")
-def _popcount(x):  # pragma: no cover
-    """Set bits of a non-negative int64 (SWAR)."""
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return ((x * 0x0101010101010101) >> 56) & 0xFF
+def _running(x):  # pragma: no cover
+    """Lane b of the result: the set bits of `x` in its bytes 0..b (the top lane: all)."""
+    s = x - ((x >> _U1) & _L55)
+    s = (s & _L33) + ((s >> _U2) & _L33)
+    return ((s + (s >> _U4)) & _L0F) * _L01
+
+
+@nb.njit(cache=True, inline="always")
+def _lanes_at_most(running, k):  # pragma: no cover
+    """How many lanes of `running` (each below 64, increasing) are at most `k` (< 64)."""
+    return (((((k * _L01) | _L40) - running) & _L40) >> _U6) * _L01 >> _U56
+
+
+@nb.njit(cache=True, inline="always")
+def _select(x, running, k):  # pragma: no cover
+    """The position of the k-th set bit (from 0) of `x` (at most 48 bits, k below its
+    count), given `running = _running(x)`."""
+    place = _lanes_at_most(running, k) << _U3  # the byte holding it, times 8
+    rank = k - (((running << _U8) >> place) & _BYTE)  # its rank inside that byte
+    return place + _BYTE_SELECT[(rank << _U8) | ((x >> place) & _BYTE)]
 
 
 @nb.njit(cache=True, inline="always")
@@ -398,44 +402,51 @@ def _kayles_moves(m, pairs):  # pragma: no cover
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_after(m, moves, k):  # pragma: no cover
-    """The mask after the k-th move (from 0) of the move set `moves` at `m`."""
-    for _ in range(k):
-        moves &= moves - 1
-    low = moves & -moves
-    single = _compact(low)
-    if single:
-        return m ^ single
-    pin = _compact(low >> 1)
-    return m ^ pin ^ (pin << 1)
+def _kayles_pick(key, count, moves):  # pragma: no cover
+    """The move of the move set `moves` that draw `count` picks uniformly (`_index`), as
+    its bit b: it clears pin b // 2, with the next pin when b is odd."""
+    x = np.uint64(moves)
+    running = _running(x)
+    k = _index(key, count, np.int64(running >> _U56))
+    return np.int64(_select(x, running, np.uint64(k)))
+
+
+@nb.njit(cache=True, inline="always")
+def _kayles_draw(key, count, m, moves):  # pragma: no cover
+    """The mask after the move `_kayles_pick` draws from `moves` at `m`."""
+    b = _kayles_pick(key, count, moves)
+    return m ^ ((1 + 2 * (b & 1)) << (b >> 1))
 
 
 @nb.njit(cache=True, inline="always")
 def _kayles_winning(m, pairs, outcome):  # pragma: no cover
-    """The winning moves at `m` (to P-positions), as a move set."""
+    """The winning moves at `m` (to P-positions), as a move set.
+
+    Each test is a product, not a branch: which children are P-positions follows no
+    pattern a branch predictor learns. A pin that cannot fall with the next one looks up
+    `m` itself (in range) and keeps nothing.
+    """
     alone = 0  # pins whose fall alone wins
     both = 0  # pins whose fall with the next pin wins
     rest = m
     while rest:
         low = rest & -rest
         rest ^= low
-        if outcome[m ^ low] == 0:
-            alone |= low
-        if (pairs & low) and (m & (low << 1)) and outcome[m ^ low ^ (low << 1)] == 0:
-            both |= low
+        alone |= low * (outcome[m ^ low] == 0)
+        pair = low & pairs & (m >> 1)  # low, where it and the next pin can fall together
+        both |= pair * (outcome[m ^ pair ^ (pair << 1)] == 0)
     return _spread(alone) | (_spread(both) << 1)
 
 
 @nb.njit(cache=True, inline="always")
-def _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon):  # pragma: no cover
-    """The mask after the built-in opponent's move at `m`, drawn as `_reply` does."""
-    key = words[_KEY, i]
-    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-    st[_COUNT, i] = count
+def _kayles_reply(key, count, m, pairs, outcome, opp_kind, epsilon):  # pragma: no cover
+    """The built-in opponent's move at `m`, drawn as `_reply_at` draws it: (the mask
+    after it, the draw count after)."""
+    explore, count = _explore(key, count, opp_kind, epsilon)
     moves = 0 if explore else _kayles_winning(m, pairs, outcome)
     if moves == 0:
         moves = _kayles_moves(m, pairs)
-    return _kayles_after(m, moves, _index(key, count, _popcount(moves)))
+    return _kayles_draw(key, count, m, moves), count
 
 
 @nb.njit(cache=True, inline="always")
@@ -447,50 +458,38 @@ def _kayles_wanted(m, outcome, opp_first):  # pragma: no cover
     # Only one pin or two adjacent pins can be cleared at once, and two adjacent pins
     # are an N-position in both plays: the only P-position a move ends is one pin
     # (misère).
-    return outcome[m] == 0 and (m & (m - 1)) != 0
+    return (outcome[m] == 0) & ((m & (m - 1)) != 0)
 
 
 # A real call, not inlined: the per-board loops stay small.
 @nb.njit(cache=True)
-def _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law):  # pragma: no cover
-    """`_start` on masks: begin episode `st[_EPISODE, i]`; the state at the agent's first
-    decision, -1 or -2 as there (`law`: the start law's states as masks)."""
-    words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-    st[_COUNT, i] = 0
-    st[_ELAPSED, i] = 0
-    pairs = cfg[_PAIRS]
-    m = cfg[_START]
-    if m < 0 and cfg[_LAW] > 0:
-        m = _law_pick(i, st, words, keep, alias, law)
-    elif m < 0:
-        row = np.empty(KAYLES_MAX_PINS + 1, np.int64)
-        for _ in range(_MAX_START_TRIES):
-            m = cfg[_FULL]
-            length = 0
-            while m:
-                row[length] = m
-                length += 1
-                st[_COUNT, i] += 1
-                moves = _kayles_moves(m, pairs)
-                pick = _integers(words[_KEY, i], st[_COUNT, i], _popcount(moves))
-                m = _kayles_after(m, moves, pick)
-            found = 0
-            for j in range(length):  # compact the wanted states to the front
-                if _kayles_wanted(row[j], outcome, cfg[_OPP_FIRST]):
-                    row[found] = row[j]
-                    found += 1
-            if found > 0:
-                st[_COUNT, i] += 1
-                m = row[_integers(words[_KEY, i], st[_COUNT, i], found)]
-                break
-            m = -1
-        if m < 0:
-            return -1
-    if cfg[_OPP_FIRST]:
-        m = _kayles_reply(i, m, st, words, pairs, outcome, cfg[_OPP_KIND], epsilon)
-        if m == 0:
-            return -2
-    return m
+def _kayles_playout(key, full, pairs, opp_first, outcome):  # pragma: no cover
+    """`_playout` on masks, from the full board `full`: (the start, the draw count
+    after); -1: no wanted state found."""
+    row = np.empty(KAYLES_MAX_PINS + 1, np.int64)
+    count = 0
+    for _ in range(_MAX_START_TRIES):
+        m = full
+        moves = _kayles_moves(m, pairs)
+        length = 0
+        while moves:  # while a pin stands
+            row[length] = m
+            length += 1
+            count += 1
+            b = _kayles_pick(key, count, moves)
+            m ^= (1 + 2 * (b & 1)) << (b >> 1)
+            # The moves that used a fallen pin, from the last: with pin p alone, bits
+            # 2p - 1 (pins p - 1 and p) to 2p + 1; with pins p and p + 1, to 2p + 3. One
+            # step, where the set anew from `m` takes two `_spread`s.
+            moves &= ~(((7 + 24 * (b & 1)) << (b & -2)) >> 1)
+        found = 0
+        for j in range(length):  # compact the wanted states to the front, without a branch
+            row[found] = row[j]
+            found += _kayles_wanted(row[j], outcome, opp_first)
+        if found > 0:
+            count += 1
+            return row[_integers(key, count, found)], count
+    return -1, count
 
 
 @nb.njit(cache=True, inline="always")
@@ -501,20 +500,22 @@ def _kayles_update(obs, mask, i, old, new, pairs, cell_of_bit):  # pragma: no co
     Pin bit p is observation cell `cell_of_bit[p]` (row * width + pin); its actions
     are 2 * cell (the pin) and 2 * cell + 1 (it and the next pin), and the pair action
     of pin p - 1 depends on it too.
+
+    The loop visits the changed pins only, not every bit up to the highest: a test per
+    bit goes either way at random and mispredicts.
     """
     d = old ^ new
-    p = 0
     while d:
-        if d & 1:
-            cell = cell_of_bit[p]
-            bit = (new >> p) & 1
-            obs[i, cell] = bit
-            mask[i, 2 * cell] = bit
-            mask[i, 2 * cell + 1] = bit & (new >> (p + 1)) & (pairs >> p) & 1
-            if p > 0 and (pairs >> (p - 1)) & 1:
-                mask[i, 2 * cell_of_bit[p - 1] + 1] = (new >> (p - 1)) & bit
-        d >>= 1
-        p += 1
+        low = d & -d
+        d ^= low
+        p = np.int64(_running(np.uint64(low - 1)) >> _U56)  # the pin: bits below it
+        cell = cell_of_bit[p]
+        bit = (new >> p) & 1
+        obs[i, cell] = bit
+        mask[i, 2 * cell] = bit
+        mask[i, 2 * cell + 1] = bit & (new >> (p + 1)) & (pairs >> p) & 1
+        if p > 0:  # the pair action of pin p - 1 (0 where p starts a row: no such pair)
+            mask[i, 2 * cell_of_bit[p - 1] + 1] = (new >> (p - 1)) & bit & (pairs >> (p - 1)) & 1
 
 
 def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcome, clears,
@@ -525,17 +526,14 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
     stood up again (`_kayles_update`)."""
     opp_kind, mwat, max_steps, pairs = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS], cfg[_PAIRS]
     next_step = cfg[_NEXT_STEP] != 0
-    quick_start = cfg[_START] >= 0 and cfg[_OPP_FIRST] == 0
-    law_start = cfg[_START] < 0 and cfg[_LAW] > 0
-    opp_first = cfg[_OPP_FIRST] != 0
+    start, opp_first, has_law, full = cfg[_START], cfg[_OPP_FIRST] != 0, cfg[_LAW] > 0, cfg[_FULL]
     num_actions = clears.shape[0]
     for i in nb.prange(st.shape[1]):
         m0 = st[_CUR, i]
         m = m0
-        if st[_PENDING, i]:  # next-step autoreset: this step only starts the next episode
+        restart = st[_PENDING, i] != 0
+        if restart:  # next-step autoreset: this step only starts the next episode
             st[_PENDING, i] = 0
-            st[_EPISODE, i] += 1
-            m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
             rewards[i] = 0.0
             terminated[i] = False
             truncated[i] = False
@@ -548,13 +546,8 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
                 if m == 0:  # the agent moved last
                     reward = -1.0 if mwat else 1.0
                 else:
-                    # The opponent's reply, drawn as `_kayles_reply` does (written out here).
-                    key = words[_KEY, i]
-                    explore, count = _explore(key, st[_COUNT, i], opp_kind, epsilon)
-                    moves = 0 if explore else _kayles_winning(m, pairs, outcome)
-                    if moves == 0:
-                        moves = _kayles_moves(m, pairs)
-                    m = _kayles_after(m, moves, _index(key, count, _popcount(moves)))
+                    m, count = _kayles_reply(words[_KEY, i], st[_COUNT, i], m, pairs, outcome,
+                                             opp_kind, epsilon)  # fmt: skip
                     st[_COUNT, i] = count
                     if m == 0:  # the opponent moved last
                         reward = 1.0 if mwat else -1.0
@@ -571,29 +564,23 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
                 if next_step:
                     st[_PENDING, i] = 1  # restarts on its next step
                 else:
-                    rest, p = m, 0
-                    while rest:  # the final observation into its all-zero row
-                        if rest & 1:
-                            final[i, cell_of_bit[p]] = 1
-                        rest >>= 1
-                        p += 1
-                    st[_EPISODE, i] += 1
-                    if quick_start:  # a fixed start, agent first: no draws, no call
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        m = cfg[_START]
-                    elif law_start:  # `_kayles_start` of a start drawn from the law, inline
-                        words[_KEY, i] = _episode_key(words[_SEED, i], st[_EPISODE, i])
-                        st[_COUNT, i] = 0
-                        st[_ELAPSED, i] = 0
-                        m = _law_pick(i, st, words, keep, alias, law)
-                        if opp_first:
-                            m = _kayles_reply(i, m, st, words, pairs, outcome, opp_kind, epsilon)
-                            if m == 0:
-                                m = -2  # the opponent's reply ended the game
-                    else:
-                        m = _kayles_start(i, st, words, cfg, outcome, epsilon, keep, alias, law)
+                    rest = m
+                    while rest:  # the final observation into its all-zero row, pin by pin
+                        low = rest & -rest
+                        rest ^= low
+                        final[i, cell_of_bit[np.int64(_running(np.uint64(low - 1)) >> _U56)]] = 1
+                    restart = True
+        if restart:  # as in `_step_loop`
+            key = _begin(i, st, words)
+            m, count = start, 0
+            if m < 0:
+                m, count = (_law_pick(key, 0, keep, alias, law) if has_law
+                            else _kayles_playout(key, full, pairs, opp_first, outcome))  # fmt: skip
+            if opp_first and m >= 0:
+                m, count = _kayles_reply(key, count, m, pairs, outcome, opp_kind, epsilon)
+                if m == 0:
+                    m = -2  # the opponent's reply ended the game
+            st[_COUNT, i] = count
         st[_CUR, i] = m
         if m >= 0:
             _kayles_update(obs, mask, i, max(m0, 0), m, pairs, cell_of_bit)
@@ -716,8 +703,8 @@ class _Tables:
         self.child = np.full((count, num_actions), -1, np.int64)
         self.legal_ptr = np.zeros(count + 1, np.int64)
         self.win_ptr = np.zeros(count + 1, np.int64)
-        legal_act: list[int] = []
-        win_act: list[int] = []
+        legal_to: list[int] = []
+        win_to: list[int] = []
         self.is_n = np.zeros(count, np.bool_)
         _solve.prepare(game)  # one whole-game table rather than one per query (Chomp)
         for k, (moves, row) in enumerate(zip(legal, edges, strict=True)):
@@ -725,14 +712,18 @@ class _Tables:
                 a = game.action_id(move)
                 self.mask[k, a] = 1
                 self.child[k, a] = j
-                legal_act.append(a)
-            self.legal_ptr[k + 1] = len(legal_act)
+                legal_to.append(j)
+            self.legal_ptr[k + 1] = len(legal_to)
             if moves:
                 self.is_n[k] = _solve.outcome(game, states[k]) == "N"
-                win_act.extend(game.action_id(m) for m in _solve.winning_moves(game, states[k]))
-            self.win_ptr[k + 1] = len(win_act)
-        self.legal_act = np.asarray(legal_act, np.int64)
-        self.win_act = np.asarray(win_act, np.int64)
+                wins = _solve.winning_moves(game, states[k])
+                win_to.extend(int(self.child[k, game.action_id(m)]) for m in wins)
+            self.win_ptr[k + 1] = len(win_to)
+        # The child of every legal move of every state in action-id order, then of every
+        # winning move: a reply is one read from either range (`win_ptr` points past the
+        # legal ones), not an action and then its child.
+        self.to = np.asarray(legal_to + win_to, np.int64)
+        self.win_ptr += len(legal_to)
         terminal = self.legal_ptr[1:] == self.legal_ptr[:-1]
         # P-positions from which no move ends the game: the opponent's sampled starts
         # (`sample_start` with mover_wins=False).
@@ -847,14 +838,15 @@ class ImpartialGameVectorEnv(VectorEnv):
             )
         self.game: Game[Any, Any] = _build_game(game, preset, game_params, misere, params)
         policy = make_opponent(opponent)
-        self._epsilon = 0.0
+        self._epsilon = 0
         if isinstance(policy, RandomOpponent):
             opp_kind = _RANDOM
         elif isinstance(policy, OptimalOpponent):
             opp_kind = _OPTIMAL
         else:
             assert isinstance(policy, EpsilonOptimalOpponent)
-            opp_kind, self._epsilon = _EPSILON, float(policy.epsilon)
+            # The rate as an integer bound on a word's top 53 bits (`_stream.below`).
+            opp_kind, self._epsilon = _EPSILON, below(float(policy.epsilon))
         self.opponent = opponent
 
         game_ = self.game
@@ -902,7 +894,7 @@ class ImpartialGameVectorEnv(VectorEnv):
                 start_index = t.index[fixed]
             elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != opp_first:
                 start_index = 0
-            self._tab = (t.legal_ptr, t.legal_act, t.win_ptr, t.win_act, t.child, wanted)
+            self._tab = (t.legal_ptr, t.win_ptr, t.to, t.child, wanted)
             # Every state's observation, encoded once, in the buffers' dtype.
             encoded = self._encode(t.obs).reshape(len(t.states), -1)
             self._obs_table = np.ascontiguousarray(encoded, dtype=obs_dtype)
@@ -913,11 +905,12 @@ class ImpartialGameVectorEnv(VectorEnv):
             check_playout_length(game_)
             law = start_law(game_, mover_wins=not opp_first)
         if law is None:
-            self._law = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
+            self._law = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
         else:
             k_, t_ = self.kayles, self.tables
             code = k_.mask_of if k_ is not None else t_.index.__getitem__  # type: ignore[union-attr]
-            self._law = (law.keep, law.alias, np.array([code(s) for s in law.states], np.int64))
+            states = np.array([code(s) for s in law.states], np.int64)
+            self._law = (below(law.keep), law.alias, states)
         self._cfg = np.zeros(10, np.int64)
         self._cfg[[_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT]] = [
             opp_kind,

@@ -16,8 +16,11 @@ from metanim.envs.vector import (
     ImpartialGameVectorEnv,
     _episode_key,
     _integers,
+    _kayles_draw,
+    _kayles_moves,
     _KaylesBits,
-    _random,
+    _running,
+    _select,
 )
 from metanim.games import Kayles, make_game
 from metanim.solver import ReferenceSolver, outcome
@@ -64,6 +67,17 @@ CASES: list[Any] = [
     # The generated families (state tables), normal and misère.
     ("MetaNIM/Subtraction-v0", {"heaps": [9, 7], "subtraction_set": [1, 3, 4]}),
     ("MetaNIM/Subtraction-v0", {"subtraction_set": [2, 5], "misere": True, "seat": "second"}),
+    # Past LAW_STATES (71 * 71 states): a start plays its playouts on the state tables.
+    ("MetaNIM/Subtraction-v0", {"heaps": [70, 70], "subtraction_set": [1, 3, 4]}),
+    (
+        "MetaNIM/Subtraction-v0",
+        {
+            "heaps": [70, 70],
+            "subtraction_set": [1, 3, 4],
+            "seat": "second",
+            "opponent": "epsilon:0.3",
+        },
+    ),
     ("MetaNIM/Octal-v0", {"rows": [10]}),
     ("MetaNIM/Octal-v0", {"rows": [5, 7], "code": "0.137", "misere": True, "opponent": "random"}),
 ]
@@ -82,7 +96,25 @@ def test_numba_draws_equal_the_python_stream() -> None:
         py = _stream.EpisodeStream(seed, episode)
         for count, n in enumerate([1, 2, 3, 31, 1000, 2**31], start=1):
             assert _integers(np.uint64(key), count, n) == py.integers(n)
-        assert _random(np.uint64(key), count + 1) == py.random()
+        assert _stream._random(np.uint64(key), count + 1) == py.random()
+
+
+def test_an_integer_bound_on_the_top_bits_is_the_float_test() -> None:
+    # `random() < p` as the kernels test it (`_bits53(...) < below(p)`), against the
+    # float test in Python, on words at and beside each bound and on random words.
+    words = np.random.default_rng(3).integers(0, 2**53, 2000).tolist()
+    rates = [0.0, 1.0, 0.2, 0.5, 1 / 3, 2**-53, 1 - 2**-53, 0.3, 0.7]
+    for p in rates:
+        bound = int(_stream.below(p))
+        assert bound == int(_stream.below(np.array([p]))[0])
+        for w in [*words, bound - 1, bound, bound + 1, 0, 2**53 - 1]:
+            if 0 <= w < 2**53:
+                assert (w < bound) == (w * 2.0**-53 < p)
+    key = np.uint64(_stream.episode_key(11, 2))
+    py = _stream.EpisodeStream(11, 2)
+    for count in range(1, 200):
+        p = rates[count % len(rates)]
+        assert (_stream._bits53(key, count) < _stream.below(p)) == (py.random() < p)
 
 
 def test_the_block_stream_gives_the_words_of_the_formula() -> None:
@@ -329,6 +361,32 @@ def test_encoded_observations_have_the_single_env_space() -> None:
             assert isinstance(single.observation_space, gym.spaces.MultiBinary)
             obs, _ = vec.reset(seed=0)
             assert obs.shape == (4, *single.observation_space.shape) and obs.dtype == np.int8
+
+
+def test_the_kayles_move_draw_takes_the_kth_move_in_action_order() -> None:
+    # The k-th set bit by broadword select against a list of the set bits, on move sets
+    # of up to 48 bits (24 pins), every k; and a drawn move against the move list of the
+    # rules (`Kayles.legal_moves`, in action-id order) with the draw's index.
+    rng = np.random.default_rng(5)
+    sets = [1, 2**47, 2**48 - 1, 0x8000_0000_0001, *rng.integers(1, 2**48, 300).tolist()]
+    for x in sets:
+        bits = [p for p in range(48) if x >> p & 1]
+        word = np.uint64(x)
+        for k, bit in enumerate(bits):
+            assert _select(word, _running(word), np.uint64(k)) == bit
+    game = make_game("kayles", rows=[7, 5])
+    bits = _KaylesBits(game.rows, game.width, game.misere)
+    key = np.uint64(_stream.episode_key(2, 0))
+    for count in range(1, 300):
+        m = int(rng.integers(1, 2**12))
+        state = (
+            "".join(str(m >> p & 1) for p in range(7)),
+            "".join(str(m >> p & 1) for p in range(7, 12)),
+        )
+        moves = game.legal_moves(state)
+        move = moves[_integers(key, count, len(moves))]
+        after = _kayles_draw(key, count, m, _kayles_moves(m, bits.pairs))
+        assert after == bits.mask_of(game.child(state, move))
 
 
 @pytest.mark.parametrize("misere", [False, True])
