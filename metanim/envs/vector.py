@@ -220,12 +220,13 @@ def _step_loop(actions, st, words, legal_ptr, win_ptr, to, child, wanted, cfg,
 
     A board that starts an episode (its autoreset, or its first after `reset`) begins
     episode `st[_EPISODE, i] + 1`: its key, no steps, its start `cfg[_START]` or sampled
-    (from the start law: two draws; else `_playout`), then with the opponent first, its
-    reply. Its state -1: no wanted state found; -2: the opponent's reply ended the game.
+    (from the start law: two draws; else `_playout` among the `wanted` states, None
+    where no start is played out), then with the opponent first, its reply. Its state
+    -1: no wanted state found; -2: the opponent's reply ended the game.
     """
     opp_kind, mwat, max_steps = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS]
     next_step = cfg[_NEXT_STEP] != 0
-    start, opp_first, has_law = cfg[_START], cfg[_OPP_FIRST] != 0, cfg[_LAW] > 0
+    start, opp_first = cfg[_START], cfg[_OPP_FIRST] != 0
     longest = cfg[_MAX_LEN]
     num_actions = child.shape[1]
     for i in nb.prange(st.shape[1]):
@@ -274,8 +275,13 @@ def _step_loop(actions, st, words, legal_ptr, win_ptr, to, child, wanted, cfg,
             key = _begin(i, st, words)
             s, count = start, 0
             if s < 0:  # sampled: from the start law, else by playouts
-                s, count = (_law_pick(key, 0, keep, alias, law) if has_law
-                            else _playout(key, legal_ptr, to, wanted, longest))  # fmt: skip
+                # `wanted` is None unless starts are played out: numba prunes the branch
+                # a None argument rules out before typing, so a kernel for a start law
+                # does not compile `_playout` (0.4 s of a cold first step).
+                if wanted is None:
+                    s, count = _law_pick(key, 0, keep, alias, law)
+                else:
+                    s, count = _playout(key, legal_ptr, to, wanted, longest)
             if opp_first and s >= 0:
                 at, count = _reply_at(key, count, opp_kind, epsilon, win_ptr[s],
                                       win_ptr[s + 1], legal_ptr[s], legal_ptr[s + 1])  # fmt: skip
@@ -911,6 +917,9 @@ class ImpartialGameVectorEnv(VectorEnv):
             code = k_.mask_of if k_ is not None else t_.index.__getitem__  # type: ignore[union-attr]
             states = np.array([code(s) for s in law.states], np.int64)
             self._law = (below(law.keep), law.alias, states)
+        if self.kayles is None and (law is not None or start_index >= 0):
+            # No start is played out: the kernel gets no `wanted` (see `_step_loop`).
+            self._tab = (*self._tab[:4], None)
         self._cfg = np.zeros(10, np.int64)
         self._cfg[[_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT]] = [
             opp_kind,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 from typing import Any
 
 import gymnasium as gym
@@ -469,3 +472,36 @@ def test_an_unstartable_seat_says_the_rule_the_same_in_both_envs() -> None:
         "cannot start this seat: no reachable state is a P-position for the opponent" in messages[0]
     )
     assert "random playouts" not in messages[0] and "N-position reachable" not in messages[0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "playout_compiled"),
+    [
+        ({"preset": "nim-31-k3", "start": "random_n"}, False),  # a start law
+        ({"preset": "nim-31-k3", "start": "initial"}, False),  # a fixed start
+        ({"heaps": [70, 70], "subtraction_set": [1, 3, 4]}, True),  # no law: playouts
+    ],
+)
+def test_only_a_game_whose_starts_are_played_out_compiles_the_playout(
+    kwargs: dict[str, Any], playout_compiled: bool, tmp_path: Any
+) -> None:
+    """The step kernel gets no `wanted` table where no start is played out, and numba
+    prunes the playout branch before typing: `_playout` is not compiled there (it was
+    0.4 s of a cold first step). In a fresh process with an empty numba cache, so the
+    kernel is compiled, not loaded (a loaded kernel holds its callees' code)."""
+    env_id = "MetaNIM/Nim-v0" if "preset" in kwargs else "MetaNIM/Subtraction-v0"
+    code = (
+        "import gymnasium as gym, numpy as np, metanim\n"
+        "from metanim.envs import vector\n"
+        f"env = gym.make_vec({env_id!r}, num_envs=8, **{kwargs!r})\n"
+        "env.reset(seed=0)\n"
+        "for _ in range(20):\n"
+        "    env.step(np.argmax(env.action_masks(), axis=1))\n"
+        "print(len(vector._step.signatures), len(vector._playout.signatures))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300,
+        env=env,
+    )  # fmt: skip
+    assert out.stdout.split() == ["1", "1" if playout_compiled else "0"]
