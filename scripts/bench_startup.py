@@ -254,9 +254,12 @@ def main() -> None:
             "kernels.",
             table(["env", "cold s", "warm s", "cold/warm", "heavy"], first),
             "What bounds the batched env's cold first step: numba's compile time. Each "
-            "game's batched env compiles one step kernel (its `reset` runs the same kernel) and "
-            "the start kernel it calls, with the random-stream helpers they inline (and Kayles "
-            "its outcome table's kernel); seconds of each outermost compile in one cold process "
+            "game's batched env compiles one step kernel (its `reset` runs the same kernel), "
+            "with the random-stream helpers it inlines; the playout kernel it calls only where "
+            "starts are played out (Kayles of 20 pins, which has no start law: a kernel for a "
+            "start law or a fixed start gets no table of wanted states, and numba prunes the "
+            "playout branch before typing), and Kayles its outcome table's kernel; seconds of "
+            "each outermost compile in one cold process "
             "(numba's `numba:compile` events; a kernel's time includes the kernels it calls or "
             "inlines, compiled first: those of 0.1 s or more are listed after the semicolon), "
             "the outermost ones' sum, and that process's wall time. A warm process loads the "
