@@ -47,32 +47,34 @@ def episode_key(seed: int, episode: int) -> int:
     return mix((mix((seed + GOLDEN) & MASK) + (episode + 1) * GOLDEN) & MASK)
 
 
-@njit(cache=True, inline="always")
+# Plain compiled functions on scalars: numba types each once, and LLVM inlines them
+# into the kernels that call them (`metanim.envs.vector`).
+@njit(cache=True)
 def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _episode_key(seed: np.uint64, episode: np.int64) -> np.uint64:  # pragma: no cover
     return _mix(_mix(seed + _G) + np.uint64(episode + 1) * _G)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _integers(key: np.uint64, count: np.int64, n: np.int64) -> np.int64:  # pragma: no cover
     word = _mix(key + np.uint64(count) * _G)
     return np.int64(((word >> _S32) * np.uint64(n)) >> _S32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _bits53(key: np.uint64, count: np.int64) -> np.int64:  # pragma: no cover
     """`word(count) >> 11`: `random()` is this times 2**-53, so `random() < p` is
     `_bits53(...) < below(p)`, with no float conversion."""
     return np.int64(_mix(key + np.uint64(count) * _G) >> _S11)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
     return float(_bits53(key, count)) * (1.0 / 9007199254740992.0)
 
