@@ -39,13 +39,10 @@ def write_jsonl(records: Iterable[DatasetRecord], path: str | Path) -> Path:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        if exc.filename == tmp:
+        if isinstance(exc, OSError) and exc.filename == tmp:  # named as the file it makes
             raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
         raise
     return path
 

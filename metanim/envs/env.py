@@ -306,9 +306,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._extras = self.mask_in_obs or self.solver_info or render_mode == "human"
         self._set_state(self.game.initial_state())
         self._done = True
-        # True while an episode runs on the node path: `step`'s one check covers both a
-        # finished episode and the path by states (set wherever `_done` is).
-        self._fast = False
         self._status = "call reset() to start"
 
     # ------------------------------------------------------------------ gym API
@@ -354,7 +351,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 # A forfeit in step() is the agent's win; reset() cannot return a finished
                 # episode, and replaying the opponent would hide the forfeit. Say so.
                 self._done = True
-                self._fast = False
                 self._status = f"opponent forfeited its first move: {err.reason}"
                 raise OpponentForfeitError(
                     f"the opponent forfeited its first move (seat='second'): {err.reason}",
@@ -369,7 +365,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 )
         self._set_state(state)
         self._done = False
-        self._fast = self._by_nodes
         self._status = "agent to move"
         info = self._info(agent_move=None, opponent_move=opponent_move, winner=None)
         # The outcome at the agent's first decision, as tournaments record it per episode.
@@ -410,13 +405,11 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         return self._start_plan
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if not self._fast:  # one check for the two rare cases
-            if self._done:
-                if self._stream_seed is None:  # reset() has never run
-                    raise RuntimeError(
-                        "no episode has started: call reset() before the first step()"
-                    )
-                raise RuntimeError("the episode is over; call reset() before step()")
+        if self._done:
+            if self._stream_seed is None:  # reset() has never run
+                raise RuntimeError("no episode has started: call reset() before the first step()")
+            raise RuntimeError("the episode is over; call reset() before step()")
+        if not self._by_nodes:
             return self._step_general(action)
         node = self._current
         # An int, or the NumPy int a policy's action array hands out (a bool is not an id).
@@ -457,7 +450,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         else:  # the game is over (`_game_over`, inline)
             winner, reward, self._status = self._ends[opponent_move is not None]
             self._done = True
-            self._fast = False
         value = node[2]
         info = {
             "action_mask": node[0].copy(),
@@ -475,7 +467,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         """(winner, reward) of a step that ended the game, whose last move was the
         opponent's when it made one: the player to move at the end wins in misère play."""
         self._done = True
-        self._fast = False
         winner, reward, self._status = self._ends[opponent_move is not None]
         return winner, reward
 
@@ -521,7 +512,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                     # The opponent forfeits; an LLM opponent can answer illegally too.
                     self._set_state(state)
                     self._done = True
-                    self._fast = False
                     self._status = f"opponent forfeited: {err.reason}"
                     info = self._info(agent_move=agent_move, opponent_move=None, winner="agent")
                     info["opponent_error"] = err.reason
@@ -619,7 +609,6 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         info["error"] = err.reason
         if lose:
             self._done = True
-            self._fast = False
             self._status = f"agent lost by an illegal action: {err.reason}"
             return self._obs(), -1.0, True, False, info
         return self._obs(), self.illegal_reward, False, False, info
@@ -713,7 +702,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         if mask is None:
             return None, obs, tuple(value) if flat else None, game.num_legal_moves(state), None
         view = mask.tobytes()
-        # The mask's 1 bytes count the legal moves in C, where the game's count walks
+        # The mask's nonzero bytes count the legal moves in C, where the game's count walks
         # the state in Python (a new state's record is made on every first visit).
         return mask, obs, tuple(value) if flat else None, len(view) - view.count(0), view
 
