@@ -89,11 +89,8 @@ _SEED, _KEY = range(2)
 #: The configuration row of the kernels (int64): opponent kind, whether the opponent
 #: moves first, the fixed start (-1: sampled), the longest game, the time limit (0:
 #: none), next-step autoreset, whether the mover wins at a terminal state, for Kayles
-#: on bit masks the full board and the pair bits, and the columns of the start law's
-#: alias table (0: a sampled start plays a playout).
-_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _PAIRS, _LAW = range(
-    10
-)
+#: on bit masks the full board and the pair bits.
+_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _PAIRS = range(9)
 
 # Helpers that take and return scalars only are plain compiled functions: numba types
 # each once, and LLVM inlines them into the loops that call them, so the loops' machine
@@ -101,15 +98,6 @@ _OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT, _FULL, _
 # helper again at every call site) and a cold first step compiles less (Kayles 4.0 to
 # 3.2 s). Helpers that take arrays stay inlined by numba: a call would count
 # references to each array it passes.
-
-
-@nb.njit(cache=True)
-def _index(key, count, n):  # pragma: no cover
-    """Draw `count` of a stream as an index in [0, n) (`EpisodeStream.integers(n)`), its
-    word computed even for one candidate (where it gives 0): a test of n == 1 would be a
-    branch as unpredictable as the states the boards are in, where the word is a few
-    multiplications that wait on nothing."""
-    return _integers(key, count, n)
 
 
 @nb.njit(cache=True)
@@ -146,7 +134,9 @@ def _reply_at(key, count, opp_kind, epsilon, w0, w1, l0, l1):  # pragma: no cove
     explore, count = _explore(key, count, opp_kind, epsilon)
     won = (w1 > w0) & (not explore)
     low = w0 if won else l0
-    return low + _index(key, count, (w1 if won else l1) - low), count
+    # The word is computed even for one candidate (where it gives 0): a test of n == 1
+    # would be a branch as unpredictable as the boards' states.
+    return low + _integers(key, count, (w1 if won else l1) - low), count
 
 
 @nb.njit(cache=True, inline="always")
@@ -416,11 +406,11 @@ def _kayles_moves(m, pairs):  # pragma: no cover
 
 @nb.njit(cache=True)
 def _kayles_pick(key, count, moves):  # pragma: no cover
-    """The move of the move set `moves` that draw `count` picks uniformly (`_index`), as
+    """The move of the move set `moves` that draw `count` picks uniformly (`_integers`), as
     its bit b: it clears pin b // 2, with the next pin when b is odd."""
     x = np.uint64(moves)
     running = _running(x)
-    k = _index(key, count, np.int64(running >> _U56))
+    k = _integers(key, count, np.int64(running >> _U56))
     return np.int64(_select(x, running, np.uint64(k)))
 
 
@@ -539,7 +529,8 @@ def _kayles_step_loop(actions, st, words, cfg, epsilon, keep, alias, law, outcom
     stood up again (`_kayles_update`)."""
     opp_kind, mwat, max_steps, pairs = cfg[_OPP_KIND], cfg[_MWAT], cfg[_MAX_STEPS], cfg[_PAIRS]
     next_step = cfg[_NEXT_STEP] != 0
-    start, opp_first, has_law, full = cfg[_START], cfg[_OPP_FIRST] != 0, cfg[_LAW] > 0, cfg[_FULL]
+    start, opp_first, full = cfg[_START], cfg[_OPP_FIRST] != 0, cfg[_FULL]
+    has_law = keep.shape[0] > 0
     num_actions = clears.shape[0]
     for i in nb.prange(st.shape[1]):
         m0 = st[_CUR, i]
@@ -907,7 +898,6 @@ class ImpartialGameVectorEnv(VectorEnv):
                 start_index = t.index[fixed]
             elif start == "auto" and t.legal_ptr[1] > 0 and t.is_n[0] != opp_first:
                 start_index = 0
-            self._tab = (t.legal_ptr, t.win_ptr, t.to, t.child, wanted)
             # Every state's observation, encoded once, in the buffers' dtype.
             encoded = self._encode(t.obs).reshape(len(t.states), -1)
             self._obs_table = np.ascontiguousarray(encoded, dtype=obs_dtype)
@@ -924,10 +914,12 @@ class ImpartialGameVectorEnv(VectorEnv):
             code = k_.mask_of if k_ is not None else t_.index.__getitem__  # type: ignore[union-attr]
             states = np.array([code(s) for s in law.states], np.int64)
             self._law = (below(law.keep), law.alias, states)
-        if self.kayles is None and (law is not None or start_index >= 0):
-            # No start is played out: the kernel gets no `wanted` (see `_step_loop`).
-            self._tab = (*self._tab[:4], None)
-        self._cfg = np.zeros(10, np.int64)
+        if self.kayles is None:
+            t = self.tables
+            # Where no start is played out, the kernel gets no `wanted` (see `_step_loop`).
+            played_out = start_index < 0 and law is None
+            self._tab = (t.legal_ptr, t.win_ptr, t.to, t.child, wanted if played_out else None)
+        self._cfg = np.zeros(9, np.int64)
         self._cfg[[_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT]] = [
             opp_kind,
             opp_first,
@@ -938,7 +930,6 @@ class ImpartialGameVectorEnv(VectorEnv):
             bool(game_.mover_wins_at_terminal),
         ]
         self._cfg[_FULL], self._cfg[_PAIRS] = full, pairs
-        self._cfg[_LAW] = len(self._law[0])
 
         self.num_envs = num_envs
         self.single_action_space = spaces.Discrete(info.num_actions)
