@@ -52,14 +52,22 @@ def _entry(game: Game[Any, Any]) -> _Entry:
     return entry
 
 
-def _memoized(memo: dict[Any, Any], state: Any, compute: Callable[[Any], Any]) -> Any:
-    """`memo[state]`, computed on a miss; the memo is cleared when it outgrows its limit."""
+def _memoized(memo: dict[Any, Any] | None, state: Any, compute: Callable[[Any], Any]) -> Any:
+    """`memo[state]`, computed on a miss; the memo is cleared when it outgrows its limit.
+    No memo (None, see `_memo`): computed."""
+    if memo is None:
+        return compute(state)
     found = memo.get(state)
     if found is None:
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
         found = memo[state] = compute(state)
     return found
+
+
+def _memo(entry: _Entry, memo: dict[Any, Any]) -> dict[Any, Any] | None:
+    """`memo`, or None where the solver's answers are closed forms (`Solver.memoize`)."""
+    return memo if entry.solver.memoize else None
 
 
 def solver(game: Game[Any, Any]) -> Solver:
@@ -78,7 +86,7 @@ def prepare(game: Game[Any, Any]) -> None:
 def outcome(game: Game[Any, Any], state: Any) -> str:
     """ "N" or "P" for the player to move in `state` (memoized)."""
     entry = _entry(game)
-    return _memoized(entry.outcome, state, entry.solver.outcome)
+    return _memoized(_memo(entry, entry.outcome), state, entry.solver.outcome)
 
 
 def outcome_lookup(game: Game[Any, Any]) -> Callable[[Any], str]:
@@ -87,14 +95,15 @@ def outcome_lookup(game: Game[Any, Any]) -> Callable[[Any], str]:
     A `random_n` reset asks for every state of a playout (most of a reset's cost).
     """
     entry = _entry(game)
-    memo, compute = entry.outcome, entry.solver.outcome
+    memo, compute = _memo(entry, entry.outcome), entry.solver.outcome
     return lambda state: _memoized(memo, state, compute)
 
 
 def winning_moves(game: Game[Any, Any], state: Any) -> tuple[Any, ...]:
     """Every move to a P-position, in action-id order (memoized)."""
     entry = _entry(game)
-    return _memoized(entry.winning, state, lambda s: tuple(entry.solver.winning_moves(s)))
+    compute = entry.solver.winning_moves
+    return _memoized(_memo(entry, entry.winning), state, lambda s: tuple(compute(s)))
 
 
 class WinningLookup:
@@ -106,10 +115,13 @@ class WinningLookup:
     def __init__(self, game: Game[Any, Any]) -> None:
         entry = _entry(game)
         self.game = game
-        self._memo, self._solve = entry.winning, entry.solver.winning_moves
+        self._solve = entry.solver.winning_moves
+        self._memo = _memo(entry, entry.winning)
 
     def __call__(self, state: Any) -> tuple[Any, ...]:
         memo = self._memo
+        if memo is None:
+            return tuple(self._solve(state))
         found = memo.get(state)
         if found is None:  # `_memoized`, inline: the first steps of an env mostly miss
             if len(memo) > _MEMO_LIMIT:

@@ -50,14 +50,18 @@ MAX_PLAYOUT_MOVES = 100_000
 # actions would be 2 GB).
 _RECORD_LIMIT = 20_000
 _RECORD_ACTIONS = 20_000_000
-# A record without a mask (past `_KEPT_MASK_ACTIONS`) is a few hundred bytes, and a wide
-# game's states recur seldom (NIM of 10**5 stones has 10**5): it keeps ten times more.
-_WIDE_RECORD_LIMIT = 200_000
 # Past this many actions no mask is kept: each one returned is written fresh by the game's
 # closed form (Gymnasium wants new data from every call, so a kept mask would cost a
 # copy as long as the mask on top of keeping it up to date), and an action's legality
 # comes from the rules (`Game.is_legal`).
 _KEPT_MASK_ACTIONS = 4096
+# States a wide game's env keeps records and counts of. Its states seldom recur (NIM of
+# 10**5 stones has 10**5), and a table of them all is memory no cache holds: after the
+# caller's own pass over a mask of 10**5 bytes, one lookup in a table of 10**5 states
+# costs 15 µs on the benchmark's machine (misses through two levels of page tables),
+# more than deriving the record. A table this small stays in cache and still serves
+# the states that do recur (the end of the game, every episode's start).
+_WIDE_RECORD_LIMIT = 2048
 _INT64 = np.int64
 # Up to this many actions a step goes through state nodes (see `_by_nodes`): a node
 # lists its legal action ids and keeps a child per action played; past it, states
@@ -236,7 +240,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         self._records: dict[Any, tuple[np.ndarray | None, np.ndarray, Any, int, Any]] = {}
         self._keep_masks = self._num_actions <= _KEPT_MASK_ACTIONS
         # Whatever holds a byte or a move per action (masks, listed moves) is bounded by
-        # the bytes it takes; records without masks only by their count.
+        # the bytes it takes; records without masks by what a cache holds.
         self._listing_limit = max(
             64, min(_RECORD_LIMIT, _RECORD_ACTIONS // max(1, self._num_actions))
         )
@@ -692,15 +696,14 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def _derive(self, state: Any) -> tuple[np.ndarray | None, np.ndarray, Any, int, Any]:
         """A state's record, made anew (see `_record`)."""
         game = self.game
-        mask = None
-        if self._keep_masks:
-            mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
-        value = game.to_json(state)
-        flat = isinstance(value, list) and not any([isinstance(v, _NESTED) for v in value])
         # The observation in the env's encoding (raw, onehot or binary).
         obs = self._encode(game.observation(state))
-        if mask is None:
-            return None, obs, tuple(value) if flat else None, game.num_legal_moves(state), None
+        if not self._keep_masks:
+            # A wide game's states seldom recur: its record keeps no JSON (`info` makes it).
+            return None, obs, None, game.num_legal_moves(state), None
+        mask = game.legal_mask(state, np.empty(self._num_actions, dtype=np.int8))
+        value = game.to_json(state)
+        flat = isinstance(value, list) and not any([isinstance(v, _NESTED) for v in value])
         view = mask.tobytes()
         # The mask's nonzero bytes count the legal moves in C, where the game's count walks
         # the state in Python (a new state's record is made on every first visit).

@@ -268,6 +268,11 @@ class Solver(ABC):
     anything is allocated when no path can answer.
     """
 
+    #: Whether answers are worth keeping by state. False where every query is a closed
+    #: form over the state's few numbers: asking again costs less than a lookup in a
+    #: memo of many states, which is memory no cache holds (`metanim.envs._solve`).
+    memoize: bool = True
+
     def __init__(self, game: Game[Any, Any]) -> None:
         self.game = game
 
@@ -326,6 +331,7 @@ class NimSolver(Solver):
         cap = game.capacity
         work = cap * (cap + 1) // 2 if self._k == 0 else cap * min(self._k, cap)
         self.has_table = cap + 1 <= MAX_TABLE_STATES and work <= NIM_TABLE_WORK
+        self.memoize = self.has_table  # Bouton's forms: a few xors per heap
         self._values: list[int] | None = None
         self._misere_values: list[int] | None = None
         # The table indexed by value: the heaps of value v are `_heaps[_first[v]:_first[v+1]]`,
@@ -738,6 +744,7 @@ class CornerQueenSolver(Solver):
     def __init__(self, game: CornerQueen) -> None:
         super().__init__(game)
         self.has_table = wythoff_table_fits(game.width, game.height)
+        self.memoize = self.has_table  # Wythoff's pairs: a few float products
         self._lost: Any = None
 
     def _tables(self) -> tuple[np.ndarray, np.ndarray]:

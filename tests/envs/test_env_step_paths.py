@@ -1,7 +1,8 @@
-"""The single env's two step paths return the same thing: the graph of state nodes (a
-built-in opponent, at most 1,024 actions) and the state-by-state path every other
-setting takes, seed for seed, across illegal and text actions, resets to given states
-and the node graph forgotten and rebuilt past its limit."""
+"""The single env's step paths return the same thing: the graph of state nodes (a
+built-in opponent, at most 512 actions), the state-by-state path every other setting
+takes, and that path as a wide game takes it (no kept masks, records derived), seed for
+seed, across illegal and text actions, resets to given states and the kept states
+forgotten and rebuilt past their limit."""
 
 from __future__ import annotations
 
@@ -36,15 +37,20 @@ def _same(a: Any, b: Any) -> bool:
 
 @pytest.mark.filterwarnings("ignore:the start")  # resets to P-positions on purpose
 @pytest.mark.parametrize("limit", [None, 7], ids=["kept", "forgotten past 7 states"])
+@pytest.mark.parametrize("path", ["states", "wide"])
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES)
 def test_the_node_path_steps_as_the_state_path(
-    env_id: str, kwargs: dict[str, Any], limit: int | None
+    env_id: str, kwargs: dict[str, Any], path: str, limit: int | None, monkeypatch
 ) -> None:
-    nodes, states = gym.make(env_id, **kwargs), gym.make(env_id, **kwargs)
+    nodes = gym.make(env_id, **kwargs)
+    if path == "wide":  # as if the game had more actions than masks are kept for
+        monkeypatch.setattr("metanim.envs.env._KEPT_MASK_ACTIONS", 0)
+    states = gym.make(env_id, **kwargs)
     assert nodes.unwrapped._by_nodes
+    assert states.unwrapped._keep_masks == (path == "states")
     states.unwrapped._by_nodes = False  # the path of callable opponents and wide games
     if limit is not None:
-        nodes.unwrapped._record_limit = limit
+        nodes.unwrapped._record_limit = states.unwrapped._record_limit = limit
     rng = np.random.default_rng(0)
     game = nodes.unwrapped.game
     first = second = (None, None)
