@@ -74,11 +74,6 @@ def _bits53(key: np.uint64, count: np.int64) -> np.int64:  # pragma: no cover
     return np.int64(_mix(key + np.uint64(count) * _G) >> _S11)
 
 
-@njit(cache=True)
-def _random(key: np.uint64, count: np.int64) -> float:  # pragma: no cover
-    return float(_bits53(key, count)) * (1.0 / 9007199254740992.0)
-
-
 def below(p: np.ndarray | float) -> np.ndarray | int:
     """The integer t with `random() < p` exactly when `word >> 11 < t`, for p in [0, 1]:
     `random()` is `(word >> 11) * 2**-53`, both exact in a float, so the test is
@@ -101,7 +96,7 @@ def _fill(out, seed_hi, seed_lo, episode, first, size):  # pragma: no cover - co
     else:
         key = (np.uint64(out[0]) << _S32) | np.uint64(out[1])
     for j in range(size):
-        out[2 + j] = np.int64(_mix(key + np.uint64(first + j) * _G) >> _S11)
+        out[2 + j] = _bits53(key, first + j)
 
 
 @njit(cache=True)
@@ -115,7 +110,7 @@ def _fill_episodes(out, seed_hi, seed_lo, episode, episodes):  # pragma: no cove
         out[i * width] = np.int64(key >> _S32)
         out[i * width + 1] = np.int64(key & np.uint64(_LOW32))
         for j in range(FIRST_BLOCK):
-            out[i * width + 2 + j] = np.int64(_mix(key + np.uint64(1 + j) * _G) >> _S11)
+            out[i * width + 2 + j] = _bits53(key, 1 + j)
 
 
 #: The block kernels, run by Python for a process's first calls (a short run never loads
