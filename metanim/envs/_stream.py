@@ -148,8 +148,7 @@ class Starts:
             _fill_ahead(self._rows, seed >> 32, seed & _LOW32, episode, count)
             self._seed, self._first, self._filled, i = seed, episode, count, 0
             self._list = self._rows[: count * (FIRST_BLOCK + 2)].tolist()
-        w = FIRST_BLOCK + 2
-        stream.restart(seed, episode, self._list[i * w : i * w + w])
+        stream.restart(seed, episode, self._list, i * (FIRST_BLOCK + 2))
 
 
 class EpisodeStream:
@@ -171,20 +170,23 @@ class EpisodeStream:
         self._seed = seed & MASK
         self._episode = episode
         self.count = 0
-        # Draw k's word is `_words[k - _base]` while `k - _base < _end`; the key sits in
-        # `_words`' first two entries once `_keyed`. `_own` views `_buf`, the block
-        # buffer of this stream's later blocks.
+        # Draw k's word is `_words[k - _base]` while `k - _base < _end`; once `_keyed`,
+        # the key sits in the two entries before draw 1's word (the rows of `Starts`) or
+        # in the first two of `_own`, which views `_buf`, the block buffer of this
+        # stream's later blocks.
         self._base = self._end = 0
         self._keyed = False
         self._buf: np.ndarray | None = None
         self._own: memoryview | None = None
         self._words: memoryview | list[int] | None = None
 
-    def restart(self, seed: int, episode: int, first: list[int]) -> None:
+    def restart(self, seed: int, episode: int, rows: list[int], at: int) -> None:
         """This stream as episode `episode`'s under `seed`, from its key and first words
-        (`first`, from `Starts`), keeping its block buffer."""
+        at `rows[at:]` (computed ahead by `Starts`: read in place, not copied), keeping
+        its block buffer."""
         self._seed, self._episode, self.count = seed, episode, 0
-        self._words, self._keyed, self._base, self._end = first, True, -1, FIRST_BLOCK + 2
+        self._words, self._keyed = rows, True
+        self._base, self._end = -1 - at, at + FIRST_BLOCK + 2
 
     def __getstate__(self) -> tuple[int, int, int]:
         # The words are a pure function of (seed, episode, count): recomputed, not kept.
@@ -202,8 +204,9 @@ class EpisodeStream:
         own = self._own
         if self._keyed:
             size, episode = MAX_BLOCK, -1
-            if self._words is not own:  # the key, from the words computed ahead
-                own[0], own[1] = self._words[0], self._words[1]  # type: ignore[index]
+            if self._words is not own:  # the key, from the rows computed ahead
+                at = -1 - self._base
+                own[0], own[1] = self._words[at], self._words[at + 1]  # type: ignore[index]
         else:
             size, episode = FIRST_BLOCK, self._episode
             self._keyed = True

@@ -316,8 +316,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
         if seed is not None:
+            super().reset(seed=seed)  # Gymnasium's seeding of `np_random`, its only work
             self._stream_seed, self._episode = int(seed), 0
         elif self._stream_seed is None:
             self._stream_seed, self._episode = int(self.np_random.integers(2**63)), 0
@@ -382,9 +382,11 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
                 found = None
             self._start_outcomes[state] = found
         info["start_outcome"] = found
-        if self.render_mode == "human":
-            self.render()
-        return self._obs(), info
+        if self._extras:  # the board printed, or the mask inside the observation
+            if self.render_mode == "human":
+                self.render()
+            return self._obs(), info
+        return self._current[1].copy(), info
 
     def _plan_start(self) -> str:
         """How this env's episodes start without `options["state"]`: "fixed" (one state,
