@@ -523,8 +523,9 @@ def main() -> None:
     parts += [
         "### NIM with any take, 10³ to 10⁵ stones\n\nOne heap (`start='initial'`): µs per "
         f"step, min of {args.repeats} interleaved rounds of {max(args.steps // 2, 10):,} steps, "
-        "after a sweep that plays every first move of a fresh episode once (so that the "
-        f"states a run meets have been met) and {args.warm:,} warm-up steps of each env, and "
+        "after a sweep that plays every first move of a fresh episode once (up to 4,096 "
+        "stones the env then holds every state a run meets; a wider one keeps 2,048 and "
+        f"derives the rest on each step) and {args.warm:,} warm-up steps of each env, and "
         f"the ratio to {heaps[0]:,} stones. A step must return a new mask of one byte per "
         "action (the caller may keep it; Gymnasium's `Discrete` space and MaskablePPO read "
         "it so), so its cost grows with the heap: *floor* is `WideNimFloor`, the least a "
@@ -535,8 +536,9 @@ def main() -> None:
         "per state and copies it; past that it writes each one from the game's closed form, "
         "as the floor does, and derives the rest through the game's rules (the agent's "
         "legality, both moves' texts, the new state's count, observation and JSON), keeping "
-        "the records of 2,048 states at most: the step past 4,096 is that derivation, and "
-        "what grows past it is the mask, as the floor's does. The picker, outside the timed "
+        "the records of 2,048 states at most: the step past 4,096 is that derivation. Past "
+        "it the env grows about twice as much as the floor: each of its Python calls meets "
+        "cold caches too, where the floor makes few. The picker, outside the timed "
         "region, reads each mask too (`np.flatnonzero`: at 10⁵ stones it writes 400 KB per "
         "step, evicting from the CPU's caches what either env keeps; a lookup in a table of "
         "10⁵ states then costs about 15 µs, which is why the env keeps no such table).",

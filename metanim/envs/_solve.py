@@ -21,7 +21,8 @@ class _Entry:
     """A game's solver and memos of its answers by exact state.
 
     Training revisits the same states over and over, and a dict hit is far cheaper
-    than re-solving every child of a state (Kayles and Chomp have up to ~40).
+    than re-solving every child of a state (Kayles and Chomp have up to ~40). The memos
+    stay empty where the solver answers by closed forms (`Solver.memoize` is false).
     """
 
     __slots__ = ("game", "outcome", "prepared", "solver", "winning")
@@ -84,7 +85,8 @@ def prepare(game: Game[Any, Any]) -> None:
 
 
 def outcome(game: Game[Any, Any], state: Any) -> str:
-    """ "N" or "P" for the player to move in `state` (memoized)."""
+    """ "N" or "P" for the player to move in `state` (memoized unless `Solver.memoize`
+    is false)."""
     entry = _entry(game)
     return _memoized(_memo(entry, entry.outcome), state, entry.solver.outcome)
 
@@ -100,7 +102,8 @@ def outcome_lookup(game: Game[Any, Any]) -> Callable[[Any], str]:
 
 
 def winning_moves(game: Game[Any, Any], state: Any) -> tuple[Any, ...]:
-    """Every move to a P-position, in action-id order (memoized)."""
+    """Every move to a P-position, in action-id order (memoized unless `Solver.memoize`
+    is false)."""
     entry = _entry(game)
     compute = entry.solver.winning_moves
     return _memoized(_memo(entry, entry.winning), state, lambda s: tuple(compute(s)))

@@ -114,7 +114,8 @@ def _fill_episodes(out, seed_hi, seed_lo, episode, episodes):  # pragma: no cove
 
 
 #: The block kernels, run by Python for a process's first calls (a short run never loads
-#: numba: about 25 µs per block of words there), compiled after (under a microsecond).
+#: numba: about 16 µs for a first block of 16 words there, 240 µs for a later one of
+#: 256), compiled after (under a microsecond).
 _fill_block = Tiered(_fill, 2_000)
 _fill_ahead = Tiered(_fill_episodes, 16)
 

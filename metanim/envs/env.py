@@ -684,9 +684,10 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
         fraction of the cost of indexing the array, and unlike a memoryview they leave
         the record untracked by the garbage collector).
 
-        The mask and its bytes are None when the env keeps no masks (many actions). The
-        JSON form is kept only when it is a flat list (every game's is), whose copy is
-        cheap; anything else is rebuilt for each `info`.
+        The mask, its bytes and the JSON form are None when the env keeps no masks (many
+        actions: `info` makes the JSON). Otherwise the JSON form is kept when it is a flat
+        list (every game's is), whose copy is cheap; anything else is rebuilt for each
+        `info`.
         """
         found = self._records.get(state)
         if found is None:

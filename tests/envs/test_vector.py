@@ -99,8 +99,9 @@ def test_numba_draws_equal_the_python_stream() -> None:
         py = _stream.EpisodeStream(seed, episode)
         for count, n in enumerate([1, 2, 3, 31, 1000, 2**31], start=1):
             assert _integers(np.uint64(key), count, n) == py.integers(n)
-        # `random()` is the kernels' 53 bits times 2**-53.
-        assert int(_stream._bits53(np.uint64(key), count + 1)) * 2.0**-53 == py.random()
+        # `random()` is the top 53 bits of the word, by plain-Python `mix`, times 2**-53.
+        word = _stream.mix((key + (count + 1) * _stream.GOLDEN) & _stream.MASK)
+        assert (word >> 11) * 2.0**-53 == py.random()
 
 
 def test_an_integer_bound_on_the_top_bits_is_the_float_test() -> None:

@@ -46,7 +46,8 @@ def test_replies_past_the_table_reach_p_positions_and_keep_no_memo(misere: bool)
         if terminated:
             _, info = env.reset()
     assert replies > 50 and wins > 50
-    assert len(_solve._entry(agent.game).winning) == 0
+    entry = _solve._entry(agent.game)
+    assert len(entry.winning) == len(entry.outcome) == 0
 
 
 def test_a_table_game_keeps_its_memo() -> None:
