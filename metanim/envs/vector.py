@@ -312,14 +312,15 @@ KAYLES_MAX_PINS = 24
 
 
 @nb.njit(cache=True)
-def _kayles_outcomes(num_bits, pairs, misere):  # pragma: no cover
-    """`out[m]` = 1 where the player to move at mask `m` wins (an N-position), else 0.
+def _kayles_outcomes(out, pairs, misere):  # pragma: no cover
+    """`out[m]` = 1 where the player to move at mask `m` wins (an N-position), else 0,
+    for every mask below `len(out)` (a power of two; all zeros, made by the caller:
+    numba's `np.zeros` would be most of this kernel's compile).
 
     Every child of `m` is a smaller number, so one pass in increasing order sees every
     child solved. The empty board is a P-position in normal play, N in misère (the
     player who cannot move has won).
     """
-    out = np.zeros(np.int64(1) << num_bits, np.uint8)
     out[0] = 1 if misere else 0
     for m in range(1, out.shape[0]):
         rest = m
@@ -384,21 +385,6 @@ def _running(x):  # pragma: no cover
 
 
 @nb.njit(cache=True)
-def _lanes_at_most(running, k):  # pragma: no cover
-    """How many lanes of `running` (each below 64, increasing) are at most `k` (< 64)."""
-    return (((((k * _L01) | _L40) - running) & _L40) >> _U6) * _L01 >> _U56
-
-
-@nb.njit(cache=True)
-def _select(x, running, k):  # pragma: no cover
-    """The position of the k-th set bit (from 0) of `x` (at most 48 bits, k below its
-    count), given `running = _running(x)`."""
-    place = _lanes_at_most(running, k) << _U3  # the byte holding it, times 8
-    rank = k - (((running << _U8) >> place) & _BYTE)  # its rank inside that byte
-    return place + _BYTE_SELECT[(rank << _U8) | ((x >> place) & _BYTE)]
-
-
-@nb.njit(cache=True)
 def _kayles_moves(m, pairs):  # pragma: no cover
     """The legal moves at mask `m`: every standing pin, every standing adjacent pair."""
     return _spread(m) | (_spread(m & (m >> 1) & pairs) << 1)
@@ -407,11 +393,17 @@ def _kayles_moves(m, pairs):  # pragma: no cover
 @nb.njit(cache=True)
 def _kayles_pick(key, count, moves):  # pragma: no cover
     """The move of the move set `moves` that draw `count` picks uniformly (`_integers`), as
-    its bit b: it clears pin b // 2, with the next pin when b is odd."""
+    its bit b: it clears pin b // 2, with the next pin when b is odd. The select is
+    written out here, not as helpers of its own: every compiled function adds about
+    0.04 s to a cold first step, and this is its only use."""
     x = np.uint64(moves)
-    running = _running(x)
-    k = _integers(key, count, np.int64(running >> _U56))
-    return np.int64(_select(x, running, np.uint64(k)))
+    running = _running(x)  # lane b: the set bits of x in its bytes 0..b
+    k = np.uint64(_integers(key, count, np.int64(running >> _U56)))
+    # The k-th set bit (from 0) of x: the byte holding it is the number of lanes of
+    # `running` at most k (each below 64, increasing), times 8 ...
+    place = ((((((k * _L01) | _L40) - running) & _L40) >> _U6) * _L01 >> _U56) << _U3
+    rank = k - (((running << _U8) >> place) & _BYTE)  # ... and its rank inside that byte
+    return np.int64(place + _BYTE_SELECT[(rank << _U8) | ((x >> place) & _BYTE)])
 
 
 @nb.njit(cache=True)
@@ -622,7 +614,8 @@ class _KaylesBits:
                 if i + 1 < size:
                     self.pairs |= 1 << p
                     self.clears[(r * width + i) * 2 + 1] = 3 << p
-        self.outcome = _kayles_outcomes(self.num_bits, self.pairs, misere)
+        self.outcome = np.zeros(1 << self.num_bits, np.uint8)
+        _kayles_outcomes(self.outcome, self.pairs, misere)
 
     def mask_of(self, state: tuple[str, ...]) -> int:
         """The bit mask of a validated Kayles state (rows concatenated, pin 0 lowest)."""

@@ -21,9 +21,8 @@ from metanim.envs.vector import (
     _integers,
     _kayles_draw,
     _kayles_moves,
+    _kayles_pick,
     _KaylesBits,
-    _running,
-    _select,
 )
 from metanim.games import Kayles, make_game
 from metanim.solver import ReferenceSolver, outcome
@@ -369,16 +368,18 @@ def test_encoded_observations_have_the_single_env_space() -> None:
 
 
 def test_the_kayles_move_draw_takes_the_kth_move_in_action_order() -> None:
-    # The k-th set bit by broadword select against a list of the set bits, on move sets
-    # of up to 48 bits (24 pins), every k; and a drawn move against the move list of the
-    # rules (`Kayles.legal_moves`, in action-id order) with the draw's index.
+    # The drawn bit (broadword select of the k-th set bit) against a list of the set
+    # bits indexed by the plain-Python stream's draw, on move sets of up to 48 bits (24
+    # pins), 200 draws each (nearly every k); and a drawn move against the move list of
+    # the rules (`Kayles.legal_moves`, in action-id order) with the draw's index.
     rng = np.random.default_rng(5)
     sets = [1, 2**47, 2**48 - 1, 0x8000_0000_0001, *rng.integers(1, 2**48, 300).tolist()]
     for x in sets:
         bits = [p for p in range(48) if x >> p & 1]
-        word = np.uint64(x)
-        for k, bit in enumerate(bits):
-            assert _select(word, _running(word), np.uint64(k)) == bit
+        stream = _stream.EpisodeStream(9, 1)
+        key = np.uint64(_stream.episode_key(9, 1))
+        for count in range(1, 201):
+            assert _kayles_pick(key, count, x) == bits[stream.integers(len(bits))]
     game = make_game("kayles", rows=[7, 5])
     bits = _KaylesBits(game.rows, game.width, game.misere)
     key = np.uint64(_stream.episode_key(2, 0))
