@@ -11,6 +11,11 @@ from metanim.util import MissingExtra
 
 #: (low, estimate, high) in [0, 1] per method, per game.
 Bars = Mapping[str, Mapping[str, tuple[float, float, float]]]
+#: (low, estimate, high) in [0, 1] per method, per game, per part of its bar (a seat).
+Marks = Mapping[str, Mapping[str, Mapping[str, tuple[float, float, float]]]]
+#: How each part's mark is drawn on its bar: (marker, offset from the bar's centre as a
+#: share of the bar's width).
+MARK_STYLE = {"first": ("^", -0.22), "second": ("v", 0.22)}
 
 
 def need_pyplot() -> Any:
@@ -34,8 +39,12 @@ def grouped_bars(
     games: Sequence[str] | None = None,
     labels: Mapping[str, str] | None = None,
     empty: str = "no finished episodes",
+    marks: Marks | None = None,
 ) -> Path:
     """Grouped bars per game, one bar per method, with CI whiskers (seed 000's Figure 6 layout).
+
+    `marks` draws parts of a bar on it (a seat's own rate and CI, styled by `MARK_STYLE`:
+    ▲ first, ▼ second), so a gap between the parts shows beside the pooled bar.
 
     Each bar is labelled with its value, so a 0% bar still shows (as a line on the axis and
     "0%"); a game's bars are centred on its tick whatever number of methods it has; the
@@ -68,6 +77,20 @@ def grouped_bars(
             label=None if method in drawn else labels.get(method, method),
         )
         drawn.add(method)
+        for part, (plow, pest, phigh) in (marks or {}).get(method, {}).get(game, {}).items():
+            marker, offset = MARK_STYLE[part]
+            ax.errorbar(
+                x + offset * width,
+                100 * pest,
+                yerr=[[100 * max(pest - plow, 0)], [100 * max(phigh - pest, 0)]],
+                fmt=marker,
+                color="0.1",
+                markerfacecolor="white",
+                ms=6,
+                capsize=2,
+                lw=1,
+                label=f"{part} seat",
+            )
         # A 0% bar has no height: a thick line on the axis in its colour shows it is there.
         ax.plot([x - width * 0.45, x + width * 0.45], [0, 0], color=colour[method], lw=3)
         ax.text(
@@ -91,6 +114,7 @@ def grouped_bars(
     # Legend in the methods' order, whichever game first drew each one's bar.
     by_label = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
     names = [labels.get(m, m) for m in methods]
+    names += [f"{part} seat" for part in MARK_STYLE if f"{part} seat" in by_label]
     ax.legend(
         [by_label[n] for n in names],
         names,

@@ -56,6 +56,7 @@ from metanim.analysis.results import (
     DecisionGroup,
     EpisodeGroup,
     Verdicts,
+    WinCounts,
     read_results,
     run_dataset,
 )
@@ -92,6 +93,9 @@ FINISHED = ("win", "loss")
 
 
 class WinRow(BaseModel):
+    """A run's win rate on one setting: pooled over seats (`seat` "all", with a row per
+    seat the run played in `seats`) or of one seat; with its episodes by start."""
+
     method: str  # the run's label (method, model, opponent)
     game: str
     wins: int
@@ -102,10 +106,40 @@ class WinRow(BaseModel):
     identity: str = ""
     forfeit_losses: int = Field(0, description="losses by forfeit (format failures), not by play")
     on_failure: str = Field("forfeit", description="the run's policy after failed re-asks")
+    seat: str = Field("all", description='the agent\'s seat: "first", "second" or "all"')
+    start_n: int = Field(0, description="episodes starting at an N-position (first mover wins)")
+    start_p: int = Field(0, description="episodes starting at a P-position (first mover loses)")
+    wins_n: int = Field(0, description="wins of the finished episodes that start at N")
+    finished_n: int = 0
+    wins_p: int = Field(0, description="wins of the finished episodes that start at P")
+    finished_p: int = 0
+    seats: list[WinRow] = Field(default_factory=list, description="a row per seat played")
 
     @property
     def rate(self) -> float:
         return self.wins / self.finished if self.finished else math.nan
+
+    @property
+    def rate_n(self) -> float:
+        """Win rate from N starts, where finished episodes start at both N and P."""
+        return self.wins_n / self.finished_n if self.finished_n and self.finished_p else math.nan
+
+    @property
+    def rate_p(self) -> float:
+        """Win rate from P starts, where finished episodes start at both N and P."""
+        return self.wins_p / self.finished_p if self.finished_n and self.finished_p else math.nan
+
+
+def win_row(method: str, game: str, counts: WinCounts, **fields: Any) -> WinRow:
+    """The row of some episodes' win counts, with the win rate's 95% Wilson interval."""
+    ci = wilson_interval(counts.wins, counts.finished)
+    return WinRow(
+        method=method, game=game, wins=counts.wins, finished=counts.finished, low=ci.low,
+        high=ci.high, failed=counts.failed, forfeit_losses=counts.forfeit_losses,
+        start_n=counts.starts["N"], start_p=counts.starts["P"],
+        wins_n=counts.start_wins["N"], finished_n=counts.start_finished["N"],
+        wins_p=counts.start_wins["P"], finished_p=counts.start_finished["P"], **fields,
+    )  # fmt: skip
 
 
 class WinDiffRow(BaseModel):
@@ -220,11 +254,16 @@ class Report(BaseModel):
     ratings: Ratings | None = Field(None, description="None without tournament episodes")
     markdown: str = ""
 
+    def win_table(self) -> list[WinRow]:
+        """The win-rate table's rows: each run and setting pooled over seats, then its
+        rows per seat."""
+        return [row for pooled in self.win_rates for row in (pooled, *pooled.seats)]
+
     def terminal(self) -> str:
         """Plain-text tables for the terminal (100 columns; report.md has every column)."""
         out = [f"results: {self.results_dir}"]
         if self.win_rates:
-            out += ["", WIN_TABLE.title, *WIN_TABLE.terminal(self.win_rates)]
+            out += ["", WIN_TABLE.title, *WIN_TABLE.terminal(self.win_table())]
         if self.accuracy:
             out += ["", ACCURACY_TABLE.title, *ACCURACY_TABLE.terminal(self.accuracy)]
         if self.ratings is not None:
@@ -235,19 +274,19 @@ class Report(BaseModel):
         return "\n".join(out)
 
     def frames(self) -> dict[str, Any]:
-        """The report's win-rate and accuracy tables as pandas DataFrames (a column per
-        metric, intervals as `_low`/`_high`): the `data` extra."""
+        """The report's win-rate (`win_table`) and accuracy tables as pandas DataFrames (a
+        column per metric, intervals as `_low`/`_high`): the `data` extra."""
         import pandas as pd
 
         return {
-            "win_rates": pd.DataFrame(WIN_TABLE.flat_rows(self.win_rates)),
+            "win_rates": pd.DataFrame(WIN_TABLE.flat_rows(self.win_table())),
             "accuracy": pd.DataFrame(ACCURACY_TABLE.flat_rows(self.accuracy)),
         }
 
     def json_rows(self) -> dict[str, list[dict[str, Any]]]:
         """The report's win-rate and accuracy tables as JSON rows."""
         return {
-            "win_rates": WIN_TABLE.json_rows(self.win_rates),
+            "win_rates": WIN_TABLE.json_rows(self.win_table()),
             "accuracy": ACCURACY_TABLE.json_rows(self.accuracy),
         }
 
@@ -314,14 +353,15 @@ def _render_report(results_dir: Path, write: bool, plots: bool, page_records: in
     report.runs = {labels[h]: identities[h] for h in sorted(identities, key=labels.get)}
     episodes = results.episodes
     for (h, game), g in sorted(episodes.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
-        ci = wilson_interval(g.wins, g.finished)
+        on_failure = str(identities[h].get("on_failure") or "forfeit")
+        seats = [
+            win_row(labels[h], game, g.seats[seat], seat=seat, identity=h, on_failure=on_failure)
+            for seat in ("first", "second")
+            if seat in g.seats
+        ]
         report.win_rates.append(
-            WinRow(
-                method=labels[h], game=game, wins=g.wins, finished=g.finished, low=ci.low,
-                high=ci.high, failed=g.failed, identity=h, forfeit_losses=g.forfeit_losses,
-                on_failure=str(identities[h].get("on_failure") or "forfeit"),
-            )
-        )  # fmt: skip
+            win_row(labels[h], game, g, identity=h, on_failure=on_failure, seats=seats)
+        )
     report.win_diffs = _win_diffs(episodes, labels)
     for (h, game), group in sorted(decisions.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])):
         row = _accuracy_row(labels[h], game, group.all)
@@ -654,16 +694,24 @@ def _plots(report: Report, results_dir: Path) -> list[str]:
     try:
         if report.win_rates:
             bars: dict[str, dict[str, tuple[float, float, float]]] = defaultdict(dict)
+            seats: dict[str, dict[str, dict[str, tuple[float, float, float]]]] = defaultdict(
+                lambda: defaultdict(dict)
+            )
             for r in report.win_rates:
                 if r.finished:
                     bars[r.method][r.game] = (r.low, r.rate, r.high)
+                    for s in r.seats:
+                        if s.finished:
+                            seats[r.method][r.game][s.seat] = (s.low, s.rate, s.high)
             out.append(
                 str(
                     grouped_bars(
                         bars,
                         results_dir / "win_rates.png",
-                        title="Win rate per game (episodes, 95% Wilson CI)",
+                        title="Win rate per game (bars: all seats; ▲ first, ▼ second seat; "
+                        "episodes, 95% Wilson CI)",
                         ylabel="win rate (%)",
+                        marks=seats,
                     )
                 )
             )
@@ -738,7 +786,7 @@ def to_markdown(report: Report) -> str:
             "apart from losses by play, under each run's on_failure policy. A run is "
             "method · model vs opponent · model.",
             "",
-            *WIN_TABLE.markdown(report.win_rates),
+            *WIN_TABLE.markdown(report.win_table()),
         ]
         lines.append("")
     if report.win_diffs:

@@ -68,14 +68,39 @@ class Verdicts:
 
 
 @dataclass
-class EpisodeGroup:
-    """One run identity's episodes of one setting: sums and one small key per episode."""
+class WinCounts:
+    """Win counts of some episodes: finished, won, failed, and by start (the N/P outcome
+    of the start position for its first mover; "?" where no start was drawn)."""
 
-    game: str = ""  # the game key (variant included), for the ratings' accuracy column
     wins: int = 0
     finished: int = 0
     failed: int = 0  # infrastructure errors and errors: never a loss
     forfeit_losses: int = 0
+    starts: Counter[str] = field(default_factory=Counter)  # every episode, by start
+    start_finished: Counter[str] = field(default_factory=Counter)
+    start_wins: Counter[str] = field(default_factory=Counter)
+
+    def add(self, r: EpisodeRecord) -> None:
+        start = r.start_outcome or "?"
+        self.starts[start] += 1
+        if r.status not in FINISHED:
+            self.failed += 1
+            return
+        won = r.status == "win"
+        self.finished += 1
+        self.wins += won
+        self.forfeit_losses += not won and r.end_reason == "agent_forfeit"
+        self.start_finished[start] += 1
+        self.start_wins[start] += won
+
+
+@dataclass
+class EpisodeGroup(WinCounts):
+    """One run identity's episodes of one setting: sums (pooled and per seat) and one
+    small key per episode."""
+
+    game: str = ""  # the game key (variant included), for the ratings' accuracy column
+    seats: dict[str, WinCounts] = field(default_factory=dict)  # "first" / "second"
     pairs: dict[EpisodeKey, bool] = field(default_factory=dict)  # finished: key -> won
     rated: Counter[Rated] = field(default_factory=Counter)
 
@@ -85,14 +110,11 @@ class EpisodeGroup:
         self.rated[
             (r.agent, r.opponent, r.seat, r.start_outcome or "?", r.status, r.end_reason)
         ] += 1
-        if r.status not in FINISHED:
-            self.failed += 1
-            return
-        won = r.status == "win"
-        self.finished += 1
-        self.wins += won
-        self.forfeit_losses += not won and r.end_reason == "agent_forfeit"
-        self.pairs[hash((r.index, r.seed, r.seat, json.dumps(r.start_state)))] = won
+        super().add(r)
+        self.seats.setdefault(r.seat, WinCounts()).add(r)
+        if r.status in FINISHED:
+            key = hash((r.index, r.seed, r.seat, json.dumps(r.start_state)))
+            self.pairs[key] = r.status == "win"
 
 
 @dataclass

@@ -92,7 +92,8 @@ class Metric:
     (default: the value in its unit, then the interval). `json=False` for a column that
     only shows metrics declared elsewhere (`losses play/forfeit`), `table=False` for a
     number the JSON keeps and the tables leave to a combined column. `brief(row)` is
-    the terminal's cell where the file's is too long for 100 columns.
+    the terminal's cell where the file's is too long for 100 columns, under the heading
+    `brief_header` where that cell says more than `header`.
     """
 
     key: str
@@ -105,6 +106,7 @@ class Metric:
     interval_how: str = ""
     cell: Callable[[Any], str] | None = None
     brief: Callable[[Any], str] | None = None  # the terminal's shorter cell, if any
+    brief_header: str | None = None  # the terminal's heading of `brief`, if not `header`
     terminal: bool = False
     json: bool = True
     table: bool = True
@@ -182,7 +184,7 @@ class Table:
         wide (a long label takes a line of its own)."""
         cols = [m for m in self.columns if m.terminal]
         cells = [
-            [m.header for m in cols],
+            [m.brief_header or m.header for m in cols],
             *[[m.brief(r) if m.brief else m.text(r) for m in cols] for r in rows],
         ]
         return text_table(cells[0], cells[1:], width=width)

@@ -72,9 +72,21 @@ def test_dataframe_totals_equal_the_report(results: Path) -> None:
     assert calls.prompt_tokens.sum() == (
         episodes.agent_prompt_tokens.sum() + evaluated.prompt_tokens.sum()
     )
-    # The report's own tables as dataframes: the same rows.
+    # Alternating seats: a row per seat under each pooled row, counted apart.
+    by_seat = finished.groupby(["run_label", "setting", "seat"]).status.agg(
+        wins=lambda s: int((s == "win").sum()), finished="size"
+    )
+    for row in report.win_rates:
+        assert [s.seat for s in row.seats] == ["first", "second"]
+        for seat in row.seats:
+            assert (seat.wins, seat.finished) == tuple(
+                by_seat.loc[(row.method, row.game, seat.seat)]
+            )
+    # The report's own tables as dataframes: the same rows, each run's seats after it.
     frames = report.frames()
-    assert frames["win_rates"].finished.tolist() == [r.finished for r in report.win_rates]
+    table = report.win_table()
+    assert frames["win_rates"].finished.tolist() == [r.finished for r in table]
+    assert frames["win_rates"].seat.tolist() == ["all", "first", "second"] * 2
 
 
 def test_export_parquet_and_csv_read_back(results: Path, tmp_path: Path, capsys) -> None:

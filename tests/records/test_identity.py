@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from metanim.analysis import render_report
+from metanim.analysis.tables import WIN_TABLE
 from metanim.arena import TournamentConfig
 from metanim.arena.evaluate import EvaluationConfig
 from metanim.arena.tournament import run_tournament
@@ -99,8 +100,8 @@ def test_markdown_special_characters_are_escaped(tmp_path: Path):
     md = render_report(tmp_path, write=False).markdown
     line = next(line for line in md.splitlines() if line.startswith("| cross"))
     assert "sim-optimal\\|sim-random" in line
-    # The escaped pipe does not split the row: 6 columns, 7 unescaped bars.
-    assert line.replace("\\|", "").count("|") == 9
+    # The escaped pipe does not split the row: a bar before each column and one after.
+    assert line.replace("\\|", "").count("|") == len(WIN_TABLE.columns) + 1
     runs = [line for line in md.splitlines() if line.startswith("| cross") and "`" in line]
     assert runs and all(line.replace("\\|", "").count("|") == 3 for line in runs)
 

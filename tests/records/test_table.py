@@ -67,7 +67,10 @@ def test_folder_tables_render_every_form_from_one_description(run) -> None:
     pd = pytest.importorskip("pandas")
     frames = report.frames()
     assert isinstance(frames["win_rates"], pd.DataFrame)
-    assert frames["win_rates"].win_rate.tolist() == [win.rate]
+    # The pooled row, then a row per seat (alternating: 2 of 4 episodes each).
+    assert frames["win_rates"].seat.tolist() == ["all", "first", "second"]
+    assert frames["win_rates"].finished.tolist() == [4, 2, 2]
+    assert frames["win_rates"].win_rate.tolist() == [win.rate, *(s.rate for s in win.seats)]
     assert frames["accuracy"].empty  # a tournament has no evaluation
     assert [m.key for m in ACCURACY_TABLE.metrics if m.json][:2] == ["run", "game"]
 
