@@ -254,7 +254,7 @@ class Report(BaseModel):
     ratings: Ratings | None = Field(None, description="None without tournament episodes")
     markdown: str = ""
 
-    def win_table(self) -> list[WinRow]:
+    def win_rows(self) -> list[WinRow]:
         """The win-rate table's rows: each run and setting pooled over seats, then its
         rows per seat."""
         return [row for pooled in self.win_rates for row in (pooled, *pooled.seats)]
@@ -263,7 +263,7 @@ class Report(BaseModel):
         """Plain-text tables for the terminal (100 columns; report.md has every column)."""
         out = [f"results: {self.results_dir}"]
         if self.win_rates:
-            out += ["", WIN_TABLE.title, *WIN_TABLE.terminal(self.win_table())]
+            out += ["", WIN_TABLE.title, *WIN_TABLE.terminal(self.win_rows())]
         if self.accuracy:
             out += ["", ACCURACY_TABLE.title, *ACCURACY_TABLE.terminal(self.accuracy)]
         if self.ratings is not None:
@@ -274,19 +274,19 @@ class Report(BaseModel):
         return "\n".join(out)
 
     def frames(self) -> dict[str, Any]:
-        """The report's win-rate (`win_table`) and accuracy tables as pandas DataFrames (a
+        """The report's win-rate (`win_rows`) and accuracy tables as pandas DataFrames (a
         column per metric, intervals as `_low`/`_high`): the `data` extra."""
         import pandas as pd
 
         return {
-            "win_rates": pd.DataFrame(WIN_TABLE.flat_rows(self.win_table())),
+            "win_rates": pd.DataFrame(WIN_TABLE.flat_rows(self.win_rows())),
             "accuracy": pd.DataFrame(ACCURACY_TABLE.flat_rows(self.accuracy)),
         }
 
     def json_rows(self) -> dict[str, list[dict[str, Any]]]:
         """The report's win-rate and accuracy tables as JSON rows."""
         return {
-            "win_rates": WIN_TABLE.json_rows(self.win_table()),
+            "win_rates": WIN_TABLE.json_rows(self.win_rows()),
             "accuracy": ACCURACY_TABLE.json_rows(self.accuracy),
         }
 
@@ -786,7 +786,7 @@ def to_markdown(report: Report) -> str:
             "apart from losses by play, under each run's on_failure policy. A run is "
             "method · model vs opponent · model.",
             "",
-            *WIN_TABLE.markdown(report.win_table()),
+            *WIN_TABLE.markdown(report.win_rows()),
         ]
         lines.append("")
     if report.win_diffs:

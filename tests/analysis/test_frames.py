@@ -84,7 +84,7 @@ def test_dataframe_totals_equal_the_report(results: Path) -> None:
             )
     # The report's own tables as dataframes: the same rows, each run's seats after it.
     frames = report.frames()
-    table = report.win_table()
+    table = report.win_rows()
     assert frames["win_rates"].finished.tolist() == [r.finished for r in table]
     assert frames["win_rates"].seat.tolist() == ["all", "first", "second"] * 2
 

@@ -126,7 +126,7 @@ def test_rows_per_seat_and_start_equal_a_count_of_the_records(folder: Path) -> N
             for got, exp in ((row.rate_n, w["rate_n"]), (row.rate_p, w["rate_p"])):
                 assert got == pytest.approx(exp, nan_ok=True)
     # The gap the pooled rate hides: 2/5 first, 5/5 second, 7/10 pooled.
-    seats = {r.seat: r.rate for r in report.win_table() if r.method.endswith("vs optimal")}
+    seats = {r.seat: r.rate for r in report.win_rows() if r.method.endswith("vs optimal")}
     assert seats == pytest.approx({"all": 0.7, "first": 0.4, "second": 1.0})
 
 
