@@ -43,13 +43,12 @@ def grouped_bars(
 ) -> Path:
     """Grouped bars per game, one bar per method, with CI whiskers (seed 000's Figure 6 layout).
 
-    `marks` draws parts of a bar on it (a seat's own rate and CI, styled by `MARK_STYLE`:
-    ▲ first, ▼ second), so a gap between the parts shows beside the pooled bar.
-
     Each bar is labelled with its value, so a 0% bar still shows (as a line on the axis and
     "0%"); a game's bars are centred on its tick whatever number of methods it has; the
     legend (`labels[method]`, e.g. method, model and opponent) sits below the axes, never
     over a bar. With no bar at all the figure says `empty` instead of drawing empty axes.
+    `marks` draws parts of a bar on it (a seat's own rate and CI, styled by `MARK_STYLE`:
+    ▲ first, ▼ second), so a gap between the parts shows beside the pooled bar.
     """
     plt = need_pyplot()
     methods = [m for m in bars if bars[m]]
