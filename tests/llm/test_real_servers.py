@@ -414,7 +414,11 @@ def test_folder_report_shows_forfeits_apart_from_losses_by_play(sim_server, tmp_
     (row,) = report.win_rates
     # Every reply is malformed: every episode is lost on the first move, by forfeit.
     assert row.finished == 3 and row.wins == 0 and row.forfeit_losses == 3
-    assert "| 0/3 | forfeit |" in report.markdown
+    lines = report.markdown.splitlines()
+    header = next(line for line in lines if line.startswith("| run | game | seat |"))
+    pooled = next(line for line in lines if line.startswith("| react") and "| all |" in line)
+    cells = dict(zip(header.split(" | "), pooled.split(" | "), strict=True))
+    assert cells["losses play/forfeit"] == "0/3" and cells["on_failure"] == "forfeit"
 
 
 def test_old_budget_flag_is_refused_with_both_new_names(capsys):
