@@ -51,3 +51,19 @@ def test_a_command_row_plans_as_written(prefix: str, tmp_path: Path, run_metanim
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("dry run:")
     assert not list(tmp_path.iterdir())  # a dry run writes nothing
+
+
+def test_the_challenging_row_says_what_the_command_and_its_defaults_do(run_metanim) -> None:
+    from metanim.arena import ChallengingConfig
+
+    fields = ChallengingConfig.model_fields
+    rule = (
+        f"items a baseline answers right in < {fields['below'].default:.0%} of "
+        f"{fields['repeats'].default} runs at T = {fields['temperature'].default}"
+    )
+    (row,) = re.findall(r"^\| `metanim challenging [^|]*\| (.*) \|$", README.read_text(), re.M)
+    assert rule in row
+    shown = " ".join(run_metanim("challenging", "--help").stdout.split())
+    assert rule in shown
+    listed = " ".join(run_metanim("--help").stdout.split())
+    assert rule in listed

@@ -125,7 +125,7 @@ def challenging_arguments(p: argparse.ArgumentParser) -> None:
 
 @command(
     "challenging",
-    "Seed 004's challenging subset: items a baseline answers right in < 40%% of 5 runs at T=0.7",
+    "Seed 004's challenging subset: items a baseline answers right in < 40% of 5 runs at T = 0.7",
     challenging_arguments,
 )
 def challenging(args: argparse.Namespace) -> int:
