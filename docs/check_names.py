@@ -38,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "metanim"
-PATH_ROOTS = ("metanim", "scripts", "tests", "docs", "agents", ".ci")
+PATH_ROOTS = ("metanim", "scripts", "tests", "docs", ".ci")
 FILES = (".md", ".json", ".jsonl", ".html", ".png", ".toml", ".yaml", ".txt", ".lock")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -280,13 +280,42 @@ def citations() -> list[str]:
     return problems
 
 
+def packages_named() -> list[str]:
+    """What the page's layer and integration sections must name: the count of packages
+    (a folder of `metanim` with an `__init__.py`), and every public integration (a module
+    or subpackage of `metanim/integrations/` without a leading underscore) by its path in
+    the integrations section."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    problems = []
+    count = sum(1 for d in PACKAGE.iterdir() if (d / "__init__.py").is_file())
+    words = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+             "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen")  # fmt: skip
+    said = re.search(r"`metanim` is (\w+) packages", page)
+    if said is None or said.group(1) not in {str(count), *words[count : count + 1]}:
+        problems.append(
+            f"docs/architecture.md: 'The layers' must say `metanim` is {count} packages"
+        )
+    section = re.search(r"^### integrations\n(.*?)^#", page, re.M | re.S)
+    text = section.group(1) if section else ""
+    folder = PACKAGE / "integrations"
+    for each in sorted(folder.iterdir()):
+        if each.name.startswith("_") or not (
+            each.suffix == ".py" or (each / "__init__.py").is_file()
+        ):
+            continue
+        path = f"metanim/integrations/{each.name}{'/' if each.is_dir() else ''}"
+        if f"`{path}`" not in text:
+            problems.append(f"docs/architecture.md: the integrations section omits `{path}`")
+    return problems
+
+
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
     source = Source()
     pages = [Path(a).resolve() for a in argv] or [ROOT / "docs" / "architecture.md"]
     problems = [p for page in pages for p in check(page, source)]
     if not argv:
-        problems += citations()
+        problems += citations() + packages_named()
     print("\n".join(problems) if problems else "every name exists")
     return 1 if problems else 0
 

@@ -384,9 +384,7 @@ class Context:
         if cap == AUTO:
             defaults = getattr(client, "defaults", None) if client is not None else None
             reasoning = bool(getattr(defaults, "reasoning", False))
-            if phase in self.phase_max_tokens and (
-                phase in self.given_phase_caps or not reasoning
-            ):
+            if phase in self.phase_max_tokens and (phase in self.given_phase_caps or not reasoning):
                 cap = self.phase_max_tokens[phase]
             elif defaults is not None:
                 cap = int(defaults.cap)

@@ -167,8 +167,7 @@ def _check_type(cls: type, key: str, value: Any, spec: str) -> None:
     except ValidationError as exc:
         msg = exc.errors()[0]["msg"]
         raise ValueError(
-            f"method parameter {key}={value!r} of {spec!r}: {msg} "
-            f"(expected {_type_name(hint)})"
+            f"method parameter {key}={value!r} of {spec!r}: {msg} (expected {_type_name(hint)})"
         ) from None
     except Exception:  # a type pydantic cannot check (a protocol): not checked
         return

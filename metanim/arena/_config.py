@@ -37,8 +37,9 @@ from metanim.llm import (
 from metanim.records import SIDES, config_identity, identity_hash
 from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt, RoundCount
 
-#: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
-PROFILE_DIR = Path(__file__).resolve().parents[2] / "agents"
+#: The ready-made profiles, shipped in the package as data (`metanim/profiles/*.toml`), so
+#: a name finds them from an installed wheel as from a checkout.
+PROFILE_DIR = Path(__file__).resolve().parents[1] / "profiles"
 
 
 #: The run settings a profile may set for its model (a reasoning model's cap, the API it is
@@ -360,19 +361,15 @@ def _unknown_keys(keys: Sequence[str], known: typing.Iterable[str]) -> str:
 
 
 def load_profile(name_or_path: str | Path) -> AgentProfile:
-    """A profile by path, or by name from the top-level `agents/` folder."""
+    """A profile by path (a .toml or .json file of one's own), or by name from the
+    profiles shipped in the package (`PROFILE_DIR`)."""
     path = Path(name_or_path)
     if not path.exists():
-        for candidate in (
-            PROFILE_DIR / f"{name_or_path}.toml",
-            PROFILE_DIR / f"{name_or_path}.json",
-        ):
-            if candidate.exists():
-                path = candidate
-                break
-        else:
+        shipped = PROFILE_DIR / f"{name_or_path}.toml"
+        if not shipped.is_file():
             known = sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
             raise ValueError(f"no profile {str(name_or_path)!r}; known profiles: {known}")
+        path = shipped
     data = load_config_file(path, AgentProfile)
     data.setdefault("name", path.stem)
     missing = [key for key in ("model", "method") if key not in data]

@@ -74,9 +74,11 @@ class Side:
         params: dict[str, Any],
         *,
         flags: str = "--",
+        model_given: bool = True,
     ) -> Side:
         """`flags` starts the flags the values came from (`--`, `--opponent-`), named in a
-        refusal of a bad model name or URL."""
+        refusal of a bad model name or URL; `model_given` is False where `model` is the
+        config's default, which a cross-model debate's own models then stand in for."""
         if is_solver_player(method):
             make_opponent(method.strip().lower())  # a bad epsilon:<p> fails here
             return cls(method.strip().lower(), None)
@@ -102,13 +104,17 @@ class Side:
             and spec.model is None
             and not all(m.simulated for m in called)
         ):
-            # `--model sim-...` reads as "offline", but this debate calls its own models.
-            raise ValueError(
-                f"cross-model debate calls the models in models= "
-                f"({'|'.join(map(str, called))}), not the model {named.name!r}; to run it "
-                f"on simulated models give --param 'models={named.name}|sim-random' (any "
-                "two sim-... models)"
-            )
+            if model_given:
+                # `--model sim-...` reads as "offline", but this debate calls its own models.
+                raise ValueError(
+                    f"cross-model debate calls the models in models= "
+                    f"({'|'.join(map(str, called))}), not the model {named.name!r}; to run "
+                    f"it on simulated models give --param 'models={named.name}|sim-random' "
+                    "(any two sim-... models)"
+                )
+            # The default model is none of the debate's: its first model names the side
+            # and its server (the one the debate's models share).
+            side = cls(method, called[0], params, replace(spec, model=str(called[0])))
         for each in called:
             if each.simulated:
                 check_simulated(each.name)
@@ -150,6 +156,7 @@ def parse_sides(config: Any) -> list[Side]:
             getattr(config, f"{prefix}base_url"),
             getattr(config, f"{prefix}params"),
             flags=f"--{prefix.replace('_', '-')}",
+            model_given=f"{prefix}model" in config.model_fields_set,
         )
         if side.model is None and f"{prefix}model" in config.model_fields_set:
             warnings.warn(

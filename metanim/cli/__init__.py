@@ -83,7 +83,9 @@ def build_parser(*, lazy: bool = False) -> _Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     parser.commands = {}
     for cmd in COMMANDS:
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help, epilog=EXIT_CODES_HELP)
+        # argparse %-formats a subcommand's help (the list), never its description.
+        listed = cmd.help.replace("%", "%%")
+        p = sub.add_parser(cmd.name, help=listed, description=cmd.help, epilog=EXIT_CODES_HELP)
         p.pending = cmd.arguments
         if not lazy:
             p.complete()

@@ -2,8 +2,8 @@
 `play` and `demo`.
 
 Flags map one-to-one onto `TournamentConfig` / `EvaluationConfig` fields; a profile
-(`--profile agents/<name>.toml`) fills the agent's model, server, method and parameters,
-and flags given on top override it. `play` takes a tournament's flags (one setting, one
+(`--profile <name>`, shipped in `metanim/profiles/`) fills the agent's model, server,
+method and parameters, and flags given on top override it. `play` takes a tournament's flags (one setting, one
 episode) and prints each move as it is made. The arena loads where a command uses it.
 """
 
@@ -20,6 +20,8 @@ from metanim.cli._config import add_config_arguments, config_from_args
 from metanim.cli._registry import command
 from metanim.util import EXIT_FAILED, EXIT_OK
 
+PROFILE_HELP = "agent profile: a name shipped in metanim/profiles/, or a .toml/.json path"
+
 
 def _demo_models() -> tuple[str, str]:
     """The demo's simulated models: a DReaMAD agent on a model that errs 30% of the time
@@ -33,7 +35,7 @@ def _demo_models() -> tuple[str, str]:
 def tournament_arguments(p: argparse.ArgumentParser) -> None:
     from metanim.arena import TournamentConfig
 
-    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    p.add_argument("--profile", help=PROFILE_HELP)
     p.add_argument("--opponent-profile", help="opponent profile, e.g. gpt-4o-react-opponent")
     add_config_arguments(p, TournamentConfig)
     _renamed_flags(p)
@@ -91,7 +93,7 @@ def tournament(args: argparse.Namespace) -> int:
 def evaluate_arguments(p: argparse.ArgumentParser) -> None:
     from metanim.arena import EvaluationConfig
 
-    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    p.add_argument("--profile", help=PROFILE_HELP)
     add_config_arguments(p, EvaluationConfig)
     _renamed_flags(p)
     _dry_run_flag(p)
@@ -116,14 +118,14 @@ def evaluate(args: argparse.Namespace) -> int:
 def challenging_arguments(p: argparse.ArgumentParser) -> None:
     from metanim.arena import ChallengingConfig
 
-    p.add_argument("--profile", help="agent profile (a name in agents/ or a .toml/.json path)")
+    p.add_argument("--profile", help=PROFILE_HELP)
     add_config_arguments(p, ChallengingConfig)
     _dry_run_flag(p)
 
 
 @command(
     "challenging",
-    "Seed 004's challenging subset: items a baseline answers right in < 40%% of 5 runs at T=0.7",
+    "Seed 004's challenging subset: items a baseline answers right in < 40% of 5 runs at T = 0.7",
     challenging_arguments,
 )
 def challenging(args: argparse.Namespace) -> int:

@@ -95,6 +95,12 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("folder", help="a build folder holding README.md and JSONL files")
     h.add_argument("repo_id", help="the dataset repo, e.g. your-name/metanim-critical-states")
     h.add_argument("--private", action="store_true", help="create the repo as private")
+    h.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the folder and print what would be uploaded, where; upload nothing "
+        "(needs neither the Hub nor huggingface_hub)",
+    )
     s = sub.add_parser("show", help="summarize a dataset file and print records")
     s.add_argument("path", help="a dataset JSONL file")
     s.add_argument(
@@ -115,18 +121,29 @@ def dataset_arguments(p: argparse.ArgumentParser) -> None:
 
 @command(
     "dataset",
-    "Build or inspect critical-state datasets (build, show)",
+    "Build, inspect or publish critical-state datasets (build, show, push)",
     dataset_arguments,
 )
 def dataset(args: argparse.Namespace) -> int:
     if args.dataset_command == "build":
         return _build(args)
     if args.dataset_command == "push":
-        from metanim.datasets import push_to_hub
-
-        print(push_to_hub(args.folder, args.repo_id, private=args.private))
-        return 0
+        return _push(args)
     return _show(args)
+
+
+def _push(args: argparse.Namespace) -> int:
+    from metanim.datasets import dataset_url, push_files, push_to_hub
+
+    if args.dry_run:
+        files = push_files(args.folder)
+        names = ", ".join(p.name for p in files)
+        kind = "private" if args.private else "public"
+        print(f"dry run: {len(files)} files of {args.folder} to {dataset_url(args.repo_id)} "
+              f"({kind}): {names}; nothing was sent")  # fmt: skip
+        return 0
+    print(push_to_hub(args.folder, args.repo_id, private=args.private))
+    return 0
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from metanim.datasets._build import (
     play_rule,
     stratum_of,
 )
-from metanim.datasets._card import dataset_card, push_to_hub, write_card
+from metanim.datasets._card import dataset_card, dataset_url, push_files, push_to_hub, write_card
 from metanim.datasets._io import (
     DatasetError,
     load_dataset,
@@ -64,10 +64,12 @@ __all__ = [
     "check_record",
     "critical_states",
     "dataset_card",
+    "dataset_url",
     "difficulty_of",
     "load_dataset",
     "make_record",
     "play_rule",
+    "push_files",
     "push_to_hub",
     "records_frame",
     "sampler_for",

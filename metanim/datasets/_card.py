@@ -6,6 +6,7 @@ from `DatasetRecord`'s fields (the feature list), so it cannot drift from the fi
 
 from __future__ import annotations
 
+import glob
 import json
 import statistics
 import types
@@ -263,8 +264,29 @@ def write_card(
     return path
 
 
+def push_files(folder: str | Path) -> list[Path]:
+    """The files `push_to_hub` uploads from a build folder: its dataset card (README.md)
+    and its JSONL files, in name order. Reads the folder only (no Hub, no network).
+
+    Raises:
+        FileNotFoundError: the folder or its README.md is missing.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no dataset folder at {folder} (metanim dataset build writes one)")
+    if not (folder / "README.md").is_file():
+        raise FileNotFoundError(f"{folder}/README.md is missing: build the dataset first")
+    return sorted([folder / "README.md", *(p for p in folder.glob("*.jsonl") if p.is_file())])
+
+
+def dataset_url(repo_id: str) -> str:
+    """The page of a dataset repo on the Hugging Face Hub."""
+    return f"https://huggingface.co/datasets/{repo_id}"
+
+
 def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> str:
-    """Upload a build folder (JSONL files and README.md) as a Hugging Face dataset repo.
+    """Upload a build folder (`push_files`: JSONL files and README.md) as a Hugging Face
+    dataset repo.
 
     Needs `huggingface_hub` (the `hf` extra) and a token (`huggingface-cli login` or
     `HF_TOKEN`). Returns the repo URL. Each JSONL file is one config, as the card says.
@@ -276,10 +298,7 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> s
             "push_to_hub needs huggingface_hub: pip install 'metanim-arena[hf]'"
         ) from exc
     folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"no dataset folder at {folder} (metanim dataset build writes one)")
-    if not (folder / "README.md").is_file():
-        raise FileNotFoundError(f"{folder}/README.md is missing: build the dataset first")
+    files = push_files(folder)
     api = HfApi()
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
@@ -287,14 +306,15 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> s
             folder_path=str(folder),
             repo_id=repo_id,
             repo_type="dataset",
-            allow_patterns=["*.jsonl", "README.md"],
+            # Exactly the files push_files lists (a pattern without wildcards is one name).
+            allow_patterns=[glob.escape(p.name) for p in files],
         )
     except _transport_errors() as exc:  # no network, DNS, a proxy: nothing reached the Hub
         raise Unreachable(
             f"cannot reach the Hugging Face Hub ({type(exc).__name__}: {exc}); nothing was "
             "uploaded: run the same command again once it can be reached"
         ) from None
-    return f"https://huggingface.co/datasets/{repo_id}"
+    return dataset_url(repo_id)
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:

@@ -647,3 +647,22 @@ def test_a_second_ctrl_c_while_a_run_winds_down_says_what_is_saved(tmp_path, cap
     assert cancelled == "cancelled"
     assert f"every finished episode is already saved in {log}" in said
     assert "the same command resumes" in said
+
+
+def test_a_cross_debate_with_no_model_given_is_named_by_its_own_models(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from metanim.arena._players import parse_sides
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    method = "cross:models=gpt-4o|gpt-4o-mini"
+    (side,) = parse_sides(EvaluationConfig(dataset=["samples/math.jsonl"], method=method))
+    assert [m.name for m in side.models()] == ["gpt-4o", "gpt-4o-mini"]
+    assert side.name == f"{method}@gpt-4o"
+    # The route its models take (OpenAI's, no URL given), not the default model's simulator.
+    assert side.server_identity == "https://api.openai.com/v1"
+    # A simulated model named on purpose reads as "offline": refused, naming the mismatch.
+    with pytest.raises(ValueError, match="not the model 'sim-optimal'"):
+        parse_sides(
+            EvaluationConfig(dataset=["samples/math.jsonl"], method=method, model="sim-optimal")
+        )

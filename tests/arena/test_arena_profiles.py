@@ -1,4 +1,4 @@
-"""Each reasoning-model profile in agents/ runs against the fake of its provider: the
+"""Each reasoning-model profile in metanim/profiles/ runs against the fake of its provider: the
 settings its `[options]` and its model's defaults give are what the server takes."""
 
 from __future__ import annotations

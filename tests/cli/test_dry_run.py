@@ -10,6 +10,7 @@ the same ones run every time.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
@@ -25,6 +26,12 @@ RESULTS = Path(tempfile.mkdtemp()) / "results"
 RESULTS.mkdir()
 (RESULTS / "t.jsonl").write_text('{"id": "a", "seat": "first", "status": "win"}\n')
 
+#: A build folder for `dataset push` to plan (its card and one JSONL file).
+BUILT = Path(tempfile.mkdtemp()) / "built"
+BUILT.mkdir()
+(BUILT / "README.md").write_text("a card")
+(BUILT / "nim-normal.jsonl").write_text("{}\n")
+
 #: What each command needs before any flag (a required argument, a subcommand).
 BASE = {
     "play": ["--game", "nim-31-k3", "--agent", "react"],
@@ -33,6 +40,7 @@ BASE = {
     "tournament": [],
     "demo": [],
     "dataset build": [],
+    "dataset push": [str(BUILT), "someone/metanim"],
     "report": [str(RESULTS)],
     "ratings": [str(RESULTS)],
     "reproduce": ["table1"],
@@ -76,11 +84,9 @@ PLANNING = {name: p for name, p in COMMANDS.items() if "--dry-run" in p._option_
 
 
 def test_every_command_plans_with_a_dry_run_or_only_reads() -> None:
-    """Each command but the servers (and `dataset push`, which needs the Hub) is fuzzed."""
+    """Each command but the servers is fuzzed."""
     assert set(PLANNING) == set(BASE)
-    left = {
-        n for n in COMMANDS if not n.startswith("serve-") and n not in ("dataset", "dataset push")
-    }
+    left = {n for n in COMMANDS if not n.startswith("serve-") and n != "dataset"}
     assert left == set(BASE) | set(QUERIES)
 
 
@@ -148,3 +154,29 @@ def test_a_dry_run_states_every_request_it_sent(tmp_path, run_metanim) -> None:
     assert "nothing was sent or written" not in asked.stdout
     assert "nothing was sent or written" in quiet.stdout
     assert not list(tmp_path.iterdir())
+
+
+def test_a_dataset_push_dry_run_lists_the_upload_and_needs_no_hub(
+    tmp_path, run_metanim, monkeypatch
+) -> None:
+    folder = tmp_path / "build"
+    assert run_metanim("dataset", "build", "--game", "nim", "-n", "3", "--out", str(folder),
+                       "--no-progress").returncode == 0  # fmt: skip
+    (folder / "notes.txt").write_text("not part of a dataset")
+    (folder / "old").mkdir()
+    (folder / "old" / "nim-normal.jsonl").write_text("{}\n")
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # no Hub client: nothing sent
+    done = run_metanim("dataset", "push", str(folder), "me/data", "--private", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    # The card and the JSONL files beside it, listed here from the folder itself.
+    expected = sorted(["README.md", *(p.name for p in folder.glob("*.jsonl"))])
+    assert expected == ["README.md", "nim-normal.jsonl"]
+    assert done.stdout == (
+        f"dry run: 2 files of {folder} to https://huggingface.co/datasets/me/data (private): "
+        f"{', '.join(expected)}; nothing was sent\n"
+    )
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    missing = run_metanim("dataset", "push", str(tmp_path / "none"), "me/data", "--dry-run")
+    assert missing.returncode == 2
+    assert "no dataset folder" in missing.stderr
