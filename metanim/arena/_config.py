@@ -34,7 +34,7 @@ from metanim.llm import (
     ExtraBody,
     StructuredOutputSetting,
 )
-from metanim.records import SIDES, config_identity, identity_hash
+from metanim.records import config_identity, identity_hash
 from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt, RoundCount
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
@@ -278,31 +278,50 @@ class RunConfig(BaseModel):
             structured_output=self.structured_output,
         )
 
-    def config_hash(self, sides: Sequence[Any] | None = None) -> str:
+    def config_hash(self, sides: Sequence[Any] | None = None, *, as_spelled: bool = False) -> str:
         """The run identity's hash: the suffix of its file names, the key of resume.
 
-        Run settings and amounts (`episodes`, `repeats`, `limit`) are left out; the
-        servers enter normalized (`side_servers`: the same command against another
-        server starts a new log, a `sim-*` model on the in-process simulated server hashes
-        the same on every run). `sides` are the config's parsed `Side`s, when the caller
-        has them (they are not parsed again). Structured output "auto" enters as the mode
-        the servers take (`resolve_structured_output`), as the run will record it.
+        Run settings and amounts (`episodes`, `repeats`, `limit`) are left out; one run
+        spelled two ways is one identity (`metanim.records.run_identity`: method aliases,
+        defaults written out, parameter order, a game by preset or by parameters, replica
+        order). The servers enter normalized (the same command against another server
+        starts a new log, a `sim-*` model on the in-process simulated server hashes the
+        same on every run). `sides` are the config's parsed `Side`s, when the caller has
+        them (they are not parsed again). Structured output "auto" enters as the mode the
+        servers take (`resolve_structured_output`), as the run will record it.
+        `as_spelled`: the hash of the config as written (`run_identity`), which logs
+        written before identities were canonical carry.
         """
         config = self
         if self.structured_output == "auto":
             sides = parse_sides(self) if sides is None else sides
             config, _ = resolve_structured_output(self, sides)
-        servers = None
-        if sides is not None:
-            servers = {
-                key: side.server_identity for (key, _), side in zip(SIDES, sides, strict=False)
-            }
-        return identity_hash(config_identity(config.model_dump(mode="json"), servers))
+        dumped = config.model_dump(mode="json")
+        return identity_hash(config_identity(dumped, as_spelled=as_spelled))
+
+    def log_choice(self, sides: Sequence[Any] | None = None) -> tuple[str, Path, bool]:
+        """The run's hash, its JSONL log (`<results_dir>/<name>-<hash>.jsonl`) and whether
+        that log is keyed by the config as spelled.
+
+        The canonical hash's log, unless none exists and one keyed by the config's hash as
+        spelled (`config_hash(as_spelled=True)`) does: the run resumes into that one, with
+        its hash, so its episode and decision ids (derived from the hash) match.
+        """
+        digest = self.config_hash(sides)
+        path = self._log_named(digest)
+        if not path.exists():
+            spelled = self.config_hash(sides, as_spelled=True)
+            if spelled != digest and self._log_named(spelled).exists():
+                return spelled, self._log_named(spelled), True
+        return digest, path, False
+
+    def _log_named(self, digest: str) -> Path:
+        return Path(self.results_dir) / f"{self.name}-{digest}.jsonl"
 
     @property
     def log_path(self) -> Path:
-        """The run's JSONL log: `<results_dir>/<name>-<config hash>.jsonl`."""
-        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
+        """The run's JSONL log (see `log_choice`)."""
+        return self.log_choice()[1]
 
     def method_defaults(self) -> dict[str, Any]:
         """Keyword arguments every method of the run gets (a method spec may override them)."""

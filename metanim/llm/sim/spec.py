@@ -129,6 +129,23 @@ def parse_model_spec(name: str) -> SimModelSpec:
     return SimModelSpec(name=name, policy=policy, params=params)
 
 
+def canonical_model_name(name: str) -> str:
+    """One spelling of a simulated model: its policy, then the parameters that differ from
+    their defaults, sorted by name (`sim-biased:p=0.8,heuristic=min_take` and
+    `sim-biased:heuristic=min_take,p=0.80` are both `sim-biased:heuristic=min_take,p=0.8`).
+
+    Raises:
+        ModelSpecError: a name the simulator refuses.
+    """
+    spec = parse_model_spec(name)
+    given = {key: value for key, value in sorted(spec.params.items()) if value != _PARAMS[key][1]}
+    items = ",".join(
+        f"{key}={value!r}" if isinstance(value, float) else f"{key}={value}"
+        for key, value in given.items()
+    )
+    return f"sim-{spec.policy}" + (f":{items}" if items else "")
+
+
 #: Names listed by `/v1/models` (any valid spec is accepted, listed or not).
 LISTED_MODELS = (
     "sim-optimal",
