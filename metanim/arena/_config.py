@@ -34,7 +34,7 @@ from metanim.llm import (
     ExtraBody,
     StructuredOutputSetting,
 )
-from metanim.records import config_identity, identity_hash
+from metanim.records import SIDES, config_identity, identity_hash
 from metanim.util import Folder, PositiveCounts, PositiveFloat, PositiveInt, RoundCount
 
 #: Where the ready-made profiles live (the top-level `agents/` folder of the repository).
@@ -296,8 +296,13 @@ class RunConfig(BaseModel):
         if self.structured_output == "auto":
             sides = parse_sides(self) if sides is None else sides
             config, _ = resolve_structured_output(self, sides)
+        servers = None
+        if sides is not None:
+            servers = {
+                key: _server(side, as_spelled) for (key, _), side in zip(SIDES, sides, strict=False)
+            }
         dumped = config.model_dump(mode="json")
-        return identity_hash(config_identity(dumped, as_spelled=as_spelled))
+        return identity_hash(config_identity(dumped, servers, as_spelled=as_spelled))
 
     def log_choice(self, sides: Sequence[Any] | None = None) -> tuple[str, Path, bool]:
         """The run's hash, its JSONL log (`<results_dir>/<name>-<hash>.jsonl`) and whether
@@ -333,6 +338,16 @@ class RunConfig(BaseModel):
             "on_failure": self.on_failure,
             "max_chars": self.reply_max_chars,
         }
+
+
+def _server(side: Any, as_listed: bool) -> str | None:
+    """A parsed side's server as its identity holds it (`metanim.records.side_servers`:
+    replicas sorted, or `as_listed`), read from the side rather than parsed again."""
+    if side.model is None:
+        return None
+    if as_listed and side.model.urls:
+        return "|".join(side.model.urls)
+    return str(side.server_identity)
 
 
 def load_config_file(path: str | Path, model: type[BaseModel] | None = None) -> dict[str, Any]:

@@ -110,8 +110,7 @@ class ModelSpec:
     @property
     def canonical_name(self) -> str:
         """The model's name as it enters a run's identity: a simulated model's parameters
-        sorted, those at their defaults left out (`metanim.llm.sim.canonical_model_name`);
-        any other name as given."""
+        sorted (`metanim.llm.sim.spec.canonical_model_name`); any other name as given."""
         if not self.simulated:
             return self.name
         from metanim.llm.sim.spec import ModelSpecError, canonical_model_name

@@ -152,7 +152,9 @@ def _canonical_side(body: dict[str, Any], key: str, prefix: str) -> None:
         name, params = canonical_method(spec.name, spec.params)
         if "models" in params:
             params["models"] = "|".join(_canonical_model(m) for m in spec.models(None))
-        canonical = None if model is None else ModelSpec.parse(str(model)).canonical_name
+        # The name alone: its server enters as `servers` says (read once, warned once).
+        name_only = None if model is None else str(model).partition("@")[0].strip()
+        canonical = ModelSpec(name_only).canonical_name if name_only else None
     except ValueError:
         return
     body[key], body[prefix + "params"] = name, params
@@ -160,16 +162,18 @@ def _canonical_side(body: dict[str, Any], key: str, prefix: str) -> None:
         body[prefix + "model"] = canonical
 
 
-def _canonical_games(settings: list[Any]) -> list[Any]:
+def _canonical_games(settings: list[Any]) -> list[str]:
     """Game settings by their canonical keys (`metanim.games.settings.setting_key`: one
-    resolved game, one key); a setting this code cannot read stays as written."""
-    out = []
+    resolved game, one key), each once, sorted: an episode's seed and id come from its
+    setting's key and index, never from the order the settings are listed in. A setting
+    this code cannot read stays as written."""
+    out = set()
     for setting in settings:
         try:
-            out.append(parse_setting(str(setting))[0])
+            out.add(parse_setting(str(setting))[0])
         except ValueError:
-            out.append(setting)
-    return out
+            out.add(str(setting))
+    return sorted(out)
 
 
 def uses_prompts(config: Mapping[str, Any], servers: Servers | None = None) -> bool:

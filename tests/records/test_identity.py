@@ -75,15 +75,15 @@ def test_runs_against_different_opponents_are_never_pooled(tmp_path: Path):
 def test_params_and_seats_make_distinct_labelled_rows(tmp_path: Path):
     ds = tmp_path / "nim.jsonl"
     ds.write_text("{}\n")
-    for name, params in (("n1", {"n": 1}), ("n5", {"n": 5})):
+    for name, params in (("n1", {"n": 1}), ("n3", {"n": 3})):
         cfg = EvaluationConfig(dataset=[str(ds)], method="sc", model="sim-random", params=params)
         _write(
             tmp_path, name, cfg.model_dump(mode="json"), _decisions({"r1": [True], "r2": [False]})
         )
     report = render_report(tmp_path, write=False)
     assert sorted(a.method for a in report.accuracy) == [
-        "sc[n=1] · sim-random",
-        "sc[n=5] · sim-random",
+        "self_consistency[n=1] · sim-random",
+        "self_consistency[n=3] · sim-random",
     ]
     ids = {
         h: run_identity(TournamentConfig(seat=seat).model_dump(mode="json"))

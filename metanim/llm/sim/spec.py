@@ -130,18 +130,19 @@ def parse_model_spec(name: str) -> SimModelSpec:
 
 
 def canonical_model_name(name: str) -> str:
-    """One spelling of a simulated model: its policy, then the parameters that differ from
-    their defaults, sorted by name (`sim-biased:p=0.8,heuristic=min_take` and
-    `sim-biased:heuristic=min_take,p=0.80` are both `sim-biased:heuristic=min_take,p=0.8`).
+    """One spelling of a simulated model: its policy, then its parameters sorted by name,
+    each value as its kind reads it (`sim-biased:p=0.80,heuristic=min_take` is
+    `sim-biased:heuristic=min_take,p=0.8`).
 
     Raises:
         ModelSpecError: a name the simulator refuses.
     """
     spec = parse_model_spec(name)
-    given = {key: value for key, value in sorted(spec.params.items()) if value != _PARAMS[key][1]}
+    given = {item.partition("=")[0].strip().lower() for item in name.partition(":")[2].split(",")}
     items = ",".join(
         f"{key}={value!r}" if isinstance(value, float) else f"{key}={value}"
-        for key, value in given.items()
+        for key, value in sorted(spec.params.items())
+        if key in given
     )
     return f"sim-{spec.policy}" + (f":{items}" if items else "")
 
