@@ -6,7 +6,9 @@ labels. The identity is the config minus the run settings (`RUN_SETTINGS`: concu
 results folder, progress, ...; plus `episodes`, `repeats` and `limit`, so a longer run
 resumes the same log). Every other field is part of it, so a field a later version adds
 to a config (call options, structured output, prompt versions) joins the identity
-without a change here.
+without a change here. The identity is taken from parsed values, here only: one run
+spelled two ways (a method's alias, a default written out, parameters in another order,
+a game by preset or by parameters, replicas in another order) is one identity.
 """
 
 from __future__ import annotations
