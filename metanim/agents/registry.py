@@ -97,10 +97,10 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
 PER_AGENT_MODELS = (CrossModel, MAD, AceMAD, MPD)
 
 
-def method_parameters(name: str) -> list[str]:
-    """The keyword parameters method `name` (or an alias) accepts, from its class signature."""
-    cls, _ = METHODS[name]
-    names: list[str] = ["models"] if issubclass(cls, PER_AGENT_MODELS) else []
+def _keyword_params(cls: type[Method]) -> list[tuple[type, inspect.Parameter]]:
+    """The keyword-only parameters of `cls` and of the bases it forwards `**kwargs` to
+    (down to `Method`), each with the class that declares it, the most derived first."""
+    out = []
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
@@ -108,10 +108,20 @@ def method_parameters(name: str) -> list[str]:
         for param in inspect.signature(vars(klass)["__init__"]).parameters.values():
             if param.kind is param.VAR_KEYWORD:
                 more = True
-            elif param.kind is param.KEYWORD_ONLY and param.name not in names:
-                names.append(param.name)
+            elif param.kind is param.KEYWORD_ONLY:
+                out.append((klass, param))
         if not more or klass is Method:
             break
+    return out
+
+
+def method_parameters(name: str) -> list[str]:
+    """The keyword parameters method `name` (or an alias) accepts, from its class signature."""
+    cls, _ = METHODS[name]
+    names: list[str] = ["models"] if issubclass(cls, PER_AGENT_MODELS) else []
+    for _, param in _keyword_params(cls):
+        if param.name not in names:
+            names.append(param.name)
     return sorted(names)
 
 
@@ -126,27 +136,14 @@ def declared_defaults(name: str) -> dict[str, Any]:
     """
     cls, fixed = METHODS[name]
     out: dict[str, Any] = {}
-    for klass in cls.__mro__:
-        if klass is Method:
-            break
-        if "__init__" not in vars(klass):
+    for klass, param in _keyword_params(cls):
+        if klass is Method or param.default is param.empty or param.name in out:
             continue
-        more = False
-        for param in inspect.signature(vars(klass)["__init__"]).parameters.values():
-            if param.kind is param.VAR_KEYWORD:
-                more = True
-            elif (
-                param.kind is param.KEYWORD_ONLY
-                and param.default is not param.empty
-                and param.name not in out
-            ):
-                try:
-                    json.dumps(param.default)
-                except (TypeError, ValueError):
-                    continue
-                out[param.name] = param.default
-        if not more:
-            break
+        try:
+            json.dumps(param.default)
+        except (TypeError, ValueError):
+            continue
+        out[param.name] = param.default
     return {**out, **fixed}
 
 

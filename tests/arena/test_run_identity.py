@@ -131,19 +131,18 @@ def _as_the_previous_code(config: TournamentConfig) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def _sc_on_sim(tmp_path: Path, **fields: Any) -> TournamentConfig:
+    """Self-consistency (n=3, inline) on the in-process simulator against a solver."""
+    return TournamentConfig(
+        method="sc:n=3", model="sim-optimal", opponent="random", structured_output="off",
+        results_dir=str(tmp_path), progress=False, **fields,
+    )  # fmt: skip
+
+
 def test_a_log_keyed_by_the_config_as_spelled_is_resumed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = TournamentConfig(
-        method="sc:n=3",
-        model="sim-optimal",
-        opponent="random",
-        games=["fibonacci"],
-        episodes=3,
-        structured_output="off",
-        results_dir=str(tmp_path),
-        progress=False,
-    )
+    config = _sc_on_sim(tmp_path, games=["fibonacci"], episodes=3)
     old = _as_the_previous_code(config)
     assert old != config.config_hash()
     old_log = tmp_path / f"tournament-{old}.jsonl"
@@ -164,15 +163,7 @@ def test_a_log_keyed_by_the_config_as_spelled_is_resumed(
 
 
 def test_the_canonical_log_comes_before_one_keyed_as_spelled(tmp_path: Path) -> None:
-    config = TournamentConfig(
-        method="sc:n=3",
-        model="sim-optimal",
-        opponent="random",
-        episodes=1,
-        structured_output="off",
-        results_dir=str(tmp_path),
-        progress=False,
-    )
+    config = _sc_on_sim(tmp_path, episodes=1)
     canonical = tmp_path / f"tournament-{config.config_hash()}.jsonl"
     spelled = tmp_path / f"tournament-{config.config_hash(as_spelled=True)}.jsonl"
     assert canonical != spelled
