@@ -53,3 +53,13 @@ def parse_setting(text: str, *, as_spelled: bool = False) -> tuple[str, Game[Any
     if not as_spelled:
         return setting_key(game), game
     return (name if name in PRESETS and not params else _resolved(game)), game
+
+
+@functools.cache
+def canonical_key(text: str) -> str:
+    """The canonical key of a setting's text, a key as spelled included (what a log's
+    episodes carry); a text no game reads stays as it is (a log read back)."""
+    try:
+        return parse_setting(text)[0]
+    except (ValueError, TypeError):
+        return text

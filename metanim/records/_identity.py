@@ -22,7 +22,7 @@ from typing import Any
 import metanim.games
 from metanim.agents import MethodSpec, canonical_method, explicit_params, parse_spec, prompts
 from metanim.envs import is_solver_player
-from metanim.games.settings import parse_setting
+from metanim.games.settings import canonical_key
 from metanim.llm import ModelSpec
 from metanim.records._episode import EpisodeRecord
 from metanim.records._log import first_decision, iter_log
@@ -165,17 +165,10 @@ def _canonical_side(body: dict[str, Any], key: str, prefix: str) -> None:
 
 
 def _canonical_games(settings: list[Any]) -> list[str]:
-    """Game settings by their canonical keys (`metanim.games.settings.setting_key`: one
+    """Game settings by their canonical keys (`metanim.games.settings.canonical_key`: one
     resolved game, one key), each once, sorted: an episode's seed and id come from its
-    setting's key and index, never from the order the settings are listed in. A setting
-    this code cannot read stays as written."""
-    out = set()
-    for setting in settings:
-        try:
-            out.add(parse_setting(str(setting))[0])
-        except ValueError:
-            out.add(str(setting))
-    return sorted(out)
+    setting's key and index, never from the order the settings are listed in."""
+    return sorted({canonical_key(str(setting)) for setting in settings})
 
 
 def uses_prompts(config: Mapping[str, Any], servers: Servers | None = None) -> bool:
