@@ -97,10 +97,10 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
 PER_AGENT_MODELS = (CrossModel, MAD, AceMAD, MPD)
 
 
-def method_parameters(name: str) -> list[str]:
-    """The keyword parameters method `name` (or an alias) accepts, from its class signature."""
-    cls, _ = METHODS[name]
-    names: list[str] = ["models"] if issubclass(cls, PER_AGENT_MODELS) else []
+def _keyword_params(cls: type[Method]) -> list[tuple[type, inspect.Parameter]]:
+    """The keyword-only parameters of `cls` and of the bases it forwards `**kwargs` to
+    (down to `Method`), each with the class that declares it, the most derived first."""
+    out = []
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
@@ -108,11 +108,72 @@ def method_parameters(name: str) -> list[str]:
         for param in inspect.signature(vars(klass)["__init__"]).parameters.values():
             if param.kind is param.VAR_KEYWORD:
                 more = True
-            elif param.kind is param.KEYWORD_ONLY and param.name not in names:
-                names.append(param.name)
+            elif param.kind is param.KEYWORD_ONLY:
+                out.append((klass, param))
         if not more or klass is Method:
             break
+    return out
+
+
+def method_parameters(name: str) -> list[str]:
+    """The keyword parameters method `name` (or an alias) accepts, from its class signature."""
+    cls, _ = METHODS[name]
+    names: list[str] = ["models"] if issubclass(cls, PER_AGENT_MODELS) else []
+    for _, param in _keyword_params(cls):
+        if param.name not in names:
+            names.append(param.name)
     return sorted(names)
+
+
+@functools.cache
+def declared_defaults(name: str) -> dict[str, Any]:
+    """The declared defaults of method `name`'s own parameters (its class and the bases it
+    forwards `**kwargs` to), with the fixed ones of its registry entry on top.
+
+    `Method`'s own parameters (call options, re-asks, failure policy, reply length) are
+    left out: every run passes them from its settings, which a run identity holds apart.
+    A default that is not a JSON value (an object) is left out too.
+    """
+    cls, fixed = METHODS[name]
+    out: dict[str, Any] = {}
+    for klass, param in _keyword_params(cls):
+        if klass is Method or param.default is param.empty or param.name in out:
+            continue
+        try:
+            json.dumps(param.default)
+        except (TypeError, ValueError):
+            continue
+        out[param.name] = param.default
+    return {**out, **fixed}
+
+
+def canonical_method(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """One spelling of a method and its parameters: (registry name, every parameter).
+
+    The parameters are the declared defaults (`declared_defaults`) with `params` on top,
+    sorted; the name is the registry's most specific name of that class whose fixed
+    parameters they match, the first listed among equals (the long name before its alias:
+    `sc` and `self_consistency:n=5` are both `self_consistency` with n=5, `dreamad-` and
+    `dreamad:variant=minus` both `dreamad_minus`).
+    """
+    cls, _ = METHODS[name]
+    full = {**declared_defaults(name), **params}
+    named = [
+        each
+        for each, (klass, fixed) in METHODS.items()
+        if klass is cls and all(full.get(k) == v for k, v in fixed.items())
+    ]
+    best = max(named, key=lambda each: len(METHODS[each][1]), default=name)
+    return best, dict(sorted(full.items()))
+
+
+def explicit_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of `params` that method `name` does not fix or default to (what a
+    label shows); all of them for a name the registry does not hold."""
+    if name not in METHODS:
+        return dict(params)
+    defaults = declared_defaults(name)
+    return {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
 
 
 def check_parameters(name: str, params: dict[str, Any], spec: str | None = None) -> None:

@@ -58,6 +58,7 @@ from metanim.records import (
     identity_hash,
     md,
     pct,
+    solver_name,
     text_table,
 )
 from metanim.stats import PRIOR_SIGMA, fit_bradley_terry, item_accuracy
@@ -152,7 +153,7 @@ def player_identity(identity: Mapping[str, Any], method_key: str, prefix: str) -
     with the run's call options and prompt versions (a solver player is its name alone)."""
     method = str(identity[method_key]).strip()
     if is_solver_player(method):
-        return {"method": _solver_name(method)}
+        return {"method": solver_name(method)}
     player = {
         "method": method,
         "model": identity.get(prefix + "model"),
@@ -161,14 +162,6 @@ def player_identity(identity: Mapping[str, Any], method_key: str, prefix: str) -
     }
     shared = {k: v for k, v in identity.items() if k not in SIDE_FIELDS and k not in MATCH_FIELDS}
     return {**player, **shared}
-
-
-def _solver_name(spec: str) -> str:
-    """`optimal`, `random` or `epsilon:<p>` with p written one way (`epsilon:0.50` is `epsilon:0.5`)."""
-    name = spec.strip().lower()
-    if name.startswith("epsilon:"):
-        return f"epsilon:{float(name.split(':', 1)[1]):g}"
-    return name
 
 
 def _kind(identity: Mapping[str, Any]) -> Kind:

@@ -279,15 +279,19 @@ class RunConfig(BaseModel):
             structured_output=self.structured_output,
         )
 
-    def config_hash(self, sides: Sequence[Any] | None = None) -> str:
+    def config_hash(self, sides: Sequence[Any] | None = None, *, as_spelled: bool = False) -> str:
         """The run identity's hash: the suffix of its file names, the key of resume.
 
-        Run settings and amounts (`episodes`, `repeats`, `limit`) are left out; the
-        servers enter normalized (`side_servers`: the same command against another
-        server starts a new log, a `sim-*` model on the in-process simulated server hashes
-        the same on every run). `sides` are the config's parsed `Side`s, when the caller
-        has them (they are not parsed again). Structured output "auto" enters as the mode
-        the servers take (`resolve_structured_output`), as the run will record it.
+        Run settings and amounts (`episodes`, `repeats`, `limit`) are left out; one run
+        spelled two ways is one identity (`metanim.records.run_identity`: method aliases,
+        defaults written out, parameter order, a game by preset or by parameters, replica
+        order). The servers enter normalized (the same command against another server
+        starts a new log, a `sim-*` model on the in-process simulated server hashes the
+        same on every run). `sides` are the config's parsed `Side`s, when the caller has
+        them (they are not parsed again). Structured output "auto" enters as the mode the
+        servers take (`resolve_structured_output`), as the run will record it.
+        `as_spelled`: the hash of the config as written (`run_identity`), which logs
+        written before identities were canonical carry.
         """
         config = self
         if self.structured_output == "auto":
@@ -296,14 +300,34 @@ class RunConfig(BaseModel):
         servers = None
         if sides is not None:
             servers = {
-                key: side.server_identity for (key, _), side in zip(SIDES, sides, strict=False)
+                key: _server(side, as_spelled) for (key, _), side in zip(SIDES, sides, strict=False)
             }
-        return identity_hash(config_identity(config.model_dump(mode="json"), servers))
+        dumped = config.model_dump(mode="json")
+        return identity_hash(config_identity(dumped, servers, as_spelled=as_spelled))
+
+    def log_choice(self, sides: Sequence[Any] | None = None) -> tuple[str, Path, bool]:
+        """The run's hash, its JSONL log (`<results_dir>/<name>-<hash>.jsonl`) and whether
+        that log is keyed by the config as spelled.
+
+        The canonical hash's log, unless none exists and one keyed by the config's hash as
+        spelled (`config_hash(as_spelled=True)`) does: the run resumes into that one, with
+        its hash, so its episode and decision ids (derived from the hash) match.
+        """
+        digest = self.config_hash(sides)
+        path = self._log_named(digest)
+        if not path.exists():
+            spelled = self.config_hash(sides, as_spelled=True)
+            if spelled != digest and self._log_named(spelled).exists():
+                return spelled, self._log_named(spelled), True
+        return digest, path, False
+
+    def _log_named(self, digest: str) -> Path:
+        return Path(self.results_dir) / f"{self.name}-{digest}.jsonl"
 
     @property
     def log_path(self) -> Path:
-        """The run's JSONL log: `<results_dir>/<name>-<config hash>.jsonl`."""
-        return Path(self.results_dir) / f"{self.name}-{self.config_hash()}.jsonl"
+        """The run's JSONL log (see `log_choice`)."""
+        return self.log_choice()[1]
 
     def method_defaults(self) -> dict[str, Any]:
         """Keyword arguments every method of the run gets (a method spec may override them)."""
@@ -315,6 +339,16 @@ class RunConfig(BaseModel):
             "on_failure": self.on_failure,
             "max_chars": self.reply_max_chars,
         }
+
+
+def _server(side: Any, as_listed: bool) -> str | None:
+    """A parsed side's server as its identity holds it (`metanim.records.side_servers`:
+    replicas sorted, or `as_listed`), read from the side rather than parsed again."""
+    if side.model is None:
+        return None
+    if as_listed and side.model.urls:
+        return "|".join(side.model.urls)
+    return str(side.server_identity)
 
 
 def load_config_file(path: str | Path, model: type[BaseModel] | None = None) -> dict[str, Any]:

@@ -22,7 +22,6 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -95,8 +94,7 @@ class Evaluation:
         # The mode chosen, not "auto", is the run's: in its identity, header and report.
         config, self.structured = prepare_run(config, self.sides)
         self.config = config
-        self.digest = config.config_hash(self.sides)
-        self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
+        self.digest, self.log_path, _ = config.log_choice(self.sides)
         # The in-process simulator answers the run's questions from their files.
         self.questions = [p for p in config.dataset if is_question_file(p)]
         self.items = {path: load_items(path)[: config.limit] for path in config.dataset}

@@ -15,7 +15,6 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -27,7 +26,8 @@ from metanim.arena._preflight import check_listing, prepare_run
 from metanim.arena._run import Run, RunResult
 from metanim.arena.episodes import play_episode
 from metanim.envs import START_MODES, check_playout_length, start_setting
-from metanim.games import PRESETS, Game, InvalidStateError, SizeLimitError, make_game
+from metanim.games import Game, InvalidStateError, SizeLimitError
+from metanim.games.settings import parse_setting
 from metanim.records import (
     EpisodeRecord,
     MoveRecord,
@@ -105,23 +105,6 @@ class TournamentConfig(RunConfig):
         return json.dumps(value) if isinstance(value, list) else value
 
 
-#: What a game setting's text after the colon is.
-SETTING_FORMS = 'NAME:{JSON object of the parameters}, e.g. nim:{"heaps":[3,4,5]}'
-
-
-def parse_setting(text: str) -> tuple[str, Game[Any, Any]]:
-    """A game setting `PRESET` or `NAME[:JSON params]` to its canonical key and game."""
-    name, sep, raw = text.strip().partition(":")
-    # Whole numbers only: a game's sizes are never truncated from 12.5 to 12.
-    params = strict_json(raw, f"game setting {text!r}", forms=SETTING_FORMS) if sep else {}
-    if not isinstance(params, dict):
-        raise ValueError(f"game parameters must be a JSON object, got {raw!r}")
-    game = make_game(name, **params)
-    if name in PRESETS and not params:
-        return name, game
-    return f"{game.name}:{json.dumps(game.params, sort_keys=True, separators=(',', ':'))}", game
-
-
 def setting_start(start: str | None, key: str, game: Game[Any, Any]) -> Any:
     """The start setting of one game setting: "random_n", "initial", "auto" or a state.
 
@@ -179,10 +162,10 @@ class Tournament:
         # The mode chosen, not "auto", is the run's: in its identity, header and report.
         config, self.structured = prepare_run(config, self.sides)
         self.config = config
-        self.digest = config.config_hash(self.sides)
-        self.log_path = Path(config.results_dir) / f"{config.name}-{self.digest}.jsonl"
-        # A bad start or an oversized setting stops here, before any server or plan.
-        self.games = dict(parse_setting(text) for text in config.games)
+        self.digest, self.log_path, as_spelled = config.log_choice(self.sides)
+        # A bad start or an oversized setting stops here, before any server or plan. A
+        # log keyed by the config as spelled knows its settings as spelled too.
+        self.games = dict(parse_setting(text, as_spelled=as_spelled) for text in config.games)
         self.starts = {key: setting_start(config.start, key, g) for key, g in self.games.items()}
         simulated = any(m.needs_sim_server for side in self.sides for m in side.models())
         solver = any(side.model is None for side in self.sides)

@@ -1,4 +1,7 @@
-"""Opt-in on-disk response cache (SQLite), keyed by base URL + full request + sample index.
+"""Opt-in on-disk response cache (SQLite), keyed by server + full request + sample index.
+
+The server is its base URL, or a replicated model's replica URLs sorted and joined by "|"
+(replicas serve one model: their order changes no reply).
 
 The sample index is part of the key so that repeated samples of one request (e.g.
 self-consistency) are never collapsed into one answer. The API key is never part of
@@ -20,7 +23,8 @@ from metanim.llm._types import Usage
 
 
 def cache_key(base_url: str, request: dict[str, Any], sample_index: int) -> str:
-    """sha256 of the base URL, the canonical JSON of the request, and the sample index."""
+    """sha256 of the server (`base_url`: a URL, or sorted replica URLs joined by "|"), the
+    canonical JSON of the request, and the sample index."""
     payload = json.dumps(
         {"base_url": base_url.rstrip("/"), "request": request, "sample_index": sample_index},
         sort_keys=True,

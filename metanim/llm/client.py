@@ -179,9 +179,11 @@ class OpenAIChatClient:
         )
         self._header_args = (organization, project)
         self.base_urls = list(self._target.base_urls)
-        # The first replica names the client in records, caches and the run's identity:
-        # replicas serve one model, so which one answered does not change a result.
+        # The first replica names the client in records and messages; the cache keys on
+        # the replicas sorted: they serve one model, so which one answered, or in which
+        # order they are listed, changes no reply.
         self.base_url = self.base_urls[0]
+        self.cache_server = "|".join(sorted(self.base_urls))
         # Held only here and in the session's headers; never in a record, a log line or repr.
         self.__api_key = self._target.api_key
         self.max_concurrency = max_concurrency
@@ -485,7 +487,7 @@ class OpenAIChatClient:
         key = None
         if self.cache is not None and self.cache.applies(temperature):
             keyed = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
-            key = cache_key(self.base_url, keyed, sample_index)
+            key = cache_key(self.cache_server, keyed, sample_index)
             hit = self.cache.get(key)
             if hit is not None:
                 texts, usage = hit
@@ -527,7 +529,7 @@ class OpenAIChatClient:
         if key is not None and self.cache is not None and complete:
             self.cache.put(
                 key,
-                base_url=self.base_url,
+                base_url=self.cache_server,
                 request={k: v for k, v in request.items() if k not in ("stream", "stream_options")},
                 sample_index=sample_index,
                 texts=reply.texts,

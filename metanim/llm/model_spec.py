@@ -107,11 +107,26 @@ class ModelSpec:
         # named in any refusal.
         return server_target(self.name, list(self.routed(sim_url)) or None)
 
+    @property
+    def canonical_name(self) -> str:
+        """The model's name as it enters a run's identity: a simulated model's parameters
+        sorted (`metanim.llm.sim.spec.canonical_model_name`); any other name as given."""
+        if not self.simulated:
+            return self.name
+        from metanim.llm.sim.spec import ModelSpecError, canonical_model_name
+
+        try:
+            return canonical_model_name(self.name)
+        except ModelSpecError:  # a name the simulator refuses is refused before a run
+            return self.name
+
     def server_identity(self) -> str:
-        """The server as it enters a run's identity: the URLs given, the fixed token
-        `sim:in-process` for a simulated model with none, else the default route."""
+        """The server as it enters a run's identity: the URLs given, sorted (replicas serve
+        one model: which one answers changes no result, so their order is no part of
+        it), the fixed token `sim:in-process` for a simulated model with none, else the
+        default route."""
         if self.urls:
-            return "|".join(self.urls)
+            return "|".join(sorted(self.urls))
         if self.simulated:
             return SIM_IN_PROCESS
         if self.azure:

@@ -241,7 +241,7 @@ class ServerTarget:
 
     Attributes:
         model: the name sent in the request body (the deployment, for Azure).
-        base_urls: one per replica; the first names the client in records and caches
+        base_urls: one per replica; the first names the client in records
             (for Azure, `{endpoint}/openai/deployments/{deployment}`).
         query: appended to every request URL ("" or "?api-version=...").
         azure: whether this is an Azure OpenAI deployment.

@@ -33,6 +33,7 @@ from metanim.records._identity import (
     log_identity,
     run_identity,
     side_servers,
+    solver_name,
     uses_prompts,
 )
 from metanim.records._log import (
@@ -150,6 +151,7 @@ __all__ = [
     "seconds",
     "side_servers",
     "signed",
+    "solver_name",
     "std_text",
     "summarize_evaluation",
     "summarize_tournament",

@@ -6,7 +6,9 @@ labels. The identity is the config minus the run settings (`RUN_SETTINGS`: concu
 results folder, progress, ...; plus `episodes`, `repeats` and `limit`, so a longer run
 resumes the same log). Every other field is part of it, so a field a later version adds
 to a config (call options, structured output, prompt versions) joins the identity
-without a change here.
+without a change here. The identity is taken from parsed values, here only: one run
+spelled two ways (a method's alias, a default written out, parameters in another order,
+a game by preset or by parameters, replicas in another order) is one identity.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import metanim.games
-from metanim.agents import prompts
+from metanim.agents import MethodSpec, canonical_method, explicit_params, parse_spec, prompts
 from metanim.envs import is_solver_player
+from metanim.games.settings import canonical_key
 from metanim.llm import ModelSpec
 from metanim.records._episode import EpisodeRecord
 from metanim.records._log import first_decision, iter_log
@@ -92,22 +95,80 @@ def is_disguised(config: Mapping[str, Any]) -> bool:
 Servers = Mapping[str, str | None]
 
 
-def side_servers(config: Mapping[str, Any]) -> dict[str, str | None]:
-    """Each side's server as it enters the identity (`ModelSpec.server_identity`), by
-    its method field; None for a solver side (optimal, random, epsilon), "" for a model
-    side whose config names no model."""
+def solver_name(spec: str) -> str:
+    """A solver player written one way: lower case, `epsilon:<p>` with p as `%g`
+    (`epsilon:0.50` is `epsilon:0.5`)."""
+    name = spec.strip().lower()
+    if name.startswith("epsilon:"):
+        try:
+            return f"epsilon:{float(name.split(':', 1)[1]):g}"
+        except ValueError:  # refused before any run; a log read back keeps its text
+            return name
+    return name
+
+
+def _side_model(config: Mapping[str, Any], key: str, prefix: str) -> str | None:
+    """The model a side calls: its method spec's own (`react:gpt-4o`), else its model field."""
+    try:
+        own = parse_spec(str(config[key]))[1]
+    except ValueError:  # a method this code does not know (a log read back): its field
+        own = None
+    model = own or config.get(prefix + "model")
+    return None if model is None else str(model)
+
+
+def side_servers(config: Mapping[str, Any], *, as_listed: bool = False) -> dict[str, str | None]:
+    """Each side's server as it enters the identity (`ModelSpec.server_identity`: replicas
+    sorted), by its method field; None for a solver side (optimal, random, epsilon), ""
+    for a model side whose config names no model. `as_listed` keeps replicas in the order
+    given (the identity of logs keyed by the config as spelled, see `run_identity`)."""
     out: dict[str, str | None] = {}
     for key, prefix in SIDES:
         if key not in config:
             continue
+        model = _side_model(config, key, prefix)
         if is_solver_player(str(config[key])):
             out[key] = None
-        elif prefix + "model" in config:
-            model = str(config[prefix + "model"])
-            out[key] = ModelSpec.parse(model, config.get(prefix + "base_url")).server_identity()
-        else:
+        elif model is None:
             out[key] = ""
+        else:
+            spec = ModelSpec.parse(model, config.get(prefix + "base_url"))
+            listed = as_listed and spec.urls
+            out[key] = "|".join(spec.urls) if listed else spec.server_identity()
     return out
+
+
+def _canonical_model(text: str) -> str:
+    """A model text with its name canonical (`ModelSpec.canonical_name`) and its server."""
+    spec = ModelSpec.parse(text)
+    return spec.canonical_name + (f"@{spec.server_identity()}" if spec.urls else "")
+
+
+def _canonical_side(body: dict[str, Any], key: str, prefix: str) -> None:
+    """A model side of an identity spelled one way: the method's registry name and every
+    parameter it takes (inline, given and declared defaults: `canonical_method`), the
+    model's canonical name. A spec this code cannot read (an old log's) stays as written."""
+    try:
+        spec = MethodSpec.parse(str(body[key]), dict(body.get(prefix + "params") or {}))
+        model = spec.model or body.get(prefix + "model")
+        name, params = canonical_method(spec.name, spec.params)
+        if "models" in params:
+            params["models"] = "|".join(_canonical_model(m) for m in spec.models(None))
+        # The name alone: its server enters as `servers` says (read once, warned once).
+        name_only = None if model is None else str(model).partition("@")[0].strip()
+        canonical = ModelSpec(name_only).canonical_name if name_only else None
+    except ValueError:
+        return
+    body[key], body[prefix + "params"] = name, params
+    if canonical is not None:
+        body[prefix + "model"] = canonical
+
+
+def _canonical_games(settings: list[Any]) -> list[str]:
+    """Game settings by their canonical keys (`metanim.games.settings.canonical_key`: one
+    resolved game, one key), each once, sorted: an episode's seed and id come from its
+    setting's key and index, never from the order the settings are listed in."""
+    return sorted({canonical_key(str(setting)) for setting in settings})
 
 
 def uses_prompts(config: Mapping[str, Any], servers: Servers | None = None) -> bool:
@@ -121,26 +182,44 @@ def run_identity(
     prompt_versions: Mapping[str, str] | None = None,
     *,
     servers: Servers | None = None,
+    as_spelled: bool = False,
 ) -> dict[str, Any]:
     """The identifying fields of a run config (a `model_dump(mode="json")` or config.json).
 
-    A solver side (optimal, random, epsilon) drops its unused model, parameters and
-    server; a model side's server enters normalized (`servers`, from `side_servers`
-    unless the caller has parsed the sides already); a dataset enters by content digest,
-    not by path. `prompt_versions` (the run's prompt templates, see
-    `current_prompt_versions`; the report reads them from the log) join the identity,
-    so a prompt change starts a new log rather than resuming into an old one.
+    One run is one identity however it is spelled: a model side enters as its method's
+    registry name with every parameter it takes (inline in the spec, given, and its
+    declared defaults: `sc`, `sc:n=5` and `self_consistency` with `n=5` are one), its
+    model's canonical name (a simulated model's parameters sorted) and its server (its
+    replicas sorted: `servers`, from `side_servers` unless the caller has them); a game
+    setting enters by its canonical key (`fibonacci` is `fibonacci-20`). A solver side
+    (optimal, random, epsilon) drops its unused model, parameters and server; a dataset
+    enters by content digest, not by path. `prompt_versions` (the run's prompt
+    templates, see `current_prompt_versions`; the report reads them from the log) join
+    the identity, so a prompt change starts a new log rather than resuming into an old
+    one.
+
+    `as_spelled` takes method, parameters, model and games as the config writes them and
+    replicas in the order listed: the identity of logs whose file names carry that hash,
+    which a run resumes when no log carries its own (`metanim.arena`).
     """
     body = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
-    servers = side_servers(body) if servers is None else servers
+    if servers is None:
+        servers = side_servers(body, as_listed=as_spelled)
     for method_key, prefix in SIDES:
         if method_key not in body:
             continue
         if servers[method_key] is None:
             for name in ("model", "params", "base_url"):
                 body.pop(prefix + name, None)
-        elif prefix + "model" in body:
+            if not as_spelled:
+                body[method_key] = solver_name(str(body[method_key]))
+            continue
+        if not as_spelled:
+            _canonical_side(body, method_key, prefix)
+        if prefix + "model" in body:
             body[prefix + "base_url"] = servers[method_key]
+    if "games" in body and not as_spelled:
+        body["games"] = _canonical_games(list(body["games"]))
     if "dataset" in body:
         body["dataset"] = [_file_digest(str(p)) for p in body["dataset"]]
     if prompt_versions:
@@ -148,13 +227,16 @@ def run_identity(
     return body
 
 
-def config_identity(config: Mapping[str, Any], servers: Servers | None = None) -> dict[str, Any]:
-    """The identity of a run about to be run by this code (its current prompt versions)."""
-    servers = side_servers(config) if servers is None else servers
+def config_identity(
+    config: Mapping[str, Any], servers: Servers | None = None, *, as_spelled: bool = False
+) -> dict[str, Any]:
+    """The identity of a run about to be run by this code (its current prompt versions);
+    `as_spelled` as `run_identity`."""
+    servers = side_servers(config, as_listed=as_spelled) if servers is None else servers
     versions = (
         current_prompt_versions(is_disguised(config)) if uses_prompts(config, servers) else None
     )
-    return run_identity(config, versions, servers=servers)
+    return run_identity(config, versions, servers=servers, as_spelled=as_spelled)
 
 
 def identity_hash(identity: Mapping[str, Any]) -> str:
@@ -163,10 +245,12 @@ def identity_hash(identity: Mapping[str, Any]) -> str:
 
 
 def _spec(method: str, params: Mapping[str, Any] | None) -> str:
-    if not params:
+    # The parameters a method does not fix or default to: `sc`, not every default of it.
+    shown = explicit_params(method, dict(params or {}))
+    if not shown:
         return method
     items = ",".join(
-        f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in sorted(params.items())
+        f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in sorted(shown.items())
     )
     return f"{method}[{items}]"
 

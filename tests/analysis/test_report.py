@@ -50,7 +50,8 @@ def test_report_tables_and_files(results: Path):
     assert react.decisions == 16 and react.low < 1.0  # 8 items, not 16 decisions, never [1, 1]
     # A perfect method against a random one on the same items: McNemar sees only-A items.
     (paired,) = report.paired
-    assert (paired.a, paired.b) == ("mad:agents=2,rounds=2 · sim-random", "react · sim-optimal")
+    # A label names the parameters a method does not default to (agents=2 is MAD's).
+    assert (paired.a, paired.b) == ("mad[rounds=2] · sim-random", "react · sim-optimal")
     assert paired.pairs == 8 and paired.only_a == 0 and paired.only_b > 0
     assert paired.p_value == pytest.approx(min(1.0, 2 / 2**paired.only_b))
     assert paired.diff < 0 and paired.diff_low <= paired.diff <= paired.diff_high
@@ -83,10 +84,10 @@ def test_accuracy_by_difficulty_tier(results: Path):
     """Every decision lands in its record's difficulty tier; NIM-31 k=3 (at most three
     legal moves) is all "easy", and the optimal reader is right on every one."""
     report = render_report(results, write=False)
-    # Rows are run-identity labels: "react · <model>", "mad:agents=2,rounds=2 · <model>".
+    # Rows are run-identity labels: "react · <model>", "mad[rounds=2] · <model>".
     rows = {(a.method.split(" ·")[0], a.game): a for a in report.by_difficulty}
     assert rows[("react", "nim · easy")].mean == 1.0
-    for method in ("react", "mad:agents=2,rounds=2"):
+    for method in ("react", "mad[rounds=2]"):
         tiers = [a for (m, _), a in rows.items() if m == method]
         assert sum(a.decisions for a in tiers) == 16
     assert "Decision accuracy by difficulty" in report.markdown

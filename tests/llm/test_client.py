@@ -207,6 +207,21 @@ def test_cache_hits_and_separates_samples(sim_server, tmp_path):
     assert asyncio.run(reopened.chat(MESSAGES)).cached
 
 
+def test_the_cache_is_keyed_on_the_replicas_not_their_order(sim_server, tmp_path):
+    # Replicas serve one model: listed in another order, the same call is a hit. The
+    # second client's first listed replica refuses connections, so only a hit answers.
+    dead = "http://127.0.0.1:9/v1"
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    kw = {"cache": cache, "check_server": False, "max_retries": 0}
+    first = asyncio.run(
+        OpenAIChatClient("sim-optimal", base_url=[sim_server.base_url, dead], **kw).chat(MESSAGES)
+    )
+    again = asyncio.run(
+        OpenAIChatClient("sim-optimal", base_url=[dead, sim_server.base_url], **kw).chat(MESSAGES)
+    )
+    assert not first.cached and again.cached and again.texts == first.texts
+
+
 def test_cached_answer_keeps_its_tokens_but_costs_nothing(sim_server, tmp_path):
     prices = PriceTable({"sim-": Price(input=2.0, output=4.0)})
     c = client(sim_server, "sim-optimal", cache=ResponseCache(tmp_path / "c.sqlite"), prices=prices)

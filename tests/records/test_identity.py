@@ -76,15 +76,15 @@ def test_runs_against_different_opponents_are_never_pooled(tmp_path: Path):
 def test_params_and_seats_make_distinct_labelled_rows(tmp_path: Path):
     ds = tmp_path / "nim.jsonl"
     ds.write_text("{}\n")
-    for name, params in (("n1", {"n": 1}), ("n5", {"n": 5})):
+    for name, params in (("n1", {"n": 1}), ("n3", {"n": 3})):
         cfg = EvaluationConfig(dataset=[str(ds)], method="sc", model="sim-random", params=params)
         _write(
             tmp_path, name, cfg.model_dump(mode="json"), _decisions({"r1": [True], "r2": [False]})
         )
     report = render_report(tmp_path, write=False)
     assert sorted(a.method for a in report.accuracy) == [
-        "sc[n=1] · sim-random",
-        "sc[n=5] · sim-random",
+        "self_consistency[n=1] · sim-random",
+        "self_consistency[n=3] · sim-random",
     ]
     ids = {
         h: run_identity(TournamentConfig(seat=seat).model_dump(mode="json"))
@@ -187,3 +187,19 @@ def test_another_server_is_another_log_and_the_in_process_sim_resumes(
     evaluation = EvaluationConfig(dataset=[str(ds)], model="sim-optimal")
     moved = evaluation.model_copy(update={"base_url": sim_server.base_url})
     assert evaluation.config_hash() != moved.config_hash()
+
+
+def test_one_run_spelled_two_ways_is_one_row(tmp_path: Path):
+    """Logs whose configs spell one run differently (an alias and a default written out,
+    replicas in another order) are one identity: the report shows one row."""
+    ds = tmp_path / "nim.jsonl"
+    ds.write_text("{}\n")
+    urls = ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"]
+    for name, method, model in (
+        ("a", "sc", f"m@{urls[0]}|{urls[1]}"),
+        ("b", "self_consistency:n=5", f"m@{urls[1]}|{urls[0]}"),
+    ):
+        cfg = EvaluationConfig(dataset=[str(ds)], method=method, model=model)
+        _write(tmp_path, name, cfg.model_dump(mode="json"), _decisions({name: [True]}))
+    report = render_report(tmp_path, write=False)
+    assert [a.method for a in report.accuracy] == ["self_consistency · m"]

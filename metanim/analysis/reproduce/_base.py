@@ -32,6 +32,7 @@ from metanim.arena import (
     run_tournament,
 )
 from metanim.datasets import DEFAULT_SPECS, build, write_jsonl
+from metanim.games.settings import canonical_key
 from metanim.llm import (
     ApiSetting,
     ExtraBody,
@@ -622,8 +623,10 @@ def _win_cells(records: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for r in records:
         if r["status"] in ("win", "loss"):
-            out[r["setting"]][0] += r["status"] == "win"
-            out[r["setting"]][1] += 1
+            # By canonical key: a log keyed by its config as spelled counts alike.
+            key = canonical_key(r["setting"])
+            out[key][0] += r["status"] == "win"
+            out[key][1] += 1
     return {k: (w, n) for k, (w, n) in out.items()}
 
 

@@ -129,6 +129,24 @@ def parse_model_spec(name: str) -> SimModelSpec:
     return SimModelSpec(name=name, policy=policy, params=params)
 
 
+def canonical_model_name(name: str) -> str:
+    """One spelling of a simulated model: its policy, then its parameters sorted by name,
+    each value as its kind reads it (`sim-biased:p=0.80,heuristic=min_take` is
+    `sim-biased:heuristic=min_take,p=0.8`).
+
+    Raises:
+        ModelSpecError: a name the simulator refuses.
+    """
+    spec = parse_model_spec(name)
+    given = {item.partition("=")[0].strip().lower() for item in name.partition(":")[2].split(",")}
+    items = ",".join(
+        f"{key}={value!r}" if isinstance(value, float) else f"{key}={value}"
+        for key, value in sorted(spec.params.items())
+        if key in given
+    )
+    return f"sim-{spec.policy}" + (f":{items}" if items else "")
+
+
 #: Names listed by `/v1/models` (any valid spec is accepted, listed or not).
 LISTED_MODELS = (
     "sim-optimal",
