@@ -58,7 +58,7 @@ def test_table5_grades_each_model(tmp_path: Path):
     for c in cross:
         # Each model alone, and Self-Consistency (the first model's 3-sample vote).
         assert len(c.baselines) == 3 and all(b.game == c.game for b in c.baselines)
-        assert sum(b.b.startswith("sc[n=3,temperature=0.7]") for b in c.baselines) == 1
+        assert sum(b.b.startswith("self_consistency[n=3]") for b in c.baselines) == 1
     plain = [c for c in cross if "temperatures" not in c.method]
     assert all(c.agents["model_2"] == (1.0, 1.0) for c in plain)
     same = [c for c in cross if "temperatures" in c.method]

@@ -349,7 +349,7 @@ def test_table5_both_error_correction_and_negative_persuasion_occur(tmp_path):
         ) in section
     assert sum(c[0] for c in counts.values()) > 0 and sum(c[2] for c in counts.values()) > 0
     # The Self-Consistency baseline: a majority of 3 random samples of model_1.
-    (sc,) = [r for r in _rows(md, "| run |") if r[0].startswith("sc\\[n=3")]
+    (sc,) = [r for r in _rows(md, "| run |") if r[0].startswith("self\\_consistency\\[n=3")]
     for game, column in (("fibonacci", 1), ("nim", 2)):
         probabilities = [_table5_item(len(r["legal_moves"]), False)[3]
                          for r in rows.values() if r["game"] == game]  # fmt: skip

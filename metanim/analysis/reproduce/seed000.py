@@ -124,7 +124,8 @@ def table1(run: Run) -> list[Path]:
         r.model_copy(update={"method": label})
         for label, method in TABLE1_METHODS.items()
         for r in report.accuracy
-        if r.decisions and r.method.startswith(f"{method}[")
+        # The label's method name (its parameters at their defaults are not shown).
+        if r.decisions and r.method.partition(" · ")[0].partition("[")[0] == method
     ]
     temps = [
         f"every answer call at T = {SAMPLING_T} (seed 000's sampling temperature; the "
