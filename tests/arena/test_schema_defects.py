@@ -12,8 +12,9 @@ import threading
 import pytest
 
 from metanim.analysis import render_report
-from metanim.arena import run_tournament
+from metanim.arena import run_evaluation, run_tournament
 from metanim.records import read_log
+from tests.arena.configs import evaluation as _evaluation
 from tests.arena.configs import tournament as _tournament
 from tests.loopback import RecordingServer, listing, reply
 
@@ -39,8 +40,9 @@ class Breaking:
                 self.plain += 1
             # No schema: the move is read from the prompt's Output Format, first legal one.
             return 200, reply('```json\n{"reasoning": "one", "action": 1}\n```')
-        schema = fmt["json_schema"]["schema"]
-        obj = {"reasoning": "the first legal move", "action": schema["properties"]["action"]["enum"][0]}
+        properties = fmt["json_schema"]["schema"]["properties"]
+        obj = {"reasoning": "first"} if "reasoning" in properties else {}
+        obj["action"] = properties["action"]["enum"][0]
         with self.lock:
             self.sent += 1
             broken = self.sent % 3 == 1
@@ -71,7 +73,11 @@ def test_schema_breaks_are_counted_as_the_servers_and_reported(tmp_path):
     assert _sides(records, "schema_violations") == server.broken
     assert _sides(records, "schema_replies") == server.sent
     texts = [
-        s.text for r in records for m in r.moves if m.decision is not None for s in m.decision.samples
+        s.text
+        for r in records
+        for m in r.moves
+        if m.decision is not None
+        for s in m.decision.samples
     ]
     assert len(texts) == server.sent
     assert sum(t.startswith("Here it is") for t in texts) == server.broken
@@ -91,6 +97,28 @@ def test_schema_breaks_are_counted_as_the_servers_and_reported(tmp_path):
     # One warning line for the run, however many replies broke the schema.
     warnings = [w for w in said if w.startswith("warning: the server broke the schema")]
     assert len(warnings) == 1
+
+
+def test_an_evaluation_counts_schema_breaks_per_game(tmp_path):
+    server = Breaking()
+    with RecordingServer(server) as s:
+        config = _evaluation(tmp_path, f"m@{s.url()}/v1", structured_output="json_schema")
+        result = run_evaluation(config)
+    records = read_log(result.log_path)
+    assert server.broken >= 1
+    assert sum(r.schema_violations for r in records) == server.broken
+    assert sum(r.schema_replies for r in records) == server.sent
+    # Standard asks for the action alone: the reply schema has no reasoning key.
+    assert all(
+        set(c.options["schema"]["properties"]) == {"action"}
+        for r in records
+        for c in r.decision.calls
+    )
+    (row,) = result.summary["games"]
+    assert (row["schema_violations"], row["schema_replies"]) == (server.broken, server.sent)
+    line = f"the server broke the schema in {server.broken} of {server.sent} replies"
+    assert line in result.report and f"| {server.broken}/{server.sent} |" in result.report
+    assert line in render_report(tmp_path, plots=False).markdown
 
 
 def test_a_run_without_structured_output_counts_no_schema_replies(tmp_path):
@@ -129,7 +157,10 @@ def test_keeps_to_reads_the_reply_as_the_schema_says(text, keeps):
 
     schema = {
         "type": "object",
-        "properties": {"reasoning": {"type": "string", "maxLength": 4}, "action": {"enum": [1, 2, 3]}},
+        "properties": {
+            "reasoning": {"type": "string", "maxLength": 4},
+            "action": {"enum": [1, 2, 3]},
+        },
         "required": ["reasoning", "action"],
         "additionalProperties": False,
     }
