@@ -13,6 +13,7 @@ import pytest
 
 from metanim.analysis import render_report
 from metanim.arena import run_evaluation, run_tournament
+from metanim.llm.sim.providers import ProviderServer, with_
 from metanim.records import read_log
 from tests.arena.configs import evaluation as _evaluation
 from tests.arena.configs import tournament as _tournament
@@ -119,6 +120,30 @@ def test_an_evaluation_counts_schema_breaks_per_game(tmp_path):
     line = f"the server broke the schema in {server.broken} of {server.sent} replies"
     assert line in result.report and f"| {server.broken}/{server.sent} |" in result.report
     assert line in render_report(tmp_path, plots=False).markdown
+
+
+@pytest.mark.parametrize("keeps", [True, False])
+def test_the_llamacpp_fake_counts_a_break_only_when_it_ignores_the_schema(keeps, tmp_path):
+    # llama.cpp's fake honours response_format json_schema: the reply is the object
+    # alone. Told to ignore it, it answers in the prompt's Output Format (a code block).
+    with ProviderServer(with_("llamacpp", keeps_schema=keeps)) as server:
+        config = _tournament(
+            model=f"Qwen3-1.7B-Q4_K_M@{server.base_url}",
+            structured_output="json_schema",
+            episodes=2,
+            results_dir=str(tmp_path),
+        )
+        result = run_tournament(config)
+        sent = sum(
+            c["body"].get("response_format", {}).get("type") == "json_schema"
+            for c in server.handlers.completions
+        )
+    records = read_log(result.log_path)
+    assert sent > 0 and _sides(records, "schema_replies") == sent
+    assert _sides(records, "schema_violations") == (0 if keeps else sent)
+    # Either way the moves were read and played: the defect changes no score.
+    assert _sides(records, "illegal") == _sides(records, "unparsable") == 0
+    assert ("broke the schema" in result.report) is not keeps
 
 
 def test_a_run_without_structured_output_counts_no_schema_replies(tmp_path):
