@@ -267,6 +267,7 @@ class Report(BaseModel):
     def terminal(self) -> str:
         """Plain-text tables for the terminal (100 columns; report.md has every column)."""
         out = [f"results: {self.results_dir}"]
+        out += [f"structured output: {line}" for line in self.schema_notes]
         if self.win_rates:
             out += ["", WIN_TABLE.title, *WIN_TABLE.terminal(self.win_rows())]
         if self.accuracy:

@@ -94,7 +94,8 @@ def test_schema_breaks_are_counted_as_the_servers_and_reported(tmp_path):
     line = f"the server broke the schema in {server.broken} of {server.sent} replies"
     assert f"**server defect:** {line}" in result.report
     assert f"| {server.broken}/{server.sent} |" in result.report
-    assert line in render_report(tmp_path, plots=False).markdown
+    folder = render_report(tmp_path, plots=False)
+    assert line in folder.markdown and line in folder.terminal()
     # One warning line for the run, however many replies broke the schema.
     warnings = [w for w in said if w.startswith("warning: the server broke the schema")]
     assert len(warnings) == 1
