@@ -62,13 +62,20 @@ class Counts(BaseModel):
     queue_s: float = 0.0  # summed over its calls: call made to request sent (slot waits)
     reasoning_tokens: int = 0  # of completion_tokens, spent thinking (as servers report it)
     unpriced_calls: int = 0  # calls whose cost is unknown (no price; the server bills)
+    # Under structured output: the replies to calls that sent a reply schema (truncated
+    # ones aside), and those of them that broke it (`schemas.keeps_to`). A constraining
+    # server cannot write a reply that breaks its schema, so a break is the server's
+    # defect; the reply is still read and scored as the model's answer (docs/llm.md).
+    schema_replies: int = 0
+    schema_violations: int = 0
 
     @classmethod
     def of(cls, decision: Any) -> Counts:
         """The counters of a method's decision record: a `Decision`, or any record with its
         fields (`illegal`, `unparsable`, `truncated`, `calls`, `usage`, `cost_usd`,
-        `latency_s`)."""
+        `latency_s`; `samples` for the schema counts)."""
         calls = decision.calls
+        replies, violations = schema_counts(calls, getattr(decision, "samples", ()))
         return cls(
             illegal=int(decision.illegal),
             unparsable=int(decision.unparsable),
@@ -82,6 +89,8 @@ class Counts(BaseModel):
             queue_s=float(sum(getattr(c, "queue_s", 0.0) for c in calls)),
             reasoning_tokens=int(getattr(decision.usage, "reasoning_tokens", 0)),
             unpriced_calls=sum(not getattr(c, "priced", True) for c in calls),
+            schema_replies=replies,
+            schema_violations=violations,
         )
 
     @classmethod
@@ -92,6 +101,23 @@ class Counts(BaseModel):
             for name in sums:
                 sums[name] += getattr(item, name)
         return cls(**sums, **fields)
+
+
+def schema_counts(calls: Sequence[Any], samples: Iterable[Any]) -> tuple[int, int]:
+    """(replies to calls that sent a reply schema, replies that broke it) of one decision.
+
+    A truncated reply (cut at the completion cap) is counted as truncated, not here.
+    """
+    replies = violations = 0
+    for sample in samples:
+        if sample.error == "truncated" or not 0 <= sample.call < len(calls):
+            continue
+        schema = (getattr(calls[sample.call], "options", None) or {}).get("schema")
+        if schema is None:
+            continue
+        replies += 1
+        violations += not schemas.keeps_to(schema, sample.text)
+    return replies, violations
 
 
 class CallRecord(BaseModel):

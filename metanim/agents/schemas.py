@@ -11,6 +11,7 @@ unconstrained.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,3 +82,22 @@ def commitment_reply(options: Sequence[str] | None) -> dict[str, Any] | None:
     probability = {"type": "number", "minimum": 0, "maximum": 1}
     distribution = _object({option: probability for option in options})
     return _object({"belief": distribution, "prediction": distribution})
+
+
+def keeps_to(schema: dict[str, Any], text: str) -> bool:
+    """Whether a reply keeps to the schema its call sent: its whole text (whitespace
+    aside) is one JSON value that validates against `schema` (jsonschema, the schema's
+    own draft).
+
+    A server that constrains output writes the object alone, never a Markdown code block
+    or words around it, so the parser's strict stage (a ```json block) cannot tell a
+    constrained reply from a broken one; this check can.
+    """
+    import jsonschema
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    validator = jsonschema.validators.validator_for(schema)
+    return bool(validator(schema).is_valid(value))

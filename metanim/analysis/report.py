@@ -55,6 +55,7 @@ from metanim.analysis.ratings import (
 from metanim.analysis.results import (
     DecisionGroup,
     EpisodeGroup,
+    Results,
     Verdicts,
     WinCounts,
     read_results,
@@ -71,6 +72,7 @@ from metanim.records import (
     distinguishing_labels,
     game_key,
     md,
+    schema_breaks,
     signed,
     std_text,
 )
@@ -252,6 +254,9 @@ class Report(BaseModel):
     plots: list[str] = Field(default_factory=list)
     pages: list[str] = Field(default_factory=list, description="viewer.html and its run pages")
     ratings: Ratings | None = Field(None, description="None without tournament episodes")
+    #: Per run whose calls sent a reply schema (structured output): one line, the replies
+    #: that broke it (a server defect) of those sent one, per side.
+    schema_notes: list[str] = Field(default_factory=list)
     markdown: str = ""
 
     def win_rows(self) -> list[WinRow]:
@@ -262,6 +267,7 @@ class Report(BaseModel):
     def terminal(self) -> str:
         """Plain-text tables for the terminal (100 columns; report.md has every column)."""
         out = [f"results: {self.results_dir}"]
+        out += [f"structured output: {line}" for line in self.schema_notes]
         if self.win_rates:
             out += ["", WIN_TABLE.title, *WIN_TABLE.terminal(self.win_rows())]
         if self.accuracy:
@@ -374,6 +380,7 @@ def _render_report(results_dir: Path, write: bool, plots: bool, page_records: in
     report.cross = _cross_rows(
         {k: v for k, v in per_game.items() if v}, decisions, identities, labels
     )
+    report.schema_notes = _schema_notes(results, labels)
     if episodes:
         report.ratings = rate_results(results)
     if write and plots and (report.win_rates or report.accuracy):
@@ -384,6 +391,23 @@ def _render_report(results_dir: Path, write: bool, plots: bool, page_records: in
         pages = write_viewer(report, results_dir, page_records=page_records)
         report.pages = [str(p) for p in pages]
     return report
+
+
+def _schema_notes(results: Results, labels: dict[str, str]) -> list[str]:
+    """`run · side (model): the server broke the schema in k of n replies`, per run and side
+    whose calls sent a reply schema."""
+    lines = []
+    for (h, side), (broken, replies) in sorted(
+        results.schema.items(), key=lambda kv: (labels[kv[0][0]], kv[0][1])
+    ):
+        identity = results.identities[h]
+        model = identity.get("opponent_model" if side == "opponent" else "model")
+        who = " · ".join(str(x) for x in (labels[h], side) if x)
+        lines.append(
+            f"{who} (`{model}`): {schema_breaks(broken, replies)}"
+            + (" (a server defect)" if broken else "")
+        )
+    return lines
 
 
 def _accuracy_row(method: str, game: str, v: Verdicts) -> AccuracyRow:
@@ -776,6 +800,19 @@ def accuracy_table(
 
 def to_markdown(report: Report) -> str:
     lines = [f"# Results: `{report.results_dir}`", ""]
+    if report.schema_notes:
+        lines += [
+            "## Structured output",
+            "",
+            "Replies to calls that sent a reply schema, and those that broke it: a server "
+            "that constrains output cannot write such a reply, so each is the server's "
+            "defect. Such a reply is still read by the tolerant parser and scored as the "
+            "model's answer (a legal answer stands; an illegal or unparsable one counts "
+            "as the model's).",
+            "",
+            *(f"- {line}" for line in report.schema_notes),
+            "",
+        ]
     if report.win_rates:
         lines += [
             "## Win rates (seed 000, Figure 6)",

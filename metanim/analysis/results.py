@@ -146,6 +146,21 @@ class Results:
     )
     #: Logs read: (path, kind, config, identity hash), in the order read.
     logs: list[tuple[Path, str, dict[str, Any], str]] = field(default_factory=list)
+    #: (identity hash, side: "agent", "opponent", or "" for an evaluation) -> [replies
+    #: that broke their reply schema, replies sent one] (`Counts.schema_violations`).
+    schema: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def add_schema(self, h: str, record: Record) -> None:
+        """Count a record's replies under structured output, per side."""
+        if isinstance(record, EpisodeRecord):
+            sides = [("agent", record.agent_totals), ("opponent", record.opponent_totals)]
+        else:
+            sides = [("", record)]
+        for side, counts in sides:
+            if counts.schema_replies:
+                sums = self.schema.setdefault((h, side), [0, 0])
+                sums[0] += counts.schema_violations
+                sums[1] += counts.schema_replies
 
 
 def run_dataset(config: dict[str, Any]) -> list[str]:
@@ -219,6 +234,7 @@ def read_results(
         out.logs.append((path, kind, config, h))
     datasets = [",".join(map(str, run_dataset(config))) for _, _, config in logs]
     for n, h, record in latest_records(logs, decisions=debates if on_record else False):
+        out.add_schema(h, record)
         if isinstance(record, EpisodeRecord):
             out.episodes[(h, record.setting)].add(record)
         else:

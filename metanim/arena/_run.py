@@ -39,6 +39,7 @@ from metanim.records import (
     iter_records,
     latest,
     render_summary,
+    schema_breaks,
     transcript_path,
 )
 from metanim.util import STOP_SIGNALS, Interrupted, StorageError, fastjson
@@ -191,6 +192,9 @@ class Run:
         self.clients: ClientPool | None = None
         self.write_error: OSError | None = None  # the log could not be written
         self.forfeits = ForfeitWatch(self.config)
+        # The first reply of this execution that broke its reply schema is announced
+        # once (the report counts them all): a server defect, not the model's.
+        self.schema_warned = False
         # This execution's wall time and the model decisions it finished (s/decision).
         self.wall_s = 0.0
         self.decided = 0
@@ -369,10 +373,26 @@ class Run:
             bar.update(1)
             decisions = self.job.decisions(record)
             self.decided += len(decisions)
+            self._warn_schema(decisions)
             stop = self.forfeits.stop_reason(decisions)
             if stop is not None:
                 self.stopped.insert(0, stop)
                 raise _Stop
+
+    def _warn_schema(self, decisions: list[Any]) -> None:
+        """One line, once per execution, when a server breaks the reply schema it was sent."""
+        if self.schema_warned or self.announce is None:
+            return
+        broken = sum(d.schema_violations for d in decisions)
+        if broken:
+            self.schema_warned = True
+            replies = sum(d.schema_replies for d in decisions)
+            self.announce(
+                f"warning: {schema_breaks(broken, replies)} of a decision under structured "
+                f"output {self.config.structured_output} (a server defect; the replies are "
+                "read by the tolerant parser and scored as the model's; the report counts "
+                "every one)"
+            )
 
     def _finish(self, interrupted: bool) -> RunResult:
         """Write the summary and report; raise `Interrupted` after a Ctrl-C."""

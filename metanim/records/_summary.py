@@ -53,7 +53,8 @@ VERDICTS = ("correct", "wrong", "forfeit")
 
 __all__ = [
     "EVALUATION_TABLE", "RESULT_STATUSES", "TOURNAMENT_TABLE", "VERDICTS", "EvaluationTally",
-    "TournamentTally", "game_key", "md", "pct", "render_summary", "seconds", "signed",
+    "TournamentTally", "game_key", "md", "pct", "render_summary", "schema_breaks",
+    "schema_counts", "schema_notes", "seconds", "signed",
     "std_text", "summarize_evaluation", "summarize_tournament", "summary_terminal",
     "text_table", "vs_chance",
 ]  # fmt: skip
@@ -144,7 +145,7 @@ class TournamentTally:
 _SIDE_SUMS = (
     "moves", "optimal_moves", "illegal", "unparsable", "truncated", "forfeits", "fallbacks",
     "calls", "prompt_tokens", "completion_tokens", "cost_usd", "unpriced_calls",
-    "reasoning_tokens", "call_latency_s", "queue_s",
+    "reasoning_tokens", "schema_replies", "schema_violations", "call_latency_s", "queue_s",
 )  # fmt: skip
 
 
@@ -328,7 +329,7 @@ def summarize_evaluation(
 _DECISION_SUMS = (
     "samples", "unparsable", "illegal", "truncated", "calls", "prompt_tokens",
     "completion_tokens", "cost_usd", "unpriced_calls", "reasoning_tokens", "latency_s",
-    "call_latency_s", "queue_s",
+    "call_latency_s", "queue_s", "schema_replies", "schema_violations",
 )  # fmt: skip
 
 
@@ -436,6 +437,8 @@ class _GameTally:
             "cost_usd": sums["cost_usd"],
             "unpriced_calls": sums["unpriced_calls"],
             "reasoning_tokens": sums["reasoning_tokens"],
+            "schema_replies": sums["schema_replies"],
+            "schema_violations": sums["schema_violations"],
             # A decision's wall time, waits for a server slot included.
             "mean_latency_s": sums["latency_s"] / self.decisions if self.decisions else math.nan,
             "latency_per_call_s": per_call(sums["call_latency_s"], calls),
@@ -501,6 +504,7 @@ def _run_notes(summary: dict[str, Any]) -> list[str]:
     hint = summary.get("hint")
     if hint and hint != summary.get("stopped"):
         lines.append(f"- **hint:** {hint}")
+    lines += [f"- **server defect:** {line}" for line in schema_notes(summary)]
     timing = summary.get("timing")
     if timing and timing.get("decisions"):
         lines.append(
@@ -510,6 +514,41 @@ def _run_notes(summary: dict[str, Any]) -> list[str]:
             "to request sent: waiting for a server slot) are in the table"
         )
     return lines
+
+
+def schema_breaks(violations: int, replies: int) -> str:
+    """The server-defect line of `violations` of `replies` under structured output."""
+    return f"the server broke the schema in {violations} of {replies} replies"
+
+
+def schema_counts(summary: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Per model of a run: (replies that broke their schema, replies sent a schema), for
+    the models whose calls sent one; a tournament's from its "all" seats rows."""
+    cfg = summary.get("config", {})
+    out: dict[str, list[int]] = {}
+    for g in rows_of(summary):
+        if getattr(g, "seat", "all") != "all":
+            continue
+        sides = [(g, cfg.get("model", ""))]
+        if "games" not in summary:
+            sides = [(g.agent, cfg.get("model", "")), (g.opponent, cfg.get("opponent_model", ""))]
+        for side, model in sides:
+            replies = getattr(side, "schema_replies", 0)
+            if replies:
+                sums = out.setdefault(str(model), [0, 0])
+                sums[0] += getattr(side, "schema_violations", 0)
+                sums[1] += replies
+    return {model: (v, n) for model, (v, n) in out.items()}
+
+
+def schema_notes(summary: dict[str, Any]) -> list[str]:
+    """One line per model whose server broke the reply schema of a structured-output run."""
+    return [
+        f"{schema_breaks(v, n)} (`{model}`); each such reply is still read by the tolerant "
+        "parser and scored as the model's answer"
+        for model, (v, n) in schema_counts(summary).items()
+        if v
+    ]
 
 
 def vs_chance(row: Any) -> str:
@@ -556,6 +595,11 @@ def _side(side: Any, name: str) -> Any:
 
 def _both(g: Any, name: str) -> Any:
     return getattr(g.agent, name) + getattr(g.opponent, name)
+
+
+def _schema_cell(violations: int, replies: int) -> str:
+    """`k/n` replies that broke their schema; – where no call sent one."""
+    return f"{violations}/{replies}" if replies else "–"
 
 
 def _per_call(g: Any, what: str) -> float:
@@ -613,6 +657,13 @@ TOURNAMENT_TABLE = Table(
                lambda g: f"{pct(getattr(g.agent, 'illegal_rate', math.nan))}/"
                          f"{pct(getattr(g.agent, 'unparsable_rate', math.nan))}",
                json=False),
+        Metric("schema_violations", "schema broken", "text",
+               "replies that broke the schema their call sent under structured output (the "
+               "server's defect), of the replies sent one, both sides; – without a schema",
+               lambda g: None, json=False,
+               cell=lambda g: _schema_cell(*(
+                   sum(getattr(side, k, 0) for side in (g.agent, g.opponent))
+                   for k in ("schema_violations", "schema_replies")))),
         Metric("agent.n_optimal_rate", "agent opt. N", "rate",
                "the agent's winning moves among its moves in N-positions (where a choice "
                "matters; in a P-position every move loses)",
@@ -717,6 +768,12 @@ EVALUATION_TABLE = Table(
                lambda g: g.illegal_rate),
         Metric("truncated", "truncated", "count", "replies cut at the completion cap",
                lambda g: g.truncated),
+        Metric("schema_violations", "schema broken", "text",
+               "replies that broke the schema their call sent under structured output (the "
+               "server's defect), of the replies sent one; – without a schema",
+               lambda g: None, json=False,
+               cell=lambda g: _schema_cell(getattr(g, "schema_violations", 0),
+                                           getattr(g, "schema_replies", 0))),
         Metric("forfeits", "forfeit", "count", "decisions forfeited", lambda g: g.forfeits),
         Metric("fallbacks", "fallback", "count", "decisions given the random fallback",
                lambda g: g.fallbacks),

@@ -91,6 +91,13 @@ class Behaviour:
     #: structured-output channels: json_schema (response_format), tools, llama_json_schema,
     #: guided_json; "response_format" outside them: refused (400) or ignored
     structured: frozenset[str] = frozenset({"json_schema", "tools"})
+    #: A request whose schema comes over a channel in `structured` gets the reply's JSON
+    #: object alone, as a constrained decode writes it (llama.cpp turns the schema into a
+    #: grammar: https://github.com/ggml-org/llama.cpp/tree/master/tools/server#post-completion;
+    #: https://platform.openai.com/docs/guides/structured-outputs). False: the server
+    #: says it honours the channel and answers as if no schema came (the defect a run
+    #: counts as `schema_violations`).
+    keeps_schema: bool = True
     response_format_unsupported: Literal["ignore", "refuse"] = "ignore"
     reasoning_effort: Literal["accept", "ignore", "refuse"] = "accept"
     stream_usage: bool = True  # honours stream_options.include_usage

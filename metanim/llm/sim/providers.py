@@ -323,10 +323,11 @@ class ProviderApp(SimApp):
         )
         task = read.prompt.task
         tool = forced_function(body) if "tools" in b.structured else None
+        bare = b.answer == "bare_json" or (b.keeps_schema and _constrained(b, body))
         total_reasoning = 0
         for index, choice in enumerate(reply["choices"]):
             text = choice["message"]["content"]
-            answer = reply_object(text) if b.answer == "bare_json" else None
+            answer = reply_object(text) if bare else None
             if answer is not None:
                 text = json.dumps(answer)
             thinking = ""
@@ -522,6 +523,21 @@ def _chat_from_responses(body: dict[str, Any]) -> dict[str, Any]:
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         out["response_format"] = {"type": "json_schema", "json_schema": fmt}
     return out
+
+
+def _constrained(b: Behaviour, body: dict[str, Any]) -> bool:
+    """Whether a request sends a reply schema over a channel the server honours (tools
+    aside: a forced call's arguments are the object already)."""
+    fmt = body.get("response_format")
+    return (
+        (
+            "json_schema" in b.structured
+            and isinstance(fmt, dict)
+            and fmt.get("type") == "json_schema"
+        )
+        or ("llama_json_schema" in b.structured and isinstance(body.get("json_schema"), dict))
+        or ("guided_json" in b.structured and body.get("guided_json") is not None)
+    )
 
 
 def _responses_object(completion: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
