@@ -29,7 +29,7 @@ followed by unseeded `reset()` calls, given the same actions.
 
 Supported: the built-in opponents ("optimal", "random", "epsilon:<p>"), both seats,
 `illegal="lose"`, the start modes "random_n", "auto", "initial" or a state, the
-observation encodings "raw", "onehot" and "binary" (`metanim.envs.observations`,
+observation encodings "raw", "onehot", "binary" and "index" (`metanim.envs.observations`,
 applied to the whole batch), and tabled games with at most `max_states` reachable
 states (every other preset fits: the largest, corner-queen, has 272).
 """
@@ -761,7 +761,7 @@ class ImpartialGameVectorEnv(VectorEnv):
         illegal: only "lose".
         max_states: the most reachable states to table (not used by Kayles of at most
             `KAYLES_MAX_PINS` pins, which runs on bit masks).
-        observation: "raw", "onehot" or "binary", as for `ImpartialGameEnv`.
+        observation: "raw", "onehot", "binary" or "index", as for `ImpartialGameEnv`.
         mask_in_obs: observations as `{"observation", "action_mask"}` dicts, as for
             `ImpartialGameEnv`.
         autoreset_mode: "same_step" or "next_step" (or the `AutoresetMode`).
