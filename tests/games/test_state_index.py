@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from math import comb
 from typing import Any
 
@@ -23,6 +22,7 @@ from metanim.games import (
     SizeLimitError,
     Subtraction,
 )
+from metanim.solver.check import reachable_states
 
 GAMES = [
     Nim([5], max_take=3),
@@ -44,18 +44,10 @@ GAMES = [
 
 
 def reachable(game: Game[Any, Any]) -> list[Any]:
-    """Every state reachable from the initial state, by breadth-first search over the rules."""
-    start = game.initial_state()
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        state = queue.popleft()
-        for move in game.legal_moves(state):
-            child = game.child(state, move)
-            if child not in seen:
-                seen.add(child)
-                queue.append(child)
-    return list(seen)
+    """Every state reachable from the initial state (breadth first over the rules)."""
+    states = reachable_states(game, max_states=100_000)
+    assert len(states) < 100_000  # every one, not a cut
+    return states
 
 
 def candidates(game: Game[Any, Any]) -> list[Any]:
