@@ -460,7 +460,7 @@ def test_the_kayles_move_draw_takes_the_kth_move_in_action_order() -> None:
         moves = game.legal_moves(state)
         move = moves[_integers(key, count, len(moves))]
         after = _kayles_draw(key, count, m, _kayles_moves(m, bits.pairs))
-        assert after == bits.mask_of(game.child(state, move))
+        assert after == game.state_index(game.child(state, move))
 
 
 @pytest.mark.parametrize("misere", [False, True])
@@ -468,11 +468,13 @@ def test_the_kayles_move_draw_takes_the_kth_move_in_action_order() -> None:
 def test_kayles_outcome_table_matches_the_reference_solver(rows: list[int], misere: bool) -> None:
     """Every bit mask's outcome against the plain-Python memoized recursion."""
     bits = _KaylesBits(rows, max(rows), misere)
-    reference = ReferenceSolver(Kayles(rows, misere=misere))
+    game = Kayles(rows, misere=misere)
+    reference = ReferenceSolver(game)
     assert bits.outcome.shape == (2 ** sum(rows),)
     for mask in range(2 ** sum(rows)):
         state = _state_of(mask, rows)
-        assert bits.mask_of(state) == mask
+        # A board's bit mask is its state index (`Kayles.state_index`).
+        assert game.state_index(state) == mask
         assert bits.outcome[mask] == (reference.outcome(state) == "N"), (state, misere)
 
 
