@@ -107,7 +107,8 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     heap sizes; Fibonacci `[remaining, max_take]`; Kayles and Chomp 0/1 grids;
     Corner Queen `[row, col]`. With `observation="onehot"` or `"binary"`:
     `MultiBinary(k)` (int8), each integer as indicators of its value or as its
-    bits, see `metanim.envs.observations`.
+    bits, see `metanim.envs.observations`. With `observation="index"`:
+    `Discrete(game.num_states)`, the game's state index (`Game.state_index`).
 
     ## Starting State
     `start="random_n"` (default without a preset): a random N-position reached by a
@@ -151,7 +152,7 @@ class ImpartialGameEnv(gym.Env[np.ndarray, np.int64]):
     `metanim.envs.opponents`), `start`, `seat` ("first"/"second"), `illegal`
     ("lose"/"penalize"/"raise"), `illegal_reward` (reward of a penalized illegal
     action), `render_mode` ("ansi"/"rgb_array"/"human": the ansi board printed after
-    each reset and step), `solver_info`, `observation` ("raw"/"onehot"/"binary"),
+    each reset and step), `solver_info`, `observation` ("raw"/"onehot"/"binary"/"index"),
     `mask_in_obs` (observations as `{"observation", "action_mask"}` dicts with a bool
     mask, PettingZoo's layout; torchrl's `ActionMask` reads it).
 

@@ -1,4 +1,4 @@
-"""Observation encodings of the envs: `"raw"`, `"onehot"` and `"binary"`.
+"""Observation encodings of the envs: `"raw"`, `"onehot"`, `"binary"` and `"index"`.
 
 The raw observation of a game (`Game.observation`) is a small integer array:
 NIM heap sizes, Fibonacci `[remaining, max_take]`, Kayles and Chomp 0/1 grids,
@@ -26,6 +26,10 @@ The bound `h` of each element, per game:
 | Corner Queen | `[row, col]` | `[0, height - 1]` and `[0, width - 1]` |
 
 A game this module does not know uses `info.observation_high` for every element.
+
+`"index"` is the game's state index (`Game.state_index`, read off the raw
+observation by `Game.observation_index`) in a `Discrete(game.num_states)` space: one
+integer per state, for tabular methods. It needs `num_states` within int64.
 """
 
 from __future__ import annotations
@@ -35,10 +39,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from metanim.games import Game, SizeLimitError
+from metanim.games import MAX_INT64_STATES, Game, SizeLimitError
 
 #: The accepted values of the env's `observation=` argument.
-OBSERVATIONS = ("raw", "onehot", "binary")
+OBSERVATIONS = ("raw", "onehot", "binary", "index")
 # Encoded single observations kept per encoder: 65,536 vectors of at most a few
 # hundred bytes each (Kayles-20 has 2**20 states; the memo stops growing, it still encodes).
 _MEMO_LIMIT = 65_536
@@ -90,7 +94,13 @@ class ObservationEncoder:
             raise ValueError(f"observation must be one of {OBSERVATIONS}, got {kind!r}")
         info = game.info
         self.kind = kind
+        self.game = game
         self.raw_shape: tuple[int, ...] = tuple(info.observation_shape)
+        if kind == "index" and game.num_states > MAX_INT64_STATES:
+            raise SizeLimitError(
+                f"observation='index' is a Discrete space of int64 indices, and {game!r} "
+                f"has {game.num_states:,} states; use 'raw', 'onehot' or 'binary'"
+            )
         highs = element_highs(game).reshape(-1)
         self.highs = highs
         # Output feature j reads raw element _source[j] and compares it with
@@ -117,12 +127,18 @@ class ObservationEncoder:
             self.space: spaces.Space[Any] = spaces.Box(
                 low=0, high=info.observation_high, shape=self.raw_shape, dtype=np.int64
             )
+        elif kind == "index":
+            self.space = spaces.Discrete(game.num_states)
         else:
             self.space = spaces.MultiBinary(int(self._source.size))
 
     def __call__(self, raw: np.ndarray) -> np.ndarray:
         if self.kind == "raw":
             return raw
+        if self.kind == "index":
+            # One observation gives an int64 scalar (what `Discrete` holds), a batch an array.
+            index = self.game.observation_index(raw)
+            return index[()] if index.ndim == 0 else index
         if np.ndim(raw) == len(self.raw_shape):
             # One observation (an env step): a few numpy calls cost several times the
             # raw observation itself, so a bounded memo of encoded vectors serves

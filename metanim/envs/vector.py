@@ -29,7 +29,7 @@ followed by unseeded `reset()` calls, given the same actions.
 
 Supported: the built-in opponents ("optimal", "random", "epsilon:<p>"), both seats,
 `illegal="lose"`, the start modes "random_n", "auto", "initial" or a state, the
-observation encodings "raw", "onehot" and "binary" (`metanim.envs.observations`,
+observation encodings "raw", "onehot", "binary" and "index" (`metanim.envs.observations`,
 applied to the whole batch), and tabled games with at most `max_states` reachable
 states (every other preset fits: the largest, corner-queen, has 272).
 """
@@ -596,7 +596,11 @@ def _kayles_fill(states, pairs, cell_of_bit, obs, mask):  # pragma: no cover
 
 
 class _KaylesBits:
-    """What the Kayles kernels need: move masks per action, pair bits, outcome table."""
+    """What the Kayles kernels need: move masks per action, pair bits, outcome table.
+
+    A board is its bit mask, the game's state index (`Kayles.state_index`: rows
+    concatenated, pin 0 of row 0 the lowest bit).
+    """
 
     def __init__(self, rows: Sequence[int], width: int, misere: bool) -> None:
         offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
@@ -616,11 +620,6 @@ class _KaylesBits:
                     self.clears[(r * width + i) * 2 + 1] = 3 << p
         self.outcome = np.zeros(1 << self.num_bits, np.uint8)
         _kayles_outcomes(self.outcome, self.pairs, misere)
-
-    def mask_of(self, state: tuple[str, ...]) -> int:
-        """The bit mask of a validated Kayles state (rows concatenated, pin 0 lowest)."""
-        bits = "".join(state)
-        return sum(1 << p for p, cell in enumerate(bits) if cell == "1")
 
 
 def _check_batch_bytes(
@@ -762,7 +761,7 @@ class ImpartialGameVectorEnv(VectorEnv):
         illegal: only "lose".
         max_states: the most reachable states to table (not used by Kayles of at most
             `KAYLES_MAX_PINS` pins, which runs on bit masks).
-        observation: "raw", "onehot" or "binary", as for `ImpartialGameEnv`.
+        observation: "raw", "onehot", "binary" or "index", as for `ImpartialGameEnv`.
         mask_in_obs: observations as `{"observation", "action_mask"}` dicts, as for
             `ImpartialGameEnv`.
         autoreset_mode: "same_step" or "next_step" (or the `AutoresetMode`).
@@ -878,7 +877,7 @@ class ImpartialGameVectorEnv(VectorEnv):
             self.kayles = k = _KaylesBits(game_.rows, game_.width, game_.misere)
             full, pairs = k.full, k.pairs
             if fixed is not None:
-                start_index = k.mask_of(fixed)
+                start_index = game_.state_index(fixed)
             elif start == "auto" and bool(k.outcome[k.full]) != opp_first:
                 start_index = k.full
         else:
@@ -904,7 +903,7 @@ class ImpartialGameVectorEnv(VectorEnv):
             self._law = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
         else:
             k_, t_ = self.kayles, self.tables
-            code = k_.mask_of if k_ is not None else t_.index.__getitem__  # type: ignore[union-attr]
+            code = game_.state_index if k_ is not None else t_.index.__getitem__  # type: ignore[union-attr]
             states = np.array([code(s) for s in law.states], np.int64)
             self._law = (below(law.keep), law.alias, states)
         if self.kayles is None:
@@ -912,6 +911,11 @@ class ImpartialGameVectorEnv(VectorEnv):
             # Where no start is played out, the kernel gets no `wanted` (see `_step_loop`).
             played_out = start_index < 0 and law is None
             self._tab = (t.legal_ptr, t.win_ptr, t.to, t.child, wanted if played_out else None)
+        # The Kayles kernels write pin cells: an index observation is read off them (in
+        # NumPy, `Game.observation_index`) as each step returns.
+        self._cells_to_index = self.kayles is not None and self._encode.kind == "index"
+        if self._cells_to_index:
+            features, obs_dtype = int(np.prod(self._encode.raw_shape)), np.dtype(np.int64)
         self._cfg = np.zeros(9, np.int64)
         self._cfg[[_OPP_KIND, _OPP_FIRST, _START, _MAX_LEN, _MAX_STEPS, _NEXT_STEP, _MWAT]] = [
             opp_kind,
@@ -941,7 +945,6 @@ class ImpartialGameVectorEnv(VectorEnv):
         # board's state changed.
         self._obs = np.zeros((num_envs, features), obs_dtype)
         self._mask = np.zeros((num_envs, info.num_actions), np.int8)
-        self._obs_shape = (num_envs, *self._encode.space.shape)
         self._no_final = np.zeros((0, features), obs_dtype)
 
     def reset(
@@ -999,9 +1002,7 @@ class ImpartialGameVectorEnv(VectorEnv):
         if same_step:
             ended = terminated | truncated
             if ended.any():
-                infos["final_obs"] = self._observe(
-                    final.reshape(self._obs_shape), self._final_masks(ended)
-                )
+                infos["final_obs"] = self._observe(self._shown(final), self._final_masks(ended))
                 infos["_final_obs"] = ended
         return self._observe(obs, mask), rewards, terminated, truncated, infos
 
@@ -1038,8 +1039,14 @@ class ImpartialGameVectorEnv(VectorEnv):
     def _out(self) -> tuple[np.ndarray, np.ndarray]:
         """The observations (in the space's shape) and int8 masks to return."""
         if self.copy:
-            return self._obs.reshape(self._obs_shape).copy(), self._mask.copy()
-        return self._obs.reshape(self._obs_shape), self._mask
+            return self._shown(self._obs).copy(), self._mask.copy()
+        return self._shown(self._obs), self._mask
+
+    def _shown(self, rows: np.ndarray) -> np.ndarray:
+        """Observation buffer rows (one per board) in the observation space's shape."""
+        if self._cells_to_index:
+            return self._encode(rows.reshape(len(rows), *self._encode.raw_shape))  # type: ignore[no-any-return]
+        return rows.reshape(len(rows), *self._encode.space.shape)
 
     def _observe(self, obs: np.ndarray, mask: np.ndarray | None) -> Any:
         """The batch's observations; with `mask_in_obs`, with the masks inside (bool)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from metanim.games._base import (
     DISGUISE_VERSION,
+    MAX_INT64_STATES,
     MAX_LISTED_ACTIONS,
     PROMPT_VERSION,
     Game,
@@ -146,6 +147,7 @@ __all__ = [
     "DISGUISE_VERSION",
     "FAMILIES",
     "GAMES",
+    "MAX_INT64_STATES",
     "MAX_LISTED_ACTIONS",
     "PRESETS",
     "PROMPT_VERSION",

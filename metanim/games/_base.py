@@ -8,8 +8,11 @@ Every game gives:
 
 * rules: `initial_state`, `legal_moves`, `apply`, `is_terminal`, `validate_state`;
 * encodings: `action_id` / `move_from_action` (one flat discrete action id),
-  `observation` (a fixed-shape integer array) and `state_key` (a canonical form:
-  equal keys mean the same game value, e.g. Kayles rows in any order);
+  `observation` (a fixed-shape integer array), `state_index` / `state_from_index` (one
+  integer per state in `[0, num_states)`, the code the solver's tables use where they
+  have one; `observation_index` reads it off a batch of observations in NumPy) and
+  `state_key` (a canonical form: equal keys mean the same game value, e.g. Kayles rows
+  in any order);
 * text: `move_text` (canonical), `rules_text` and `describe` (prompt sections),
   `parse_state` (inverse of `describe`) and `parse_move` (an LLM's answer to a move,
   raising `UnparsableMoveError` or `IllegalMoveError` with the precise reason).
@@ -95,6 +98,11 @@ StateT = TypeVar("StateT", bound=Hashable)
 MoveT = TypeVar("MoveT", bound=Hashable)
 
 
+#: The largest `num_states` an int64 index covers (`observation_index`, the envs'
+#: `observation="index"`): indices 0 .. num_states - 1 must fit int64.
+MAX_INT64_STATES = int(np.iinfo(np.int64).max)
+
+
 # Code that lists every action of a position (an env's mask, the simulator's candidate
 # answers, a random fallback move) refuses games with more: rules and solver have no limit.
 MAX_LISTED_ACTIONS = 100_000
@@ -108,6 +116,33 @@ def check_listable(game: Game[Any, Any], who: str) -> None:
             f"{who} lists every move of a position, and {game!r} has {count:,} actions "
             f"(the limit is {MAX_LISTED_ACTIONS:,})"
         )
+
+
+def check_int64_states(game: Game[Any, Any], who: str) -> None:
+    """Raise `SizeLimitError` when `game`'s state indices do not fit int64."""
+    if game.num_states > MAX_INT64_STATES:
+        raise SizeLimitError(
+            f"{who} needs state indices within int64, and {game!r} has {game.num_states:,} "
+            f"(the limit is {MAX_INT64_STATES:,})"
+        )
+
+
+def radix_index(digits: Sequence[Any], base: int) -> Any:
+    """Digits (most significant first) in base `base`: ints give an exact int, int64
+    arrays an int64 array (Horner's rule, one pass)."""
+    code: Any = 0
+    for digit in digits:
+        code = code * base + digit
+    return code
+
+
+def radix_digits(code: int, base: int, count: int) -> tuple[int, ...]:
+    """The `count` digits of `code` in base `base`, most significant first."""
+    out = []
+    for _ in range(count):
+        code, digit = divmod(code, base)
+        out.append(digit)
+    return tuple(reversed(out))
 
 
 @dataclass(frozen=True)
@@ -262,6 +297,51 @@ class Game(ABC, Generic[StateT, MoveT]):
     def state_key(self, state: StateT) -> Hashable:
         """Canonical form for memoization: equal keys have equal game values."""
         return state
+
+    # ------------------------------------------------------------ state indices
+    @property
+    @abstractmethod
+    def num_states(self) -> int:
+        """How many indices the encoding spans: `state_index` of every valid state of this
+        configuration (reachable from the start or not) lies in `[0, num_states)`.
+
+        An exact Python int. Some games leave gaps (an index no valid state has, such as
+        Chomp's empty board): `state_from_index` refuses those.
+        """
+
+    @abstractmethod
+    def state_index(self, state: StateT) -> int:
+        """The canonical integer of a valid state, in `[0, num_states)` (an exact int)."""
+
+    def state_from_index(self, index: int) -> StateT:
+        """The state whose `state_index` is `index`; `InvalidStateError` for an index out
+        of range or one no valid state has."""
+        if not is_int(index) or not 0 <= index < self.num_states:
+            raise InvalidStateError(
+                f"a state index of {self!r} is a whole number in [0, {self.num_states:,}), "
+                f"got {index!r}"
+            )
+        return self.validate_state(self._state_at(int(index)))
+
+    @abstractmethod
+    def _state_at(self, index: int) -> Any:
+        """The state value `index` decodes to (in range; `state_from_index` validates it)."""
+
+    def observation_index(self, observations: np.ndarray) -> np.ndarray:
+        """`state_index` of the states behind raw observations (`observation`), vectorised
+        over any leading axes, as int64; `SizeLimitError` where `num_states` passes int64."""
+        check_int64_states(self, "observation_index")
+        obs = np.asarray(observations, dtype=np.int64)
+        if obs.shape[obs.ndim - len(self.info.observation_shape) :] != self.info.observation_shape:
+            raise ValueError(
+                f"observations of {self!r} end in shape {self.info.observation_shape}, "
+                f"got {obs.shape}"
+            )
+        return np.asarray(self._observation_index(obs), dtype=np.int64)
+
+    @abstractmethod
+    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+        """`observation_index` once the shape and the int64 bound are checked."""
 
     # ---------------------------------------------------------------- encodings
     @abstractmethod

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import cached_property
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -20,6 +22,7 @@ from metanim.games.errors import (
     IllegalMoveError,
     InvalidStateError,
 )
+from metanim.util.jit import interpreted, njit
 
 ChompState = tuple[int, ...]  # row lengths, non-increasing, row 0 >= 1 (the poison stays)
 ChompMove = tuple[int, int]  # (row, col) of the bitten square
@@ -27,6 +30,60 @@ ChompMove = tuple[int, int]  # (row, col) of the bitten square
 
 _ROW_TABLE_COLS = 256
 _ONE_INT64 = np.int64(1).tobytes()
+
+
+# ------------------------------------------------------------------ shape ranks
+# The rank of a shape is its state index and the solver's table index: the kernels run
+# compiled in the solver (int64 tables), and by Python here (exact ints, any board).
+
+
+def chomp_rank_table(rows: int, cols: int) -> list[int]:
+    """[rows, cols, T...] with T[level*(cols+1)+v] = C(level+v, level), exact ints."""
+    table = [comb(level + v, level) for level in range(rows + 1) for v in range(cols + 1)]
+    return [rows, cols, *table]
+
+
+def chomp_params(rows: int, cols: int) -> np.ndarray:
+    """`chomp_rank_table` as the int64 array the compiled kernels read."""
+    return np.array(chomp_rank_table(rows, cols), dtype=np.int64)
+
+
+def chomp_states(rows: int, cols: int) -> int:
+    """Number of shapes (non-increasing row lengths) within a rows x cols box."""
+    return comb(rows + cols, rows)
+
+
+@njit(cache=True, nogil=True)
+def chomp_term(params, i, s):  # pragma: no cover - numba
+    """What row `i` of length `s` adds to a shape's rank."""
+    # Shapes that agree before row i and have a shorter row i: C(L+s, L+1), L = rows-1-i.
+    if s == 0:
+        return 0
+    rows, cols = params[0], params[1]
+    level = rows - i
+    return params[2 + level * (cols + 1) + (s - 1)]
+
+
+@njit(cache=True, nogil=True)
+def chomp_rank(params, lengths):  # pragma: no cover - numba
+    """Lexicographic rank (row 0 most significant): a bite always lowers it."""
+    r = 0
+    for i in range(params[0]):
+        r += chomp_term(params, i, lengths[i])
+    return r
+
+
+@njit(cache=True, nogil=True)
+def chomp_unrank(params, code, lengths):  # pragma: no cover - numba
+    rows, cols = params[0], params[1]
+    prev = cols
+    for i in range(rows):
+        s = prev
+        while s > 0 and chomp_term(params, i, s) > code:
+            s -= 1
+        code -= chomp_term(params, i, s)
+        lengths[i] = s
+        prev = s
 
 
 def _row(n: int, cols: int, one: bytes) -> bytes:
@@ -171,6 +228,39 @@ class Chomp(Game[ChompState, ChompMove]):
     def move_from_action(self, action: int) -> ChompMove:
         r, c = divmod(int(action), self.cols)
         return (r, c)
+
+    # The state index: the shape's rank (`chomp_rank`). Index 0 is the empty board,
+    # which is no state (the poison stays): `state_from_index` refuses it.
+    @property
+    def num_states(self) -> int:
+        return chomp_states(self.rows, self.cols)
+
+    @cached_property
+    def _rank_table(self) -> list[int]:
+        return chomp_rank_table(self.rows, self.cols)
+
+    def state_index(self, state: ChompState) -> int:
+        return interpreted(chomp_rank)(self._rank_table, state)  # type: ignore[no-any-return]
+
+    def _state_at(self, index: int) -> ChompState:
+        lengths = [0] * self.rows
+        interpreted(chomp_unrank)(self._rank_table, index, lengths)
+        return tuple(lengths)
+
+    @cached_property
+    def _terms(self) -> np.ndarray:
+        """`chomp_term` of row i with length s at [i, s], int64 (for `observation_index`)."""
+        table, cols = self._rank_table, self.cols
+        terms = [
+            [interpreted(chomp_term)(table, i, s) for s in range(cols + 1)]
+            for i in range(self.rows)
+        ]
+        return np.array(terms, dtype=np.int64)
+
+    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+        # A row of the grid holds its squares first: its sum is its length.
+        lengths = obs.sum(axis=-1)
+        return self._terms[np.arange(self.rows), lengths].sum(axis=-1)  # type: ignore[no-any-return]
 
     def observation(self, state: ChompState) -> np.ndarray:
         grid = bytearray(self._squares(state, self._row_int64, _ONE_INT64))  # writable

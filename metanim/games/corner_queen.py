@@ -26,6 +26,12 @@ QueenMove = tuple[int, int]  # destination (row, col)
 PAPER_START: QueenState = (4, 16)
 
 
+def queen_code(row: Any, col: Any, height: int, width: int) -> Any:
+    """y * width + x for the queen at [row, col] (x = col, y = height - 1 - row): the
+    state index and the solver's table index; ints or int64 arrays."""
+    return (height - 1 - row) * width + col
+
+
 class CornerQueen(Game[QueenState, QueenMove]):
     """Corner Queen on an H×W board (Isaacs' game; Wythoff's game in disguise).
 
@@ -175,6 +181,21 @@ class CornerQueen(Game[QueenState, QueenMove]):
     def wythoff(self, state: QueenState) -> tuple[int, int]:
         """Wythoff coordinates (x, y) = (col, H-1-row): distances to the target."""
         return (state[1], self.height - 1 - state[0])
+
+    # The state index: y * width + x in Wythoff coordinates, the solver's table index.
+    @property
+    def num_states(self) -> int:
+        return self.height * self.width
+
+    def state_index(self, state: QueenState) -> int:
+        return queen_code(state[0], state[1], self.height, self.width)  # type: ignore[no-any-return]
+
+    def _state_at(self, index: int) -> QueenState:
+        y, x = divmod(index, self.width)
+        return (self.height - 1 - y, x)
+
+    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+        return queen_code(obs[..., 0], obs[..., 1], self.height, self.width)  # type: ignore[no-any-return]
 
     def action_id(self, move: QueenMove) -> int:
         return move[0] * self.width + move[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from math import isqrt
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,20 @@ from metanim.games.errors import (
 
 FibState = tuple[int, int]  # (stones remaining, max take now), max take capped at remaining
 FibMove = int  # stones taken
+
+
+def fibonacci_code(remaining: Any, max_take: Any) -> Any:
+    """Code of (remaining, max take) with max take <= remaining: triangular layout.
+
+    The state index of `FibonacciNim` and the solver's table index; ints give an exact
+    int, int64 arrays an int64 array.
+    """
+    return remaining * (remaining + 1) // 2 + max_take
+
+
+def fibonacci_states(n: int) -> int:
+    """Codes of every (remaining, max take) with max take <= remaining <= n."""
+    return fibonacci_code(n, n) + 1  # type: ignore[no-any-return]
 
 
 class FibonacciNim(Game[FibState, FibMove]):
@@ -134,6 +149,22 @@ class FibonacciNim(Game[FibState, FibMove]):
 
     def move_from_action(self, action: int) -> FibMove:
         return int(action) + 1
+
+    # The state index: the solver's triangular code. Indices with max take 0 and stones
+    # left, and the whole pile taken at once, are no state (`state_from_index` says so).
+    @property
+    def num_states(self) -> int:
+        return fibonacci_code(self.n, self.n - 1) + 1  # type: ignore[no-any-return]
+
+    def state_index(self, state: FibState) -> int:
+        return fibonacci_code(*state)  # type: ignore[no-any-return]
+
+    def _state_at(self, index: int) -> FibState:
+        remaining = (isqrt(8 * index + 1) - 1) // 2
+        return (remaining, index - remaining * (remaining + 1) // 2)
+
+    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+        return fibonacci_code(obs[..., 0], obs[..., 1])  # type: ignore[no-any-return]
 
     def observation(self, state: FibState) -> np.ndarray:
         return np.asarray(state, dtype=np.int64)

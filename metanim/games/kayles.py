@@ -128,6 +128,28 @@ class PinRowGame(Game[PinRows, PinMove]):
     def state_key(self, state: PinRows) -> tuple[int, ...]:
         return tuple(sorted(n for row in state for n in runs(row)))
 
+    # The state index: the pins of the rows, concatenated, as bits with pin 0 of row 0
+    # the lowest (a standing pin is a 1 bit): the batched env's Kayles bit masks.
+    @property
+    def num_states(self) -> int:
+        return 1 << sum(self.rows)
+
+    def state_index(self, state: PinRows) -> int:
+        return int("".join(state)[::-1] or "0", 2)
+
+    def _state_at(self, index: int) -> PinRows:
+        bits = format(index, f"0{sum(self.rows)}b")[::-1]
+        ends = np.cumsum(self.rows).tolist()
+        return tuple(bits[end - size : end] for end, size in zip(ends, self.rows, strict=True))
+
+    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+        weights = np.zeros((len(self.rows), self.width), dtype=np.int64)
+        bit = 0
+        for r, size in enumerate(self.rows):
+            weights[r, :size] = 1 << np.arange(bit, bit + size, dtype=np.int64)
+            bit += size
+        return (obs * weights).sum(axis=(-2, -1))  # type: ignore[no-any-return]
+
     def observation(self, state: PinRows) -> np.ndarray:
         width = self.width
         pins = "".join([row.ljust(width, "0") for row in state]).encode().translate(_PIN_BYTES)

@@ -15,6 +15,8 @@ from metanim.games._base import (
     is_int,
     param_int,
     param_ints,
+    radix_digits,
+    radix_index,
     state_ints,
     there_are,
 )
@@ -76,6 +78,21 @@ class HeapGame(Game[HeapState, HeapMove]):
 
     def state_key(self, state: HeapState) -> tuple[int, ...]:
         return tuple(sorted(h for h in state if h))
+
+    # The state index: the heap sizes as digits in base capacity + 1, heap 0 most
+    # significant; one heap's index is its size (the solver's code of a heap).
+    @property
+    def num_states(self) -> int:
+        return (self.capacity + 1) ** len(self.heaps)
+
+    def state_index(self, state: HeapState) -> int:
+        return radix_index(state, self.capacity + 1)  # type: ignore[no-any-return]
+
+    def _state_at(self, index: int) -> HeapState:
+        return radix_digits(index, self.capacity + 1, len(self.heaps))
+
+    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+        return radix_index([obs[..., i] for i in range(len(self.heaps))], self.capacity + 1)  # type: ignore[no-any-return]
 
     def observation(self, state: HeapState) -> np.ndarray:
         return np.asarray(state, dtype=np.int64)

@@ -470,7 +470,7 @@ class FibonacciSolver(Solver):
 
     def grundy(self, state: tuple[int, int]) -> int:
         self.method(state, "grundy")
-        return int(self._tables()[0][kernels.fibonacci_code(*state)])
+        return int(self._tables()[0][self.game.state_index(state)])
 
     def mover_wins(self, state: tuple[int, int]) -> bool:
         if self.method(state, "outcome") == CLOSED_FORM:
@@ -796,8 +796,7 @@ class CornerQueenSolver(Solver):
         return moves
 
     def _code(self, state: tuple[int, int]) -> int:
-        x, y = self.game.wythoff(state)
-        return y * self.game.width + x
+        return self.game.state_index(state)  # y * width + x: the table's index
 
     def mover_wins(self, state: tuple[int, int]) -> bool:
         if self.method(state, "outcome") == CLOSED_FORM:

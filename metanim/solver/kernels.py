@@ -1,17 +1,43 @@
 """Per-game numba kernels: successor enumeration over encoded states, and recurrences.
 
 Each successor kernel follows `_engine.SUCCESSOR_SIG` and orders codes so that a
-successor's code is smaller than its parent's, which the generic engine needs.
+successor's code is smaller than its parent's, which the generic engine needs. The
+Fibonacci and Chomp codes (`fibonacci_code`, `chomp_rank`) are those games'
+`state_index`, defined with the games and re-exported here.
 """
 
 from __future__ import annotations
 
-from math import comb
-
 import numpy as np
 
+# The state codes are the games' state indices (`Game.state_index`): one encoding,
+# defined where the rules are, read here by the successor kernels.
+from metanim.games.chomp import (
+    chomp_params,
+    chomp_rank,
+    chomp_states,
+    chomp_term,
+    chomp_unrank,
+)
+from metanim.games.fibonacci import fibonacci_code, fibonacci_states
 from metanim.solver._engine import kernel
 from metanim.util.jit import njit
+
+__all__ = [
+    "chomp_params",
+    "chomp_rank",
+    "chomp_states",
+    "chomp_successors",
+    "chomp_term",
+    "chomp_unrank",
+    "fibonacci_code",
+    "fibonacci_states",
+    "fibonacci_successors",
+    "octal_grundy_direct",
+    "parse_octal",
+    "subtraction_successors",
+    "wythoff_successors",
+]
 
 
 # --------------------------------------------------------------------------- NIM heap
@@ -25,15 +51,6 @@ def subtraction_successors(code, params, out):  # pragma: no cover - numba
 
 
 # ---------------------------------------------------------------------- Fibonacci Nim
-def fibonacci_code(remaining: int, max_take: int) -> int:
-    """Code of (remaining, max take) with max take <= remaining: triangular layout."""
-    return remaining * (remaining + 1) // 2 + max_take
-
-
-def fibonacci_states(n: int) -> int:
-    return fibonacci_code(n, n) + 1
-
-
 @kernel
 def fibonacci_successors(code, params, out):  # pragma: no cover - numba
     # Invert the triangular code: remaining is the largest r with r(r+1)/2 <= code.
@@ -69,49 +86,6 @@ def wythoff_successors(code, params, out):  # pragma: no cover - numba
 
 
 # ----------------------------------------------------------------------------- Chomp
-def chomp_params(rows: int, cols: int) -> np.ndarray:
-    """[rows, cols, T...] with T[level*(cols+1)+v] = C(level+v, level) for ranking shapes."""
-    table = [comb(level + v, level) for level in range(rows + 1) for v in range(cols + 1)]
-    return np.array([rows, cols, *table], dtype=np.int64)
-
-
-def chomp_states(rows: int, cols: int) -> int:
-    """Number of shapes (non-increasing row lengths) within a rows x cols box."""
-    return comb(rows + cols, rows)
-
-
-@njit(cache=True, nogil=True)
-def _chomp_term(params, i, s):  # pragma: no cover - numba
-    # Shapes that agree before row i and have a shorter row i: C(L+s, L+1), L = rows-1-i.
-    if s == 0:
-        return 0
-    rows, cols = params[0], params[1]
-    level = rows - i
-    return params[2 + level * (cols + 1) + (s - 1)]
-
-
-@njit(cache=True, nogil=True)
-def chomp_rank(params, lengths):  # pragma: no cover - numba
-    """Lexicographic rank (row 0 most significant): a bite always lowers it."""
-    r = 0
-    for i in range(params[0]):
-        r += _chomp_term(params, i, lengths[i])
-    return r
-
-
-@njit(cache=True, nogil=True)
-def chomp_unrank(params, code, lengths):  # pragma: no cover - numba
-    rows, cols = params[0], params[1]
-    prev = cols
-    for i in range(rows):
-        s = prev
-        while s > 0 and _chomp_term(params, i, s) > code:
-            s -= 1
-        code -= _chomp_term(params, i, s)
-        lengths[i] = s
-        prev = s
-
-
 @kernel
 def chomp_successors(code, params, out):  # pragma: no cover - numba
     rows = params[0]
@@ -125,10 +99,10 @@ def chomp_successors(code, params, out):  # pragma: no cover - numba
                 continue
             rank = prefix
             for i in range(r, rows):
-                rank += _chomp_term(params, i, min(lengths[i], c))
+                rank += chomp_term(params, i, min(lengths[i], c))
             out[n] = rank
             n += 1
-        prefix += _chomp_term(params, r, lengths[r])
+        prefix += chomp_term(params, r, lengths[r])
     return n
 
 

@@ -36,7 +36,11 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = (
     + [(env_id, RESIZED[env_id]) for env_id in ENV_IDS]
     + [(env_id, {"preset": preset}) for env_id, preset in PRESET_IDS]
     + [(env_id, {"misere": True, "seat": "second"}) for env_id in ENV_IDS]
-    + [(env_id, {"observation": kind}) for env_id in ENV_IDS for kind in ("onehot", "binary")]
+    + [
+        (env_id, {"observation": kind})
+        for env_id in ENV_IDS
+        for kind in ("onehot", "binary", "index")
+    ]
     + [(env_id, {"disguise": True}) for env_id in ENV_IDS]
 )
 IDS = [f"{env_id}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for env_id, kw in CONFIGS]

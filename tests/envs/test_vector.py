@@ -24,7 +24,7 @@ from metanim.envs.vector import (
     _kayles_pick,
     _KaylesBits,
 )
-from metanim.games import Kayles, make_game
+from metanim.games import Kayles, SizeLimitError, make_game
 from metanim.solver import ReferenceSolver, outcome
 
 CASES: list[Any] = [
@@ -66,6 +66,14 @@ CASES: list[Any] = [
             ("MetaNIM/Kayles-v0", {"rows": [3, 5], "observation": "binary", "opponent": "random"}),
         ]
     ),
+    # The state index (`observation="index"`): state tables and Kayles bit masks alike
+    # keep int64 rows, so no kernel compiles again.
+    ("MetaNIM/Nim-v0", {"heaps": [3, 4, 5], "observation": "index"}),
+    ("MetaNIM/Fibonacci-v0", {"n": 12, "observation": "index", "misere": True}),
+    ("MetaNIM/Chomp-v0", {"preset": "chomp-2x8", "observation": "index", "seat": "second"}),
+    ("MetaNIM/CornerQueen-v0", {"height": 8, "width": 12, "observation": "index"}),
+    ("MetaNIM/Kayles-v0", {"rows": [4, 6], "observation": "index", "opponent": "random"}),
+    ("MetaNIM/Octal-v0", {"rows": [5, 7], "code": "0.137", "observation": "index"}),
     # The generated families (state tables), normal and misère.
     ("MetaNIM/Subtraction-v0", {"heaps": [9, 7], "subtraction_set": [1, 3, 4]}),
     ("MetaNIM/Subtraction-v0", {"subtraction_set": [2, 5], "misere": True, "seat": "second"}),
@@ -197,6 +205,66 @@ def test_same_seeds_give_the_same_episodes_as_the_single_env(
             assert np.array_equal(obs[i], s_obs)
             assert np.array_equal(info["action_mask"][i], s_info["action_mask"])
     assert ends > 10 and illegal > 0
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("MetaNIM/Nim-v0", {"heaps": [3, 4, 5], "misere": True}),
+        ("MetaNIM/Chomp-v0", {"rows": 3, "cols": 5}),
+        ("MetaNIM/Kayles-v0", {"rows": [4, 6], "seat": "second"}),
+        ("MetaNIM/CornerQueen-v0", {"height": 6, "width": 9}),
+    ],
+)
+def test_index_observations_are_the_state_index_of_each_board(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    """The batched env's index (NumPy, from raw observations) is `Game.state_index` of the
+    state the single env with the same seed holds (exact ints), final states included."""
+    batch = 3
+    vec = gym.make_vec(
+        env_id, num_envs=batch, vectorization_mode="vector_entry_point", observation="index",
+        **kwargs,
+    )  # fmt: skip
+    singles = [gym.make(env_id, observation="index", **kwargs).unwrapped for _ in range(batch)]
+    game = singles[0].game
+    assert vec.single_observation_space == gym.spaces.Discrete(game.num_states)
+    obs, info = vec.reset(seed=11)
+    for i, env in enumerate(singles):
+        single_obs, _ = env.reset(seed=11 + i)
+        assert obs[i] == single_obs == game.state_index(env.state)
+    picker = np.random.default_rng(2)
+    ends = 0
+    for _ in range(60):
+        actions = np.array([picker.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+        obs, _, terminated, _, info = vec.step(actions)
+        assert obs.shape == (batch,) and obs.dtype == np.int64
+        for i, env in enumerate(singles):
+            single_obs, _, done, _, _ = env.step(int(actions[i]))
+            assert single_obs == game.state_index(env.state) and done == terminated[i]
+            if done:
+                ends += 1
+                assert info["final_obs"][i] == single_obs
+                env.reset()
+            assert obs[i] == game.state_index(env.state)
+    assert ends > 5
+
+
+def test_an_index_past_int64_is_refused_in_one_line() -> None:
+    for make in (
+        lambda: gym.make("MetaNIM/Kayles-v0", rows=[40, 30], observation="index"),
+        lambda: gym.make_vec(
+            "MetaNIM/Chomp-v0",
+            num_envs=2,
+            vectorization_mode="vector_entry_point",
+            rows=40,
+            cols=40,
+            observation="index",
+        ),
+    ):
+        with pytest.raises(SizeLimitError, match=r"observation='index'.*int64") as err:
+            make()
+        assert "\n" not in str(err.value)
 
 
 def _state_of_obs(game: Any, obs: np.ndarray) -> Any:
@@ -392,7 +460,7 @@ def test_the_kayles_move_draw_takes_the_kth_move_in_action_order() -> None:
         moves = game.legal_moves(state)
         move = moves[_integers(key, count, len(moves))]
         after = _kayles_draw(key, count, m, _kayles_moves(m, bits.pairs))
-        assert after == bits.mask_of(game.child(state, move))
+        assert after == game.state_index(game.child(state, move))
 
 
 @pytest.mark.parametrize("misere", [False, True])
@@ -400,11 +468,13 @@ def test_the_kayles_move_draw_takes_the_kth_move_in_action_order() -> None:
 def test_kayles_outcome_table_matches_the_reference_solver(rows: list[int], misere: bool) -> None:
     """Every bit mask's outcome against the plain-Python memoized recursion."""
     bits = _KaylesBits(rows, max(rows), misere)
-    reference = ReferenceSolver(Kayles(rows, misere=misere))
+    game = Kayles(rows, misere=misere)
+    reference = ReferenceSolver(game)
     assert bits.outcome.shape == (2 ** sum(rows),)
     for mask in range(2 ** sum(rows)):
         state = _state_of(mask, rows)
-        assert bits.mask_of(state) == mask
+        # A board's bit mask is its state index (`Kayles.state_index`).
+        assert game.state_index(state) == mask
         assert bits.outcome[mask] == (reference.outcome(state) == "N"), (state, misere)
 
 
