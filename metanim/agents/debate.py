@@ -289,11 +289,12 @@ class MPD(Method):
     the judge decides whether the correct answer is already clear (discriminative mode);
     "yes" with a legal answer ends the debate (adaptive break). After the last round the
     judge extracts the answer from the whole debate. `level` (0-3) picks the "tit for tat"
-    instruction of Liang et al.'s Table 10 (2 is their default).
+    instruction of Liang et al.'s Table 10 (2 is their default). `adaptive_break=False`
+    runs every round and asks the judge only to extract (their fixed-iteration ablation).
     """
 
     name = "mpd"
-    param_names = ("level", "rounds", "temperature", "judge_temperature")
+    param_names = ("level", "rounds", "temperature", "judge_temperature", "adaptive_break")
 
     def __init__(
         self,
@@ -303,6 +304,7 @@ class MPD(Method):
         rounds: RoundCount = 3,
         temperature: Temperature = 0.7,
         judge_temperature: Temperature = 0.0,
+        adaptive_break: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -310,7 +312,9 @@ class MPD(Method):
             raise ValueError("level must be 0, 1, 2 or 3")
         if rounds < 1:
             raise ValueError("rounds must be >= 1")
-        self.level, self.rounds = level, rounds
+        if not isinstance(adaptive_break, bool):
+            raise ValueError(f"adaptive_break must be true or false, got {adaptive_break!r}")
+        self.level, self.rounds, self.adaptive_break = level, rounds, adaptive_break
         self.temperature, self.judge_temperature = temperature, judge_temperature
         self.affirmative, self.negative, self.judge = _clients(client, 3)
 
@@ -360,7 +364,7 @@ class MPD(Method):
             if rnd == 1 and answers["affirmative"] is None and answers["negative"] is None:
                 ctx.extra["stopped"] = "both sides stayed invalid in round 1: nothing to judge"
                 return None
-            if rnd < self.rounds:
+            if rnd < self.rounds and self.adaptive_break:
                 verdict = await ctx.ask(
                     self.judge,
                     [

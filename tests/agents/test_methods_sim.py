@@ -212,6 +212,21 @@ def test_mpd_order_level_and_judge(server, level: int) -> None:
         assert verdicts[-1]["finished"] and len(d.rounds) == d.extra["judge"]["adaptive_break"]
 
 
+def test_mpd_without_adaptive_break_runs_every_round_then_extracts(server) -> None:
+    # An optimal judge would break after round 1 (both sides answer optimally); off, it
+    # is asked nothing until the extraction after the last round.
+    d, _log = decide(server, "mpd:rounds=3,adaptive_break=false", model="sim-optimal")
+    phases = [(c.agent, c.phase, c.round) for c in d.calls]
+    debate = [(side, "argue", r) for r in (1, 2, 3) for side in ("affirmative", "negative")]
+    assert phases == [*debate, ("judge", "extract", 3)]
+    assert d.extra["judge"] == {"verdicts": [], "adaptive_break": None}
+    assert d.params["adaptive_break"] is False
+    on, _log = decide(server, "mpd:rounds=3", model="sim-optimal")
+    assert on.extra["judge"]["adaptive_break"] == 1 and len(on.calls) == 3
+    with pytest.raises(ValueError, match="adaptive_break must be true or false"):
+        build_method("mpd:adaptive_break=1", "sim-optimal")
+
+
 def test_acemad_weights_and_vote_recomputed_from_log(server) -> None:
     d, log = decide(server, "acemad:agents=5,rounds=3", model="sim-random", seed=7)
     temps = [c.temperature for c in d.calls if c.phase == "argue" and c.round == 1]
