@@ -1,6 +1,6 @@
 """`metanim reproduce ARTIFACT`: every seed-paper table and figure from one command.
 
-One module per seed paper (`seed000`, `seed001`, `seed003`, `seed004`); each artifact is
+One module per seed paper (`seed000` to `seed004`); each artifact is
 one declaration there (`artifact(...)` on the function that runs its protocol and renders
 its table: its paper, the options it reads, its default simulated agents), registered in
 `ARTIFACTS` as its module is imported below. Adding an artifact is adding a declaration.
@@ -27,7 +27,7 @@ beside the simulated default's.
 
 from __future__ import annotations
 
-from metanim.analysis.reproduce import seed000, seed001, seed003, seed004  # noqa: F401 - registers
+from metanim.analysis.reproduce import seed000, seed001, seed002, seed003, seed004  # noqa: F401 - registers
 
 # isort: split
 # The studies of this project's own come after the papers' artifacts in `reproduce all`.

@@ -304,6 +304,8 @@ class Artifact:
     options: frozenset[str] = frozenset()
     #: how to cast it: the hypothesis's own rule unless given (seed 004's one model per agent)
     casting: Callable[[Hypothesis, ReproduceOptions], Cast] | None = None
+    #: the runs it makes, where they are fixed in advance: named in its plan (`--dry-run`)
+    runs: tuple[str, ...] = ()
 
     def cast(self, opts: ReproduceOptions) -> Cast:
         if self.casting is not None:
@@ -336,6 +338,7 @@ def artifact(
     hypothesis: Hypothesis,
     options: frozenset[str] = frozenset(),
     casting: Callable[[Hypothesis, ReproduceOptions], Cast] | None = None,
+    runs: Sequence[str] = (),
 ) -> Callable[[Callable[[Run], list[Path]]], Callable[[Run], list[Path]]]:
     """Declare and register an artifact: the decorated function runs its protocol and
     writes its files (returning their paths)."""
@@ -343,7 +346,9 @@ def artifact(
     def register(make: Callable[[Run], list[Path]]) -> Callable[[Run], list[Path]]:
         if name in ARTIFACTS:
             raise ValueError(f"artifact {name!r} is declared twice")
-        ARTIFACTS[name] = Artifact(name, paper, what, make, hypothesis, options, casting)
+        ARTIFACTS[name] = Artifact(
+            name, paper, what, make, hypothesis, options, casting, tuple(runs)
+        )
         return make
 
     return register
@@ -717,7 +722,8 @@ def plan(name: str, opts: ReproduceOptions) -> list[str]:
         ]
         cast = artifact.cast(opts)
         who = "its simulated agents" if cast.hypothesis else cast.names().replace("`", "")
-        lines.append(f"{each}: {', '.join([*sizes, who])}; files into {opts.out}/")
+        runs = f"; runs {', '.join(artifact.runs)}" if artifact.runs else ""
+        lines.append(f"{each}: {', '.join([*sizes, who])}{runs}; files into {opts.out}/")
     return lines
 
 
