@@ -18,7 +18,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from metanim.agents.grading import MathAnswer, equivalent, parse_math
 from metanim.datasets.questions import Question, load_questions
-from metanim.games import Game, IllegalMoveError, MoveError, UnparsableMoveError
+from metanim.games import (
+    Game,
+    IllegalMoveError,
+    MoveError,
+    UnparsableMoveError,
+    game_prompt_version,
+)
 
 __all__ = [
     "GameTask",
@@ -83,9 +89,18 @@ class GameTask:
     state: Any
     agent_name: str = "Player 1"
     noun: str = "move"
+    #: The prompt ends with every legal move (`Game.prompt(list_moves=True)`).
+    list_moves: bool = False
+
+    @property
+    def prompt_version(self) -> str:
+        """The version of the game prompt this task shows (`game_prompt_version`)."""
+        return game_prompt_version(self.list_moves)
 
     def prompt(self, agent_name: str | None = None) -> str:
-        return self.game.prompt(self.state, agent_name or self.agent_name)
+        return self.game.prompt(
+            self.state, agent_name or self.agent_name, list_moves=self.list_moves
+        )
 
     def action_schema(self) -> str:
         return self.game.action_schema(self.state)

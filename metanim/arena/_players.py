@@ -21,6 +21,7 @@ from metanim.agents import (
     METHODS,
     Counts,
     Decision,
+    GameTask,
     Method,
     MethodSpec,
     UnknownMethodError,
@@ -229,9 +230,12 @@ class MethodPolicy:
     name: str
     method: Method
     record_decisions: bool = True
+    #: Its prompts list the legal moves (`--list-moves`).
+    list_moves: bool = False
 
     async def act(self, game: Game[Any, Any], state: Any, *, seed: int) -> Turn:
-        decision, status, error = await decide(self.method, game, state, seed)
+        task = GameTask(game, game.validate_state(state), list_moves=self.list_moves)
+        decision, status, error = await decide(self.method, task, None, seed)
         move = decision.move if decision is not None and status in ("ok", "fallback") else None
         if move is not None and not game.is_legal(state, move):
             # A method must hand back a legal move; anything else is a bug to surface,
@@ -418,11 +422,13 @@ def build_player(
     *,
     defaults: dict[str, Any] | None = None,
     record: bool = True,
+    list_moves: bool = False,
 ) -> Policy:
     """The one way a player is made: a solver policy, or a method over `clients`.
 
     `defaults` (the run's call options, re-asks and failure policy) come first; the
-    spec's and the config's parameters override them.
+    spec's and the config's parameters override them. `list_moves`: a method's prompts
+    list the legal moves.
     """
     if side.spec is None or side.model is None:
         return SolverPolicy(side.method)
@@ -430,7 +436,9 @@ def build_player(
     method = build_method(
         side.spec, client_factory=lambda t: clients(by_text[t]), defaults=defaults
     )
-    return MethodPolicy(name=side.name, method=method, record_decisions=record)
+    return MethodPolicy(
+        name=side.name, method=method, record_decisions=record, list_moves=list_moves
+    )
 
 
 def describe(side: Side, clients: ClientPool, *, default: bool = False) -> str:
