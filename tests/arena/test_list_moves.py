@@ -16,7 +16,7 @@ import pytest
 
 from metanim.arena import TournamentConfig
 from metanim.arena.evaluate import EvaluationConfig
-from metanim.cli import main
+from metanim.cli import build_parser, main
 from metanim.games import LEGAL_MOVES_HEADING, PROMPT_VERSION, make_game
 from metanim.records import DecisionRecord, EpisodeRecord, config_identity, read_log
 
@@ -52,6 +52,17 @@ def test_a_run_with_the_list_is_another_identity(cls: Any, fields: dict, digest:
     assert {k: v for k, v in versions[0].items() if k != "game"} == {
         k: v for k, v in versions[1].items() if k != "game"
     }
+
+
+def test_every_command_that_prompts_with_game_states_takes_the_flag() -> None:
+    parser = build_parser()
+    for command in ("tournament", "evaluate", "challenging", "play", "demo"):
+        sub = parser._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+        flags = {s for a in sub._actions for s in a.option_strings}
+        assert {"--list-moves", "--no-list-moves"} <= flags, command
+    play = ["play", "--game", "nim-31-k3", "--agent", "react"]
+    assert parser.parse_args([*play, "--list-moves"]).list_moves is True
+    assert parser.parse_args(["demo", "--list-moves"]).list_moves is True
 
 
 def _prompts(decision: Any) -> list[str]:
