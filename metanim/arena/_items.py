@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metanim.agents import GameTask, Method, QuestionTask
-from metanim.arena._players import decide
+from metanim.agents import Method, QuestionTask
+from metanim.arena._players import decide, game_problem
 from metanim.datasets import load_dataset
 from metanim.datasets.questions import Question, is_question_file, load_questions
 from metanim.games import MoveError
@@ -63,9 +63,8 @@ class GameItem:
     ) -> tuple[Any, str, str | None]:
         """(decision, status, error) of `method` on this record's position; `list_moves`:
         its prompt lists the legal moves."""
-        game = self.record.make_game()
-        task = GameTask(game, game.validate_state(self.record.game_state()), list_moves=list_moves)
-        return await decide(method, task, None, seed)
+        game, state = self.record.make_game(), self.record.game_state()
+        return await decide(method, *game_problem(game, state, list_moves), seed)
 
     def verdict(self, decision: Any, status: str) -> tuple[str | None, str]:
         """(extracted answer text, verdict) of a decision with a result status."""

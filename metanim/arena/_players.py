@@ -234,8 +234,9 @@ class MethodPolicy:
     list_moves: bool = False
 
     async def act(self, game: Game[Any, Any], state: Any, *, seed: int) -> Turn:
-        task = GameTask(game, game.validate_state(state), list_moves=self.list_moves)
-        decision, status, error = await decide(self.method, task, None, seed)
+        decision, status, error = await decide(
+            self.method, *game_problem(game, state, self.list_moves), seed
+        )
         move = decision.move if decision is not None and status in ("ok", "fallback") else None
         if move is not None and not game.is_legal(state, move):
             # A method must hand back a legal move; anything else is a bug to surface,
@@ -248,6 +249,14 @@ class MethodPolicy:
             error,
             _kept(decision) if decision is not None and self.record_decisions else None,
         )
+
+
+def game_problem(game: Game[Any, Any], state: Any, list_moves: bool) -> tuple[Any, Any]:
+    """What a method decides over: the game and the state (any method's `decide` takes
+    them), or, with the legal moves listed, the `GameTask` that lists them."""
+    if not list_moves:
+        return game, state
+    return GameTask(game, game.validate_state(state), list_moves=True), None
 
 
 async def decide(
