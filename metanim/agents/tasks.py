@@ -32,6 +32,7 @@ __all__ = [
     "QuestionTask",
     "Task",
     "as_task",
+    "game_problem",
     "load_questions",
     "sorted_answers",
 ]
@@ -322,6 +323,15 @@ def as_task(problem: Task | Game[Any, Any] | Question, state: Any = None) -> Tas
     if isinstance(problem, Question):
         return QuestionTask(problem)
     return problem
+
+
+def game_problem(game: Game[Any, Any], state: Any, list_moves: bool = False) -> tuple[Any, Any]:
+    """The (problem, state) a method's `decide` is given for a game position: the game
+    and the state, which any method's `decide` takes, or with `list_moves` the `GameTask`
+    whose prompt lists the legal moves (and no state)."""
+    if not list_moves:
+        return game, state
+    return GameTask(game, game.validate_state(state), list_moves=True), None
 
 
 def sorted_answers(task: Task, answers: Sequence[Any]) -> list[Any]:

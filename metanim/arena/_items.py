@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metanim.agents import Method, QuestionTask
-from metanim.arena._players import decide, game_problem
+from metanim.agents import Method, QuestionTask, game_problem
+from metanim.arena._players import decide
 from metanim.datasets import load_dataset
 from metanim.datasets.questions import Question, is_question_file, load_questions
 from metanim.games import MoveError

@@ -21,11 +21,11 @@ from metanim.agents import (
     METHODS,
     Counts,
     Decision,
-    GameTask,
     Method,
     MethodSpec,
     UnknownMethodError,
     build_method,
+    game_problem,
 )
 from metanim.envs import EpisodeStream, is_solver_player, make_opponent, resolve_move
 from metanim.games import Game, MoveError
@@ -249,14 +249,6 @@ class MethodPolicy:
             error,
             _kept(decision) if decision is not None and self.record_decisions else None,
         )
-
-
-def game_problem(game: Game[Any, Any], state: Any, list_moves: bool) -> tuple[Any, Any]:
-    """What a method decides over: the game and the state (any method's `decide` takes
-    them), or, with the legal moves listed, the `GameTask` that lists them."""
-    if not list_moves:
-        return game, state
-    return GameTask(game, game.validate_state(state), list_moves=True), None
 
 
 async def decide(
