@@ -9,6 +9,7 @@ produce their results.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,14 @@ from metanim.arena import TournamentConfig
 from metanim.arena.evaluate import EvaluationConfig
 from metanim.cli import build_parser, main
 from metanim.games import LEGAL_MOVES_HEADING, PROMPT_VERSION, make_game
-from metanim.records import DecisionRecord, EpisodeRecord, config_identity, read_log
+from metanim.records import (
+    DecisionRecord,
+    EpisodeRecord,
+    config_identity,
+    identity_hash,
+    log_identity,
+    read_log,
+)
 
 TOURNAMENT = {"method": "react", "model": "sim-optimal", "games": ["nim-31-k3"]}
 EVALUATION = {"dataset": ["/nonexistent/nim.jsonl"], "method": "react", "model": "sim-optimal"}
@@ -104,6 +112,9 @@ def test_a_tournament_with_the_list_sends_it(tmp_path: Path, capsys) -> None:
                 _check_listed(text, "nim", episode.game_params, move.state)
                 checked += 1
     assert checked >= 2
+    # The report knows the log as the run did: its config and its decisions' versions.
+    config = json.loads(log.with_suffix(".config.json").read_text())
+    assert log.stem.endswith(identity_hash(log_identity(config, log, "episodes")))
 
 
 def test_an_evaluation_with_the_list_sends_it(tmp_path: Path, capsys) -> None:
