@@ -33,7 +33,15 @@ from metanim.agents.registry import (
     parse_spec,
 )
 from metanim.agents.single import CoT, ReAct, SelfConsistency, SelfRefine, Standard
-from metanim.agents.tasks import GameTask, Question, QuestionTask, Task, as_task, load_questions
+from metanim.agents.tasks import (
+    GameTask,
+    Question,
+    QuestionTask,
+    Task,
+    as_task,
+    game_problem,
+    load_questions,
+)
 from metanim.games.reply import ActionReply, extract_action
 
 __all__ = [
@@ -76,6 +84,7 @@ __all__ = [
     "declared_defaults",
     "explicit_params",
     "extract_action",
+    "game_problem",
     "load_questions",
     "make_client",
     "method_parameters",

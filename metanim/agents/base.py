@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metanim.agents import prompts, schemas
 from metanim.agents.parsing import Parsed, parse_reply
-from metanim.agents.tasks import Task, as_task, sorted_answers
+from metanim.agents.tasks import GameTask, Task, as_task, sorted_answers
 from metanim.games import PROMPT_VERSION, Game
 from metanim.llm import (
     AUTO,
@@ -763,6 +763,9 @@ class Method:
         return Decision(
             method=self.name,
             params=self.params,
+            game_prompt_version=(
+                task.prompt_version if isinstance(task, GameTask) else PROMPT_VERSION
+            ),
             task=task.describe(),
             seed=ctx.seed,
             status=status,

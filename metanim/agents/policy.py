@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from metanim.agents.base import Decision, Method
+from metanim.agents.tasks import game_problem
 from metanim.games import Game, IllegalMoveError
 
 T = TypeVar("T")
@@ -28,8 +29,10 @@ class LLMPolicy:
     policy works from sync code and from inside a running loop alike.
     """
 
-    def __init__(self, method: Method) -> None:
+    def __init__(self, method: Method, *, list_moves: bool = False) -> None:
         self.method = method
+        #: The method's prompts list the legal moves (`Game.prompt(list_moves=True)`).
+        self.list_moves = list_moves
         self.decisions: list[Decision] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
@@ -46,7 +49,8 @@ class LLMPolicy:
 
     def act(self, game: Game[Any, Any], state: Any, *, seed: int | None = None) -> Decision:
         """Decide a move in `state`; returns the full record."""
-        decision = self._run(self.method.decide(game, state, seed=seed))
+        problem, at = game_problem(game, state, self.list_moves)
+        decision = self._run(self.method.decide(problem, at, seed=seed))
         self.decisions.append(decision)
         return decision
 

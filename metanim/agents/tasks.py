@@ -18,7 +18,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from metanim.agents.grading import MathAnswer, equivalent, parse_math
 from metanim.datasets.questions import Question, load_questions
-from metanim.games import Game, IllegalMoveError, MoveError, UnparsableMoveError
+from metanim.games import (
+    Game,
+    IllegalMoveError,
+    MoveError,
+    UnparsableMoveError,
+    game_prompt_version,
+)
 
 __all__ = [
     "GameTask",
@@ -26,6 +32,7 @@ __all__ = [
     "QuestionTask",
     "Task",
     "as_task",
+    "game_problem",
     "load_questions",
     "sorted_answers",
 ]
@@ -83,9 +90,18 @@ class GameTask:
     state: Any
     agent_name: str = "Player 1"
     noun: str = "move"
+    #: The prompt ends with every legal move (`Game.prompt(list_moves=True)`).
+    list_moves: bool = False
+
+    @property
+    def prompt_version(self) -> str:
+        """The version of the game prompt this task shows (`game_prompt_version`)."""
+        return game_prompt_version(self.list_moves)
 
     def prompt(self, agent_name: str | None = None) -> str:
-        return self.game.prompt(self.state, agent_name or self.agent_name)
+        return self.game.prompt(
+            self.state, agent_name or self.agent_name, list_moves=self.list_moves
+        )
 
     def action_schema(self) -> str:
         return self.game.action_schema(self.state)
@@ -307,6 +323,15 @@ def as_task(problem: Task | Game[Any, Any] | Question, state: Any = None) -> Tas
     if isinstance(problem, Question):
         return QuestionTask(problem)
     return problem
+
+
+def game_problem(game: Game[Any, Any], state: Any, list_moves: bool = False) -> tuple[Any, Any]:
+    """The (problem, state) a method's `decide` is given for a game position: the game
+    and the state, which any method's `decide` takes, or with `list_moves` the `GameTask`
+    whose prompt lists the legal moves (and no state)."""
+    if not list_moves:
+        return game, state
+    return GameTask(game, game.validate_state(state), list_moves=True), None
 
 
 def sorted_answers(task: Task, answers: Sequence[Any]) -> list[Any]:

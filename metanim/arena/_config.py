@@ -203,6 +203,11 @@ class RunConfig(BaseModel):
         "response_format, as Anthropic's endpoint does), guided_json (vLLM body field), "
         "llama_json_schema (llama.cpp body field), or off (the papers' prompts alone)",
     )
+    list_moves: bool = Field(
+        False,
+        description="end each game prompt with its legal moves (#Legal Moves: 1, 2, 3), "
+        "recorded as the game prompt version's +listed-moves; off: the papers' prompts",
+    )
     top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling top_p, if set")
     stop: list[str] = Field(default_factory=list, description="stop sequence sent with every call")
     extra_body: ExtraBody = Field(

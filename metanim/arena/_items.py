@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metanim.agents import Method, QuestionTask
+from metanim.agents import Method, QuestionTask, game_problem
 from metanim.arena._players import decide
 from metanim.datasets import load_dataset
 from metanim.datasets.questions import Question, is_question_file, load_questions
@@ -58,9 +58,13 @@ class GameItem:
     def gold_text(self) -> str:
         return self.record.optimal_move
 
-    async def decide(self, method: Method, seed: int) -> tuple[Any, str, str | None]:
-        """(decision, status, error) of `method` on this record's position."""
-        return await decide(method, self.record.make_game(), self.record.game_state(), seed)
+    async def decide(
+        self, method: Method, seed: int, *, list_moves: bool = False
+    ) -> tuple[Any, str, str | None]:
+        """(decision, status, error) of `method` on this record's position; `list_moves`:
+        its prompt lists the legal moves."""
+        game, state = self.record.make_game(), self.record.game_state()
+        return await decide(method, *game_problem(game, state, list_moves), seed)
 
     def verdict(self, decision: Any, status: str) -> tuple[str | None, str]:
         """(extracted answer text, verdict) of a decision with a result status."""
@@ -129,8 +133,11 @@ class QuestionItem:
             "first_is_gold": labels[0] == self.task.gold if labels else None,
         }  # fmt: skip
 
-    async def decide(self, method: Method, seed: int) -> tuple[Any, str, str | None]:
-        """(decision, status, error) of `method` on this question."""
+    async def decide(
+        self, method: Method, seed: int, *, list_moves: bool = False
+    ) -> tuple[Any, str, str | None]:
+        """(decision, status, error) of `method` on this question (`list_moves` is for
+        games: a question's options are its prompt's own)."""
         return await decide(method, self.task, None, seed)
 
     def verdict(self, decision: Any, status: str) -> tuple[str | None, str]:

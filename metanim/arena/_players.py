@@ -25,6 +25,7 @@ from metanim.agents import (
     MethodSpec,
     UnknownMethodError,
     build_method,
+    game_problem,
 )
 from metanim.envs import EpisodeStream, is_solver_player, make_opponent, resolve_move
 from metanim.games import Game, MoveError
@@ -229,9 +230,13 @@ class MethodPolicy:
     name: str
     method: Method
     record_decisions: bool = True
+    #: Its prompts list the legal moves (`--list-moves`).
+    list_moves: bool = False
 
     async def act(self, game: Game[Any, Any], state: Any, *, seed: int) -> Turn:
-        decision, status, error = await decide(self.method, game, state, seed)
+        decision, status, error = await decide(
+            self.method, *game_problem(game, state, self.list_moves), seed
+        )
         move = decision.move if decision is not None and status in ("ok", "fallback") else None
         if move is not None and not game.is_legal(state, move):
             # A method must hand back a legal move; anything else is a bug to surface,
@@ -418,11 +423,13 @@ def build_player(
     *,
     defaults: dict[str, Any] | None = None,
     record: bool = True,
+    list_moves: bool = False,
 ) -> Policy:
     """The one way a player is made: a solver policy, or a method over `clients`.
 
     `defaults` (the run's call options, re-asks and failure policy) come first; the
-    spec's and the config's parameters override them.
+    spec's and the config's parameters override them. `list_moves`: a method's prompts
+    list the legal moves.
     """
     if side.spec is None or side.model is None:
         return SolverPolicy(side.method)
@@ -430,7 +437,9 @@ def build_player(
     method = build_method(
         side.spec, client_factory=lambda t: clients(by_text[t]), defaults=defaults
     )
-    return MethodPolicy(name=side.name, method=method, record_decisions=record)
+    return MethodPolicy(
+        name=side.name, method=method, record_decisions=record, list_moves=list_moves
+    )
 
 
 def describe(side: Side, clients: ClientPool, *, default: bool = False) -> str:

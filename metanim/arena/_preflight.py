@@ -154,10 +154,15 @@ def prepare_run(config: C, sides: Sequence[Side]) -> tuple[C, str]:
     return resolved, note
 
 
-def check_listing(game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str) -> None:
-    """Refuse a game too large for a player that lists its moves (`SizeLimitError`):
-    the simulated model, a solver player, the random fallback. Two real models may play
-    a game of any number of actions: they name their moves in text."""
+def check_listing(
+    game: Game[Any, Any], *, simulated: bool, solver: bool, fallback: str, listed: bool = False
+) -> None:
+    """Refuse a game too large for what lists its moves (`SizeLimitError`): the
+    simulated model, a solver player, the random fallback, a prompt that lists the legal
+    moves (`listed`, `--list-moves`). Two real models may play a game of any number of
+    actions: they name their moves in text."""
+    if listed:
+        check_listable(game, "--list-moves (a prompt that lists the legal moves)")
     if simulated:
         check_listable(game, "the simulated model")
     if solver:

@@ -140,7 +140,7 @@ class Evaluation:
         """Refuse, before any decision, a record of a game too large for what lists its
         moves (a dataset not built here may hold one)."""
         simulated = any(m.needs_sim_server for m in self.sides[0].models())
-        if not simulated and self.config.on_failure != "random":
+        if not simulated and self.config.on_failure != "random" and not self.config.list_moves:
             return
         seen: set[tuple[str, str]] = set()
         for items in self.items.values():
@@ -155,13 +155,18 @@ class Evaluation:
                 try:
                     check_listing(
                         record.make_game(), simulated=simulated, solver=False,
-                        fallback=self.config.on_failure,
+                        fallback=self.config.on_failure, listed=self.config.list_moves,
                     )  # fmt: skip
                 except SizeLimitError as exc:
                     raise SizeLimitError(f"record {item.id}: {exc}") from None
 
     async def work(self, item: PlannedDecision) -> DecisionRecord:
-        return await decide_one(self.method, item, record_decisions=self.config.record_decisions)
+        return await decide_one(
+            self.method,
+            item,
+            record_decisions=self.config.record_decisions,
+            list_moves=self.config.list_moves,
+        )
 
     def failed(self, item: PlannedDecision, reason: str) -> DecisionRecord:
         return _record(item, None, "error", reason, record_decisions=False)
@@ -197,10 +202,11 @@ async def arun_evaluation(
 
 
 async def decide_one(
-    method: Any, item: PlannedDecision, *, record_decisions: bool = True
+    method: Any, item: PlannedDecision, *, record_decisions: bool = True, list_moves: bool = False
 ) -> DecisionRecord:
-    """One decision on one item, as its record (never raises for the model's faults)."""
-    decision, status, error = await item.record.decide(method, item.seed)
+    """One decision on one item, as its record (never raises for the model's faults);
+    `list_moves`: a game's prompt lists the legal moves."""
+    decision, status, error = await item.record.decide(method, item.seed, list_moves=list_moves)
     return _record(item, decision, status, error, record_decisions=record_decisions)
 
 

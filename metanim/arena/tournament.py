@@ -172,7 +172,7 @@ class Tournament:
         for key, game in self.games.items():
             _check_size(
                 key, game, self.starts[key], simulated=simulated, solver=solver,
-                fallback=config.on_failure,
+                fallback=config.on_failure, listed=config.list_moves,
             )  # fmt: skip
             _solve_start(key, game, self.starts[key])
         self.players: list[Policy] = []
@@ -195,7 +195,13 @@ class Tournament:
         defaults = self.config.method_defaults()
         self.call_options = defaults["options"]
         self.players = [
-            build_player(side, clients, defaults=defaults, record=self.config.record_decisions)
+            build_player(
+                side,
+                clients,
+                defaults=defaults,
+                record=self.config.record_decisions,
+                list_moves=self.config.list_moves,
+            )
             for side in self.sides
         ]
         fields = TournamentConfig.model_fields
@@ -299,14 +305,22 @@ MAX_EPISODE_MOVES = 10_000
 
 
 def _check_size(
-    key: str, game: Game[Any, Any], start: Any, *, simulated: bool, solver: bool, fallback: str
+    key: str,
+    game: Game[Any, Any],
+    start: Any,
+    *,
+    simulated: bool,
+    solver: bool,
+    fallback: str,
+    listed: bool = False,
 ) -> None:
     """Refuse, before any episode, a setting too large to play.
 
     An episode runs to the game's end (no move cap) and keeps a record per move, so a
     game that can last more than `MAX_EPISODE_MOVES` is refused; so is one
     with more than `MAX_LISTED_ACTIONS` actions where something must list its moves
-    (the simulated model, a solver player, the random fallback). A real model may
+    (the simulated model, a solver player, the random fallback, a prompt that lists
+    the legal moves). A real model may
     play a game of 10**20 actions with no more than its moves' text. A random start
     ("random_n", or "auto" for the seat the initial state does not suit) must be one
     the env's sampler can play out (`check_playout_length`).
@@ -318,7 +332,7 @@ def _check_size(
                 f"an episode is played to the end (no move cap), and {game!r} can last "
                 f"{longest:,} moves (the limit is {MAX_EPISODE_MOVES:,})"
             )
-        check_listing(game, simulated=simulated, solver=solver, fallback=fallback)
+        check_listing(game, simulated=simulated, solver=solver, fallback=fallback, listed=listed)
         if start in ("random_n", "auto"):
             check_playout_length(game)
     except ValueError as exc:  # SizeLimitError is one

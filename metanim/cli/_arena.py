@@ -203,10 +203,12 @@ def play(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ metanim demo
 #: The run settings `demo` takes as flags besides its own (the rest of its tournament is
-#: fixed): how every call is made, and the budget that bounds a demo on a real server.
+#: fixed): how every call is made, what the prompts list, and the budget that bounds a
+#: demo on a real server.
 DEMO_RUN_FLAGS = (
     "structured_output", "max_completion_tokens", "phase_max_tokens", "reply_max_chars",
     "max_reasks", "max_calls", "budget_tokens", "keep_going", "timeout_s", "call_concurrency",
+    "list_moves",
 )  # fmt: skip
 
 

@@ -13,12 +13,15 @@ from typing import Any
 
 from metanim.games._base import (
     DISGUISE_VERSION,
+    LEGAL_MOVES_HEADING,
+    LISTED_MOVES_MARK,
     MAX_INT64_STATES,
     MAX_LISTED_ACTIONS,
     PROMPT_VERSION,
     Game,
     GameInfo,
     check_listable,
+    game_prompt_version,
 )
 from metanim.games.chomp import Chomp
 from metanim.games.corner_queen import CornerQueen
@@ -147,6 +150,8 @@ __all__ = [
     "DISGUISE_VERSION",
     "FAMILIES",
     "GAMES",
+    "LEGAL_MOVES_HEADING",
+    "LISTED_MOVES_MARK",
     "MAX_INT64_STATES",
     "MAX_LISTED_ACTIONS",
     "PRESETS",
@@ -172,5 +177,6 @@ __all__ = [
     "extract_action",
     "game_class",
     "game_from_prompt",
+    "game_prompt_version",
     "make_game",
 ]

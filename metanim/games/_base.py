@@ -46,6 +46,19 @@ PROMPT_VERSION = "metanim-prompts/1"
 #: its name and the words that point to its known theory swapped for a neutral story.
 #: Bumped whenever a disguised name or a swapped word changes.
 DISGUISE_VERSION = "metanim-disguise/1"
+#: What a game prompt's version gains when the prompt lists the legal moves
+#: (`Game.prompt(list_moves=True)`, `game_prompt_version`): a prompt without the list
+#: keeps the bare `PROMPT_VERSION`, so runs and logs without it keep their identity.
+LISTED_MOVES_MARK = "+listed-moves"
+#: The heading of the section a prompt that lists the legal moves ends with.
+LEGAL_MOVES_HEADING = "#Legal Moves:"
+
+
+def game_prompt_version(list_moves: bool = False, base: str = PROMPT_VERSION) -> str:
+    """The game prompt version a decision records: `base` (the games' `PROMPT_VERSION`),
+    marked with `LISTED_MOVES_MARK` when the prompt lists the legal moves."""
+    return base + LISTED_MOVES_MARK if list_moves else base
+
 
 #: The texts a game shows to a reader: a disguised game swaps their words.
 _SHOWN_TEXTS = ("rules_text", "describe", "task_text", "action_schema", "why_illegal", "move_words")
@@ -401,18 +414,28 @@ class Game(ABC, Generic[StateT, MoveT]):
     def config_from_text(cls, text: str) -> dict[str, Any]:
         """Constructor arguments recovered from a rendered prompt (see `game_from_prompt`)."""
 
-    def prompt(self, state: StateT, agent_name: str = "Player 1") -> str:
+    def prompt(
+        self, state: StateT, agent_name: str = "Player 1", *, list_moves: bool = False
+    ) -> str:
         """The game prompt: Game Role, Objective, Game Rule, Current State and Task.
 
-        The Output Format section belongs to the prompting method (agents layer).
+        With `list_moves` the prompt ends with one more section, every legal move in its
+        `move_text`, in action-id order (`#Legal Moves: 1, 2, 3`); the version it is
+        recorded with is `game_prompt_version(True)`. The section comes last, so the
+        prompt without it is a prefix of the prompt with it. The Output Format section
+        belongs to the prompting method (agents layer).
         """
-        return (
+        text = (
             f"#Game Role: You are {agent_name}, a participant in "
             f"{self.disguised_role if self.disguise else self.role_phrase}.\n"
             f"{self.rules_text()}\n"
             f"#Current State: {self.describe(state)}\n"
             f"#Task: {self.task_text(state)}"
         )
+        if not list_moves:
+            return text
+        moves = sorted(self.legal_moves(state), key=self.action_id)
+        return f"{text}\n{LEGAL_MOVES_HEADING} {', '.join(map(self.move_text, moves))}"
 
     @abstractmethod
     def task_text(self, state: StateT) -> str:

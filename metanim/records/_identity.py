@@ -68,11 +68,15 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.is_file() else path
 
 
-def current_prompt_versions(disguised: bool = False) -> dict[str, str]:
-    """The prompt versions this code sends: the methods' templates and the game prompts,
-    and the disguised variant's words when a game is shown disguised."""
+def current_prompt_versions(disguised: bool = False, list_moves: bool = False) -> dict[str, str]:
+    """The prompt versions this code sends: the methods' templates and the game prompts
+    (marked when they list the legal moves, `metanim.games.game_prompt_version`), and
+    the disguised variant's words when a game is shown disguised."""
     # Read when asked, not at import: the versions are module constants a test may change.
-    versions = {"method": prompts.METHOD_PROMPT_VERSION, "game": metanim.games.PROMPT_VERSION}
+    versions = {
+        "method": prompts.METHOD_PROMPT_VERSION,
+        "game": metanim.games.game_prompt_version(list_moves, metanim.games.PROMPT_VERSION),
+    }
     if disguised:
         versions["disguise"] = metanim.games.DISGUISE_VERSION
     return versions
@@ -196,13 +200,18 @@ def run_identity(
     enters by content digest, not by path. `prompt_versions` (the run's prompt
     templates, see `current_prompt_versions`; the report reads them from the log) join
     the identity, so a prompt change starts a new log rather than resuming into an old
-    one.
+    one. `list_moves` enters only when on (prompts that list the legal moves): a run
+    without the list keeps the identity it had before the option existed.
 
     `as_spelled` takes method, parameters, model and games as the config writes them and
     replicas in the order listed: the identity of logs whose file names carry that hash,
     which a run resumes when no log carries its own (`metanim.arena`).
     """
     body = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
+    # Prompts that list the legal moves are another run; prompts without the list keep
+    # the identity of every run and log written before the option existed.
+    if not body.get("list_moves"):
+        body.pop("list_moves", None)
     if servers is None:
         servers = side_servers(body, as_listed=as_spelled)
     for method_key, prefix in SIDES:
@@ -234,7 +243,9 @@ def config_identity(
     `as_spelled` as `run_identity`."""
     servers = side_servers(config, as_listed=as_spelled) if servers is None else servers
     versions = (
-        current_prompt_versions(is_disguised(config)) if uses_prompts(config, servers) else None
+        current_prompt_versions(is_disguised(config), bool(config.get("list_moves")))
+        if uses_prompts(config, servers)
+        else None
     )
     return run_identity(config, versions, servers=servers, as_spelled=as_spelled)
 

@@ -412,3 +412,26 @@ def test_play_refuses_a_terminal_start(capsys) -> None:
     config = TournamentConfig(games=["fibonacci-20"], method="react", start="[0, 0]")
     with pytest.raises(ValueError, match="terminal"):
         play_game(config)
+
+
+def test_llm_policy_lists_the_legal_moves_when_asked(server) -> None:
+    from metanim.games import LEGAL_MOVES_HEADING, PROMPT_VERSION
+
+    factory = lambda name: make_client(f"{name}@{server.base_url}", api_key="sim")  # noqa: E731
+    state = (5, 3)  # 5 stones, at most 3 this turn: 1, 2 and 3 are the legal takes
+    for list_moves, shown in ((True, f"\n{LEGAL_MOVES_HEADING} 1, 2, 3"), (False, None)):
+        policy = LLMPolicy(
+            build_method("react:sim-optimal", client_factory=factory), list_moves=list_moves
+        )
+        decision = policy.act(FIB, state, seed=0)
+        policy.close()
+        (prompt,) = [
+            m["content"] for c in decision.calls for m in c.messages if m["role"] == "user"
+        ]
+        assert decision.status == "ok" and FIB.is_legal(state, decision.move)
+        if shown is None:
+            assert LEGAL_MOVES_HEADING not in prompt
+            assert decision.game_prompt_version == PROMPT_VERSION
+        else:
+            assert shown + "\n" in prompt
+            assert decision.game_prompt_version == PROMPT_VERSION + "+listed-moves"

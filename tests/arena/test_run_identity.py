@@ -122,8 +122,10 @@ def test_the_identity_holds_the_long_name_and_the_declared_defaults() -> None:
 def _as_the_previous_code(config: TournamentConfig) -> str:
     """The hash the previous code gave `config` (one method side on the in-process
     simulator, a solver opponent): the config minus its run settings, the method, model
-    and games as spelled, the server token, the prompt versions."""
+    and games as spelled, the server token, the prompt versions (and no `list_moves`, a
+    field it did not have)."""
     body = {k: v for k, v in config.model_dump(mode="json").items() if k not in NOT_IDENTITY}
+    body.pop("list_moves")
     for name in ("opponent_model", "opponent_params", "opponent_base_url"):
         body.pop(name)
     body["base_url"] = "sim:in-process"

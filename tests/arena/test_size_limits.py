@@ -42,6 +42,10 @@ def test_a_tournament_refuses_a_huge_setting_before_any_episode(tmp_path) -> Non
         ({"simulated": True, "solver": False, "fallback": "forfeit"}, "the simulated model"),
         ({"simulated": False, "solver": True, "fallback": "forfeit"}, "a solver player"),
         ({"simulated": False, "solver": False, "fallback": "random"}, "on_failure='random'"),
+        (
+            {"simulated": False, "solver": False, "fallback": "forfeit", "listed": True},
+            "--list-moves",
+        ),
     ):
         with pytest.raises(SizeLimitError, match=who):
             _check_size("k", giant, "initial", **flags)

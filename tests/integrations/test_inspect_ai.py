@@ -171,3 +171,23 @@ def test_question_file_task_graded_against_the_gold_answer(tmp_path: Path) -> No
     (log,) = inspect_eval(questions(str(path)), model=model, log_dir=str(tmp_path), display="none")
     assert accuracy(log) == 0.5
     assert [s.scores["solver_grade"].value for s in log.samples] == ["C", "I"]
+
+
+def test_the_critical_states_task_lists_the_moves_when_asked() -> None:
+    from metanim.games import LEGAL_MOVES_HEADING, PROMPT_VERSION
+    from metanim.integrations.inspect_ai import metanim as metanim_task
+    from metanim.integrations.inspect_ai._tasks import _problem
+
+    plain = metanim_task(game="fibonacci", limit_n=3)
+    listed = metanim_task(game="fibonacci", limit_n=3, list_moves=True)
+    assert plain.metadata["game_prompt_version"] == PROMPT_VERSION
+    assert listed.metadata["game_prompt_version"].startswith(PROMPT_VERSION + "+")
+    for off, on in zip(plain.dataset, listed.dataset, strict=True):
+        game = make_game("fibonacci", **on.metadata["game_params"])
+        state = game.validate_state(on.metadata["state"])
+        moves = ", ".join(game.move_text(m) for m in game.legal_moves(state))
+        assert f"\n{LEGAL_MOVES_HEADING} {moves}\n" in on.input
+        assert LEGAL_MOVES_HEADING not in off.input
+        # The solvers re-render the prompt from the metadata: the list stays.
+        assert _problem(on.metadata).prompt() == on.metadata["prompt"]
+        assert on.metadata["prompt"].startswith(off.metadata["prompt"])

@@ -315,3 +315,29 @@ def test_a_game_stopped_by_a_message_limit_keeps_its_graded_moves(
     mine = [m for m in score.metadata["moves"] if m["player"] == "model"]
     assert 0 < len(mine) < 8 and all(m["winning"] for m in mine)
     assert mine[0]["state"] == [31]
+
+
+@pytest.mark.slow
+def test_whole_games_list_the_legal_moves_when_asked(tmp_path: Path) -> None:
+    """With `list_moves` the first position and each position after a move end with
+    the legal moves of that position (counted here from the state the move record holds)."""
+    from metanim.games import LEGAL_MOVES_HEADING, make_game
+
+    task = nim_game(games=1, start=[10], opponent="random", list_moves=True)
+    assert task.metadata["game_prompt_version"].endswith("+listed-moves")
+    (log,) = inspect_eval(
+        task,
+        model=scripted(
+            call({"action": 2}), *(ModelOutput.from_content("mockllm/model", "1") for _ in "abc")
+        ),
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    sample = log.samples[0]
+    game = make_game("nim-31-k3")
+    assert f"\n{LEGAL_MOVES_HEADING} 1, 2, 3\n" in sample.input
+    (_, opponent, *_) = sample.scores["game_score"].metadata["moves"]
+    left = 8 - int(opponent["move"])  # 10, the model takes 2, the opponent its take
+    listed = ", ".join(game.move_text(m) for m in game.legal_moves((left,)))
+    (result,) = [m for m in sample.messages if m.role == "tool"]
+    assert f"\n{LEGAL_MOVES_HEADING} {listed}\n" in result.text

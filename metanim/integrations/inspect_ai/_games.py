@@ -34,7 +34,7 @@ from inspect_ai.tool import ToolDef, ToolParam, ToolParams
 from inspect_ai.util import store
 
 from metanim.envs import ImpartialGameEnv, make_opponent, start_setting
-from metanim.games import GAMES, Game, game_class, make_game
+from metanim.games import GAMES, Game, game_class, game_prompt_version, make_game
 from metanim.integrations._grading import game_and_state, grade_reply
 from metanim.integrations.inspect_ai._tasks import _registered_name
 from metanim.solver import outcome
@@ -49,20 +49,20 @@ _TOOL_FORMAT = (
 )
 
 
-def position_text(game: Game[Any, Any], state: Any) -> str:
+def position_text(game: Game[Any, Any], state: Any, list_moves: bool = False) -> str:
     """The game prompt of `state` with the tool's Output Format: what the model sees at
-    each of its turns."""
-    return f"{game.prompt(state)}\n" + _TOOL_FORMAT.format(
+    each of its turns (`list_moves`: the prompt ends with the legal moves)."""
+    return f"{game.prompt(state, list_moves=list_moves)}\n" + _TOOL_FORMAT.format(
         tool=MOVE_TOOL, schema=game.action_schema(state)
     )
 
 
 # ------------------------------------------------------------------------- samples
 def game_samples(
-    game: Game[Any, Any], games: int, seed: int, start: Any = "random_n"
+    game: Game[Any, Any], games: int, seed: int, start: Any = "random_n", list_moves: bool = False
 ) -> list[Sample]:
     """`games` samples, game `i` starting where the env's start rule puts it after
-    `reset(seed=seed + i)`."""
+    `reset(seed=seed + i)`; with `list_moves`, every position shown lists the legal moves."""
     env = ImpartialGameEnv(game, start=start_setting(game, start, preset=False))
     samples = []
     for index in range(games):
@@ -71,12 +71,13 @@ def game_samples(
         samples.append(
             Sample(
                 id=index + 1,
-                input=position_text(game, state),
+                input=position_text(game, state, list_moves),
                 metadata={
                     "game": game.name,
                     "game_params": game.params,
                     "state": game.to_json(state),
                     "seed": seed + index,
+                    "list_moves": list_moves,
                 },
             )
         )
@@ -87,8 +88,11 @@ def game_samples(
 class _Game:
     """One game in progress: the env, the counts and the graded moves."""
 
-    def __init__(self, game: Game[Any, Any], start: Any, opponent: str, seed: int) -> None:
+    def __init__(
+        self, game: Game[Any, Any], start: Any, opponent: str, seed: int, list_moves: bool = False
+    ) -> None:
         self.game = game
+        self.list_moves = list_moves
         self.env = ImpartialGameEnv(game, opponent=opponent, start=start, illegal="penalize")
         self.env.reset(seed=seed)
         self.moves: list[dict[str, Any]] = []
@@ -148,7 +152,7 @@ class _Game:
             result = "won" if self.winner == "agent" else "lost"
             lines.append(f"The game is over (whoever makes the last move {rule}): you {result}.")
         else:
-            lines.append(position_text(self.game, self.env.state))
+            lines.append(position_text(self.game, self.env.state, self.list_moves))
         return "\n".join(lines)
 
     def tool(self) -> ToolDef:
@@ -190,7 +194,8 @@ def play_game(opponent: str = "optimal", max_invalid: int = 3) -> Any:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         game, start = game_and_state(state.metadata)
-        match = _Game(game, start, opponent, state.metadata["seed"])
+        meta = state.metadata
+        match = _Game(game, start, opponent, meta["seed"], bool(meta.get("list_moves")))
         tools = [match.tool()]
         model = get_model()
         while match.winner is None and match.invalid_run < max_invalid:
@@ -263,10 +268,12 @@ def whole_game_task(
     seed: int = 0,
     start: Any = "random_n",
     max_invalid: int = 3,
+    list_moves: bool = False,
     **params: Any,
 ) -> Task:
-    """Whole games of `game` (a game or preset name; `params`: its sizes) in `variant`
-    (see the module docstring for the other arguments)."""
+    """Whole games of `game` (a game or preset name; `params`: its sizes) in `variant`,
+    every position's prompt listing the legal moves with `list_moves` (see the module
+    docstring for the other arguments)."""
     if variant not in (None, "normal", "misere"):
         raise ValueError(f"variant must be 'normal' or 'misere', got {variant!r}")
     if variant is not None:
@@ -274,11 +281,16 @@ def whole_game_task(
     the_game = make_game(game, **params)
     name = f"{the_game.name}-{'misere' if the_game.misere else 'normal'}-game"
     return Task(
-        dataset=MemoryDataset(game_samples(the_game, games, seed, start), name=name),
+        dataset=MemoryDataset(game_samples(the_game, games, seed, start, list_moves), name=name),
         solver=play_game(opponent, max_invalid),
         scorer=game_score(),
         name=name,
-        metadata={"game": the_game.name, "params": the_game.params, "opponent": opponent},
+        metadata={
+            "game": the_game.name,
+            "params": the_game.params,
+            "opponent": opponent,
+            "game_prompt_version": game_prompt_version(list_moves),
+        },
     )
 
 

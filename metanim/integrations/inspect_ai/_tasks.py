@@ -24,7 +24,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from metanim.agents.parsing import parse_reply
 from metanim.agents.tasks import GameTask, Question, QuestionTask, load_questions
 from metanim.datasets import DEFAULT_SPECS, GENERATED_SPECS, DatasetRecord, build, load_dataset
-from metanim.games import game_class
+from metanim.games import game_class, game_prompt_version
 from metanim.games.reply import with_format
 from metanim.integrations._grading import game_and_state, grade_reply
 
@@ -62,13 +62,17 @@ def _registered_name(name: str) -> str:
 
 
 # ------------------------------------------------------------------------- samples
-def record_sample(record: DatasetRecord) -> Sample:
-    """One inspect `Sample` of a dataset record: `input`, `target` and the state as metadata."""
+def record_sample(record: DatasetRecord, list_moves: bool = False) -> Sample:
+    """One inspect `Sample` of a dataset record: `input`, `target` and the state as metadata;
+    with `list_moves`, its game prompt ends with the legal moves (`Game.prompt`)."""
     game = record.make_game()
     state = record.game_state()
+    schema = game.action_schema(state)
+    prompt = game.prompt(state, list_moves=True) if list_moves else record.prompt
+    shown = None if list_moves else record.input
     return Sample(
         id=record.id,
-        input=record.input or with_format(record.prompt, "react", game.action_schema(state)),
+        input=shown or with_format(prompt, "react", schema),
         target=record.target or record.optimal_move,
         metadata={
             "kind": "game",
@@ -76,8 +80,9 @@ def record_sample(record: DatasetRecord) -> Sample:
             "variant": record.variant,
             "game_params": record.game_params,
             "state": record.state,
-            "prompt": record.prompt,
-            "schema": game.action_schema(state),
+            "prompt": prompt,
+            "schema": schema,
+            "list_moves": list_moves,
             "optimal_action": record.optimal_action,
             "stratum": record.features.stratum,
             "n_legal_moves": record.features.n_legal_moves,
@@ -149,7 +154,7 @@ def _problem(meta: dict[str, Any]) -> Any:
         choices = tuple(q["choices"]) if q["choices"] is not None else None
         return QuestionTask(Question(q["id"], q["question"], choices, q["answer"]))
     game, state = game_and_state(meta)
-    return GameTask(game, state)
+    return GameTask(game, state, list_moves=bool(meta.get("list_moves")))
 
 
 @solver
@@ -250,17 +255,24 @@ def game_task(
     style: str = "react",
     samples: int = 1,
     disguise: bool = False,
+    list_moves: bool = False,
 ) -> Task:
     """The inspect `Task` of one game and variant (see the module docstring); with
-    `disguise`, the game's disguised prompt variant."""
+    `disguise`, the game's disguised prompt variant; with `list_moves`, prompts that end
+    with the legal moves (the task's `game_prompt_version` says which)."""
     records = game_records(game, variant, dataset, seed, limit_n, disguise)
     name = f"{game_class(game).name}{'-disguised' if disguise else ''}-{variant}"
     return Task(
-        dataset=MemoryDataset([record_sample(r) for r in records], name=name),
+        dataset=MemoryDataset([record_sample(r, list_moves) for r in records], name=name),
         solver=_plan(style, samples),
         scorer=solver_grade(),
         name=name,
-        metadata={"game": game_class(game).name, "variant": variant, "style": style},
+        metadata={
+            "game": game_class(game).name,
+            "variant": variant,
+            "style": style,
+            "game_prompt_version": game_prompt_version(list_moves),
+        },
     )
 
 
@@ -274,10 +286,12 @@ def metanim(
     style: str = "react",
     samples: int = 1,
     disguise: bool = False,
+    list_moves: bool = False,
 ) -> Task:
     """Critical states of any game (`game`: nim, fibonacci, kayles, chomp, corner_queen,
-    subtraction, octal), named or disguised (`disguise`)."""
-    return game_task(game, variant, dataset, seed, limit_n, style, samples, disguise)
+    subtraction, octal), named or disguised (`disguise`), the legal moves listed in the
+    prompt or not (`list_moves`)."""
+    return game_task(game, variant, dataset, seed, limit_n, style, samples, disguise, list_moves)
 
 
 @task(name=_registered_name("nim"))
