@@ -347,13 +347,9 @@ class RunConfig(BaseModel):
 
 
 def _server(side: Any, as_listed: bool) -> str | None:
-    """A parsed side's server as its identity holds it (`metanim.records.side_servers`:
+    """A parsed side's server as its identity holds it (`ModelSpec.server_identity`:
     replicas sorted, or `as_listed`), read from the side rather than parsed again."""
-    if side.model is None:
-        return None
-    if as_listed and side.model.urls:
-        return "|".join(side.model.urls)
-    return str(side.server_identity)
+    return None if side.model is None else side.model.server_identity(as_listed=as_listed)
 
 
 def load_config_file(path: str | Path, model: type[BaseModel] | None = None) -> dict[str, Any]:

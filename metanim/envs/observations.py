@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from metanim.games import MAX_INT64_STATES, Game, SizeLimitError
+from metanim.games import Game, SizeLimitError, check_int64_states
 
 #: The accepted values of the env's `observation=` argument.
 OBSERVATIONS = ("raw", "onehot", "binary", "index")
@@ -96,11 +96,8 @@ class ObservationEncoder:
         self.kind = kind
         self.game = game
         self.raw_shape: tuple[int, ...] = tuple(info.observation_shape)
-        if kind == "index" and game.num_states > MAX_INT64_STATES:
-            raise SizeLimitError(
-                f"observation='index' is a Discrete space of int64 indices, and {game!r} "
-                f"has {game.num_states:,} states; use 'raw', 'onehot' or 'binary'"
-            )
+        if kind == "index":
+            check_int64_states(game, "observation='index'", "use 'raw', 'onehot' or 'binary'")
         highs = element_highs(game).reshape(-1)
         self.highs = highs
         # Output feature j reads raw element _source[j] and compares it with

@@ -20,6 +20,7 @@ from metanim.games._base import (
     PROMPT_VERSION,
     Game,
     GameInfo,
+    check_int64_states,
     check_listable,
     game_prompt_version,
 )
@@ -172,6 +173,7 @@ __all__ = [
     "Subtraction",
     "TruncatedReplyError",
     "UnparsableMoveError",
+    "check_int64_states",
     "check_listable",
     "check_preset_params",
     "extract_action",

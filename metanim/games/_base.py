@@ -131,12 +131,13 @@ def check_listable(game: Game[Any, Any], who: str) -> None:
         )
 
 
-def check_int64_states(game: Game[Any, Any], who: str) -> None:
-    """Raise `SizeLimitError` when `game`'s state indices do not fit int64."""
+def check_int64_states(game: Game[Any, Any], who: str, instead: str = "") -> None:
+    """Raise `SizeLimitError` when `game`'s state indices do not fit int64 (`instead`: what
+    to use then, said after the limit)."""
     if game.num_states > MAX_INT64_STATES:
         raise SizeLimitError(
             f"{who} needs state indices within int64, and {game!r} has {game.num_states:,} "
-            f"(the limit is {MAX_INT64_STATES:,})"
+            f"(the limit is {MAX_INT64_STATES:,}){'; ' + instead if instead else ''}"
         )
 
 

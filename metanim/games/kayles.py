@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -142,13 +143,19 @@ class PinRowGame(Game[PinRows, PinMove]):
         ends = np.cumsum(self.rows).tolist()
         return tuple(bits[end - size : end] for end, size in zip(ends, self.rows, strict=True))
 
-    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+    @cached_property
+    def _index_weights(self) -> np.ndarray:
+        """Each grid cell's bit in the state index (0 where a row has no such pin): made
+        once, since a batched env reads every step's observations through it."""
         weights = np.zeros((len(self.rows), self.width), dtype=np.int64)
         bit = 0
         for r, size in enumerate(self.rows):
             weights[r, :size] = 1 << np.arange(bit, bit + size, dtype=np.int64)
             bit += size
-        return (obs * weights).sum(axis=(-2, -1))  # type: ignore[no-any-return]
+        return weights
+
+    def _observation_index(self, obs: np.ndarray) -> np.ndarray:
+        return (obs * self._index_weights).sum(axis=(-2, -1))  # type: ignore[no-any-return]
 
     def observation(self, state: PinRows) -> np.ndarray:
         width = self.width

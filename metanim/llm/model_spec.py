@@ -120,13 +120,14 @@ class ModelSpec:
         except ModelSpecError:  # a name the simulator refuses is refused before a run
             return self.name
 
-    def server_identity(self) -> str:
+    def server_identity(self, *, as_listed: bool = False) -> str:
         """The server as it enters a run's identity: the URLs given, sorted (replicas serve
         one model: which one answers changes no result, so their order is no part of
-        it), the fixed token `sim:in-process` for a simulated model with none, else the
+        it; `as_listed` keeps their order, as logs keyed by a config as spelled have it),
+        the fixed token `sim:in-process` for a simulated model with none, else the
         default route."""
         if self.urls:
-            return "|".join(sorted(self.urls))
+            return "|".join(self.urls if as_listed else sorted(self.urls))
         if self.simulated:
             return SIM_IN_PROCESS
         if self.azure:

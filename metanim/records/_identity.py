@@ -137,8 +137,7 @@ def side_servers(config: Mapping[str, Any], *, as_listed: bool = False) -> dict[
             out[key] = ""
         else:
             spec = ModelSpec.parse(model, config.get(prefix + "base_url"))
-            listed = as_listed and spec.urls
-            out[key] = "|".join(spec.urls) if listed else spec.server_identity()
+            out[key] = spec.server_identity(as_listed=as_listed)
     return out
 
 

@@ -54,7 +54,7 @@ VERDICTS = ("correct", "wrong", "forfeit")
 __all__ = [
     "EVALUATION_TABLE", "RESULT_STATUSES", "TOURNAMENT_TABLE", "VERDICTS", "EvaluationTally",
     "TournamentTally", "game_key", "md", "pct", "render_summary", "schema_breaks",
-    "schema_counts", "schema_notes", "seconds", "signed",
+    "schema_by_model", "schema_notes", "seconds", "signed",
     "std_text", "summarize_evaluation", "summarize_tournament", "summary_terminal",
     "text_table", "vs_chance",
 ]  # fmt: skip
@@ -521,7 +521,7 @@ def schema_breaks(violations: int, replies: int) -> str:
     return f"the server broke the schema in {violations} of {replies} replies"
 
 
-def schema_counts(summary: dict[str, Any]) -> dict[str, tuple[int, int]]:
+def schema_by_model(summary: dict[str, Any]) -> dict[str, tuple[int, int]]:
     """Per model of a run: (replies that broke their schema, replies sent a schema), for
     the models whose calls sent one; a tournament's from its "all" seats rows."""
     cfg = summary.get("config", {})
@@ -546,7 +546,7 @@ def schema_notes(summary: dict[str, Any]) -> list[str]:
     return [
         f"{schema_breaks(v, n)} (`{model}`); each such reply is still read by the tolerant "
         "parser and scored as the model's answer"
-        for model, (v, n) in schema_counts(summary).items()
+        for model, (v, n) in schema_by_model(summary).items()
         if v
     ]
 

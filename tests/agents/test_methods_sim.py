@@ -213,8 +213,8 @@ def test_mpd_order_level_and_judge(server, level: int) -> None:
 
 
 def test_mpd_without_adaptive_break_runs_every_round_then_extracts(server) -> None:
-    # An optimal judge would break after round 1 (both sides answer optimally); off, it
-    # is asked nothing until the extraction after the last round.
+    # An optimal judge breaks after round 1 (both sides answer optimally); with the break
+    # off, its only call is the extraction after the last round.
     d, _log = decide(server, "mpd:rounds=3,adaptive_break=false", model="sim-optimal")
     phases = [(c.agent, c.phase, c.round) for c in d.calls]
     debate = [(side, "argue", r) for r in (1, 2, 3) for side in ("affirmative", "negative")]
